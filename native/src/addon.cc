@@ -1,0 +1,9 @@
+// Entry point of the weft native addon. Each backend registers its exports here.
+#include <napi.h>
+
+static Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("abiVersion", Napi::Number::New(env, 1));
+  return exports;
+}
+
+NODE_API_MODULE(weft_native, Init)

@@ -1,0 +1,107 @@
+/**
+ * The Backend interface: the only thing the engine knows about a model runner.
+ *
+ * A step's batch follows OpenVINO's PagedAttention contract, so the CPU backend,
+ * the OpenVINO backend and any user backend consume exactly the same thing.
+ * The engine owns block *numbers*; the backend owns the cache *memory* (layout,
+ * precision). Backends never import the engine, and the engine never imports a
+ * backend implementation.
+ */
+
+export type KvPrecision = 'f32' | 'f16' | 'u8';
+
+/** A per-request pool besides attention KV (hybrid / linear-attention models). */
+export interface ExtraPoolSpec {
+  /** Stable name, e.g. "linear-state" or "checkpoints". */
+  readonly name: string;
+  /**
+   * Tokens covered by one block. A fixed per-request state (one block whatever
+   * the length) uses `Infinity`.
+   */
+  readonly blockSize: number;
+  /** Bytes one block occupies in backend memory. */
+  readonly bytesPerBlock: number;
+}
+
+/** What the engine needs to know about a model to size its cache and build batches. */
+export interface ModelShape {
+  readonly vocabSize: number;
+  /** Layers that hold attention KV. */
+  readonly numLayers: number;
+  readonly numKvHeads: number;
+  readonly headDim: number;
+  /** Longest context (prompt + generated) the model supports. */
+  readonly maxContextLength: number;
+  readonly extraPools?: readonly ExtraPoolSpec[];
+}
+
+/** The cache the engine asks the backend to allocate, once, before the first step. */
+export interface CacheConfig {
+  /** Attention KV blocks, including block 0 (the null block, never used for data). */
+  readonly numBlocks: number;
+  /** Tokens per attention KV block. */
+  readonly blockSize: number;
+  readonly precision: KvPrecision;
+  /** Block counts of the extra pools, by name. */
+  readonly extraPoolBlocks?: Readonly<Record<string, number>>;
+}
+
+/** One block table per sequence, flattened (same layout as the attention one). */
+export interface BlockTables {
+  readonly indices: Int32Array;
+  /** [B + 1]: sequence i's blocks are indices[begins[i] .. begins[i+1]). */
+  readonly begins: Int32Array;
+}
+
+/**
+ * One engine step. T = scheduled tokens, B = scheduled sequences.
+ * Sequence i owns tokens subsequenceBegins[i] .. subsequenceBegins[i+1] of
+ * inputIds/positions; it has pastLens[i] tokens already in its cache, and the
+ * new tokens' K/V must be written at positions pastLens[i] ... (slot of
+ * position p = block blockIndices[blockIndicesBegins[i] + floor(p / blockSize)],
+ * offset p % blockSize).
+ */
+export interface StepBatch {
+  /** [T] token ids, all sequences' scheduled tokens flattened. */
+  readonly inputIds: Int32Array;
+  /** [T] absolute positions. */
+  readonly positions: Int32Array;
+  /** [B] tokens already cached per sequence. */
+  readonly pastLens: Int32Array;
+  /** [B + 1] start of each sequence's tokens in inputIds. */
+  readonly subsequenceBegins: Int32Array;
+  /** Attention KV block tables of all sequences, flattened. */
+  readonly blockIndices: Int32Array;
+  /** [B + 1] start of each sequence's blocks in blockIndices. */
+  readonly blockIndicesBegins: Int32Array;
+  /** max over sequences of pastLens[i] + its scheduled tokens. */
+  readonly maxContextLen: number;
+  /**
+   * Ascending indices into the flattened tokens whose logits the engine needs
+   * (the last token of each sequence that samples this step). The LM head runs
+   * only for these.
+   */
+  readonly logitsIndices: Int32Array;
+  /** Pairs (src, dst) of attention KV blocks to copy before the step (copy-on-write after fork). */
+  readonly blockCopies?: Int32Array;
+  /** Block tables of the extra pools, by pool name (hybrid models). */
+  readonly extraBlockTables?: Readonly<Record<string, BlockTables>>;
+}
+
+export interface StepResult {
+  /** [logitsIndices.length * vocabSize] row-major logits, float32. */
+  readonly logits: Float32Array;
+}
+
+export interface Backend {
+  readonly shape: ModelShape;
+  /** Allocates the cache memory. Called once, before the first execute. */
+  allocateCache(config: CacheConfig): Promise<void> | void;
+  /**
+   * Runs one step off the main thread. Rejects (never throws synchronously, never
+   * exits the process) on bad input; the engine fails that step's requests.
+   */
+  execute(batch: StepBatch): Promise<StepResult>;
+  /** Frees native memory. Idempotent. */
+  dispose(): Promise<void> | void;
+}
