@@ -1,8 +1,11 @@
 // Entry point of the weft native addon. Each backend registers its exports here.
 #include <napi.h>
 
+#include "cpu/binding.h"
+
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("abiVersion", Napi::Number::New(env, 1));
+  weft::register_cpu_model(env, exports);
   return exports;
 }
 

@@ -1,0 +1,321 @@
+// N-API binding of the CPU model: class CpuModel.
+//
+//   new CpuModel(config)                       sync; config checked here
+//   loadTensor(kind, layer, path, offset, dtype, shape) -> Promise<void>
+//   allocateCache(numBlocks, blockSize, precision)      -> Promise<void>
+//   execute(batch)                              -> Promise<Float32Array>
+//   dispose()                                   idempotent; frees native memory
+//
+// Work runs on the libuv thread pool (Napi::AsyncWorker) and, inside it, on the
+// model's own thread pool. One operation at a time per model: a call made while
+// another is in flight is rejected (the TypeScript side queues calls, so this
+// only catches misuse). Bad arguments reject; nothing here aborts the process.
+#include "binding.h"
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <thread>
+
+#include "model.h"
+
+namespace weft {
+namespace {
+
+// ---- argument reading: each helper throws a Napi::Error on a bad value ----
+
+int read_int(const Napi::Object& o, const char* name, int min, int max) {
+  const Napi::Value v = o.Get(name);
+  if (!v.IsNumber()) throw Napi::TypeError::New(o.Env(), std::string(name) + " must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= min && d <= max) || std::floor(d) != d)
+    throw Napi::RangeError::New(o.Env(), std::string(name) + " must be an integer in [" + std::to_string(min) + ", " +
+                                             std::to_string(max) + "]");
+  return static_cast<int>(d);
+}
+
+bool read_bool(const Napi::Object& o, const char* name) {
+  const Napi::Value v = o.Get(name);
+  if (!v.IsBoolean()) throw Napi::TypeError::New(o.Env(), std::string(name) + " must be a boolean");
+  return v.As<Napi::Boolean>().Value();
+}
+
+int64_t to_int64(Napi::Env env, const Napi::Value& v, const char* name, double min, double max) {
+  if (!v.IsNumber()) throw Napi::TypeError::New(env, std::string(name) + " must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= min && d <= max) || std::floor(d) != d)
+    throw Napi::RangeError::New(env, std::string(name) + " must be an integer in range");
+  return static_cast<int64_t>(d);
+}
+
+// Copies an Int32Array property. A missing optional property gives an empty vector.
+std::vector<int32_t> read_int32s(const Napi::Object& o, const char* name, bool optional = false) {
+  const Napi::Value v = o.Get(name);
+  if (optional && (v.IsUndefined() || v.IsNull())) return {};
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
+    throw Napi::TypeError::New(o.Env(), std::string(name) + " must be an Int32Array");
+  const Napi::Int32Array a = v.As<Napi::Int32Array>();
+  return std::vector<int32_t>(a.Data(), a.Data() + a.ElementLength());
+}
+
+// A promise-returning AsyncWorker that keeps the model object alive while it runs.
+class Job : public Napi::AsyncWorker {
+ public:
+  Job(Napi::Env env, Napi::Object owner, bool* busy)
+      : Napi::AsyncWorker(env, "weft:cpu"), deferred_(Napi::Promise::Deferred::New(env)), busy_(busy) {
+    owner_ = Napi::Persistent(owner);
+    *busy_ = true;
+  }
+  Napi::Promise promise() { return deferred_.Promise(); }
+
+ protected:
+  virtual Napi::Value result(Napi::Env env) { return env.Undefined(); }
+  void OnOK() override {
+    *busy_ = false;
+    Napi::HandleScope scope(Env());
+    deferred_.Resolve(result(Env()));
+  }
+  void OnError(const Napi::Error& e) override {
+    *busy_ = false;
+    deferred_.Reject(e.Value());
+  }
+  // Runs fn, turning an error message or an allocation failure into SetError.
+  template <typename Fn>
+  void guarded(Fn fn) {
+    try {
+      const std::string error = fn();
+      if (!error.empty()) SetError(error);
+    } catch (const std::bad_alloc&) {
+      SetError("out of memory");
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  Napi::ObjectReference owner_;
+  bool* busy_;
+};
+
+class LoadJob : public Job {
+ public:
+  LoadJob(Napi::Env env, Napi::Object owner, bool* busy, Tensor* slot, std::string path, uint64_t offset, std::string dtype,
+          std::vector<int64_t> shape)
+      : Job(env, owner, busy), slot_(slot), path_(std::move(path)), offset_(offset), dtype_(std::move(dtype)),
+        shape_(std::move(shape)) {}
+  void Execute() override { guarded([&] { return load_weight(*slot_, path_, offset_, dtype_, shape_); }); }
+
+ private:
+  Tensor* slot_;
+  std::string path_;
+  uint64_t offset_;
+  std::string dtype_;
+  std::vector<int64_t> shape_;
+};
+
+class CacheJob : public Job {
+ public:
+  CacheJob(Napi::Env env, Napi::Object owner, bool* busy, Model* model, int blocks, int block_size, KvPrecision p)
+      : Job(env, owner, busy), model_(model), blocks_(blocks), block_size_(block_size), precision_(p) {}
+  void Execute() override { guarded([&] { return allocate_cache(*model_, blocks_, block_size_, precision_); }); }
+
+ private:
+  Model* model_;
+  int blocks_, block_size_;
+  KvPrecision precision_;
+};
+
+class StepJob : public Job {
+ public:
+  StepJob(Napi::Env env, Napi::Object owner, bool* busy, Model* model, StepInput step)
+      : Job(env, owner, busy), model_(model), step_(std::move(step)) {}
+  void Execute() override {
+    guarded([&] {
+      const std::string error = validate_step(*model_, step_);
+      if (!error.empty()) return error;
+      logits_.assign(step_.logits_indices.size() * static_cast<size_t>(model_->config.vocab), 0.0f);
+      forward(*model_, step_, logits_.data());
+      return std::string();
+    });
+  }
+
+ protected:
+  Napi::Value result(Napi::Env env) override {
+    Napi::Float32Array out = Napi::Float32Array::New(env, logits_.size());
+    if (!logits_.empty()) std::memcpy(out.Data(), logits_.data(), logits_.size() * sizeof(float));
+    return out;
+  }
+
+ private:
+  Model* model_;
+  StepInput step_;
+  std::vector<float> logits_;
+};
+
+class CpuModel : public Napi::ObjectWrap<CpuModel> {
+ public:
+  static Napi::Function define(Napi::Env env) {
+    return DefineClass(env, "CpuModel",
+                       {InstanceMethod("loadTensor", &CpuModel::load_tensor),
+                        InstanceMethod("allocateCache", &CpuModel::allocate_cache_method),
+                        InstanceMethod("execute", &CpuModel::execute),
+                        InstanceMethod("dispose", &CpuModel::dispose),
+                        InstanceAccessor("threads", &CpuModel::threads, nullptr)});
+  }
+
+  explicit CpuModel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<CpuModel>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "CpuModel(config): config must be an object");
+    const Napi::Object o = info[0].As<Napi::Object>();
+    auto model = std::make_unique<Model>();
+    ModelConfig& c = model->config;
+    // Bounds keep every size product below 2^63 (see allocate_cache, init_weight_slots).
+    c.hidden = read_int(o, "hidden", 1, 1 << 18);
+    c.layers = read_int(o, "layers", 1, 4096);
+    c.heads = read_int(o, "heads", 1, 4096);
+    c.kv_heads = read_int(o, "kvHeads", 1, 4096);
+    c.head_dim = read_int(o, "headDim", 2, 1 << 14);
+    c.intermediate = read_int(o, "intermediate", 1, 1 << 20);
+    c.vocab = read_int(o, "vocab", 1, 1 << 24);
+    c.sliding_window = read_int(o, "slidingWindow", 0, 1 << 30);
+    if (c.head_dim % 2 != 0) throw Napi::RangeError::New(env, "headDim must be even (RoPE rotates pairs)");
+    if (c.heads % c.kv_heads != 0) throw Napi::RangeError::New(env, "heads must be a multiple of kvHeads");
+    const Napi::Value eps = o.Get("rmsEps");
+    if (!eps.IsNumber() || !(eps.As<Napi::Number>().DoubleValue() > 0) || !std::isfinite(eps.As<Napi::Number>().DoubleValue()))
+      throw Napi::RangeError::New(env, "rmsEps must be a positive number");
+    c.rms_eps = eps.As<Napi::Number>().FloatValue();
+    c.qkv_bias = read_bool(o, "qkvBias");
+    c.o_bias = read_bool(o, "oBias");
+    c.qk_norm = read_bool(o, "qkNorm");
+    c.tied_embeddings = read_bool(o, "tiedEmbeddings");
+    const Napi::Value freq = o.Get("invFreq");
+    if (!freq.IsTypedArray() || freq.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
+        freq.As<Napi::Float64Array>().ElementLength() != static_cast<size_t>(c.head_dim / 2))
+      throw Napi::TypeError::New(env, "invFreq must be a Float64Array of headDim / 2 entries");
+    const Napi::Float64Array f = freq.As<Napi::Float64Array>();
+    c.inv_freq.assign(f.Data(), f.Data() + f.ElementLength());
+    unsigned threads = std::thread::hardware_concurrency();
+    if (o.Has("threads") && !o.Get("threads").IsUndefined()) threads = read_int(o, "threads", 1, 1024);
+    model->pool = std::make_unique<ThreadPool>(threads == 0 ? 1 : static_cast<int>(threads));
+    init_weight_slots(*model);
+    model_ = std::move(model);
+  }
+
+ private:
+  // Returns a rejected promise, or nullptr when the model can take a new job.
+  bool unavailable(Napi::Env env, Napi::Promise::Deferred& d) {
+    if (!model_) {
+      d.Reject(Napi::Error::New(env, "the model has been disposed").Value());
+      return true;
+    }
+    if (busy_) {
+      d.Reject(Napi::Error::New(env, "another operation is still running on this model: one step at a time, await the "
+                                     "previous call first").Value());
+      return true;
+    }
+    return false;
+  }
+
+  Napi::Value load_tensor(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto d = Napi::Promise::Deferred::New(env);
+    if (unavailable(env, d)) return d.Promise();
+    try {
+      if (info.Length() < 6 || !info[0].IsString() || !info[2].IsString() || !info[4].IsString() || !info[5].IsArray())
+        throw Napi::TypeError::New(env, "loadTensor(kind, layer, path, offset, dtype, shape)");
+      const std::string kind = info[0].As<Napi::String>();
+      const int layer = static_cast<int>(to_int64(env, info[1], "layer", -1, 1 << 20));
+      const uint64_t offset = static_cast<uint64_t>(to_int64(env, info[3], "offset", 0, 9007199254740991.0));
+      const Napi::Array dims = info[5].As<Napi::Array>();
+      std::vector<int64_t> shape;
+      for (uint32_t i = 0; i < dims.Length() && i < 8; ++i)
+        shape.push_back(to_int64(env, dims.Get(i), "shape entry", 0, 9007199254740991.0));
+      if (dims.Length() > 8) throw Napi::RangeError::New(env, "shape has too many dimensions");
+      Tensor* slot = find_weight_slot(*model_, kind, layer);
+      if (!slot) throw Napi::Error::New(env, "the model has no weight " + kind + (layer >= 0 ? " in layer " + std::to_string(layer) : ""));
+      weights_ready_ = false;
+      auto* job = new LoadJob(env, info.This().As<Napi::Object>(), &busy_, slot, info[2].As<Napi::String>(), offset,
+                              info[4].As<Napi::String>(), std::move(shape));
+      job->Queue();
+      return job->promise();
+    } catch (const Napi::Error& e) {
+      d.Reject(e.Value());
+      return d.Promise();
+    }
+  }
+
+  Napi::Value allocate_cache_method(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto d = Napi::Promise::Deferred::New(env);
+    if (unavailable(env, d)) return d.Promise();
+    try {
+      if (info.Length() < 3 || !info[2].IsString()) throw Napi::TypeError::New(env, "allocateCache(numBlocks, blockSize, precision)");
+      const int blocks = static_cast<int>(to_int64(env, info[0], "numBlocks", 0, 2147483647.0));
+      const int block_size = static_cast<int>(to_int64(env, info[1], "blockSize", 0, 2147483647.0));
+      const std::string p = info[2].As<Napi::String>();
+      if (p != "f32" && p != "f16") throw Napi::RangeError::New(env, "KV cache precision " + p + " is not supported (f32, f16)");
+      auto* job = new CacheJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), blocks, block_size,
+                               p == "f32" ? KvPrecision::F32 : KvPrecision::F16);
+      job->Queue();
+      return job->promise();
+    } catch (const Napi::Error& e) {
+      d.Reject(e.Value());
+      return d.Promise();
+    }
+  }
+
+  Napi::Value execute(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto d = Napi::Promise::Deferred::New(env);
+    if (unavailable(env, d)) return d.Promise();
+    try {
+      if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "execute(batch): batch must be an object");
+      if (!weights_ready_) {
+        const std::string missing = missing_weights(*model_);
+        if (!missing.empty()) throw Napi::Error::New(env, "weights not loaded: " + missing);
+        weights_ready_ = true;
+      }
+      const Napi::Object b = info[0].As<Napi::Object>();
+      StepInput step;
+      step.input_ids = read_int32s(b, "inputIds");
+      step.positions = read_int32s(b, "positions");
+      step.past_lens = read_int32s(b, "pastLens");
+      step.subsequence_begins = read_int32s(b, "subsequenceBegins");
+      step.block_indices = read_int32s(b, "blockIndices");
+      step.block_indices_begins = read_int32s(b, "blockIndicesBegins");
+      step.logits_indices = read_int32s(b, "logitsIndices");
+      step.block_copies = read_int32s(b, "blockCopies", true);
+      step.max_context_len = to_int64(env, b.Get("maxContextLen"), "maxContextLen", 0, 2147483647.0);
+      auto* job = new StepJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), std::move(step));
+      job->Queue();
+      return job->promise();
+    } catch (const Napi::Error& e) {
+      d.Reject(e.Value());
+      return d.Promise();
+    }
+  }
+
+  // Frees the weights and the cache. While a job runs the memory is in use, so
+  // dispose is refused then (the TypeScript side waits for its queue to drain).
+  Napi::Value dispose(const Napi::CallbackInfo& info) {
+    if (busy_) throw Napi::Error::New(info.Env(), "cannot dispose while an operation is running");
+    model_.reset();
+    return info.Env().Undefined();
+  }
+
+  Napi::Value threads(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), model_ ? model_->pool->size() : 0);
+  }
+
+  std::unique_ptr<Model> model_;
+  bool busy_ = false;  // touched on the JS thread only (set on queue, cleared in OnOK/OnError)
+  bool weights_ready_ = false;
+};
+
+}  // namespace
+
+void register_cpu_model(Napi::Env env, Napi::Object exports) { exports.Set("CpuModel", CpuModel::define(env)); }
+
+}  // namespace weft

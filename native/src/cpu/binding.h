@@ -1,0 +1,7 @@
+#pragma once
+#include <napi.h>
+
+namespace weft {
+// Adds the CpuModel class to the addon's exports.
+void register_cpu_model(Napi::Env env, Napi::Object exports);
+}

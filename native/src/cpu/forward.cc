@@ -1,0 +1,252 @@
+// The forward pass of a Llama-family decoder over a paged KV cache.
+//
+// One step runs T new tokens of B sequences together (prefill chunks and
+// decode tokens mixed). Per layer:
+//   x  += o_proj(attention(rope(q_proj(norm(x))), rope(k_proj(..)), v_proj(..)))
+//   x  += down_proj(silu(gate_proj(norm(x))) * up_proj(norm(x)))
+// and the LM head runs only for the rows in logits_indices.
+//
+// Attention reads every key and value, including the new tokens' own, from the
+// cache after they are written to it. So a token's result depends only on its
+// sequence's history, never on what else is in the batch, how the prompt was
+// chunked or where the blocks lie: every dot product below is computed in the
+// same order whatever the batch shape or thread count.
+//
+// The step was validated by validate_step() (step_check.cc): every token id,
+// block index and cache slot used here is in range.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "half.h"
+#include "model.h"
+
+// Kernels get an AVX2/FMA clone on x86-64 Linux, picked at load time by the CPU
+// (the default clone runs on any x86-64). Elsewhere plain -O3 vectorises them.
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__)
+#define WEFT_KERNEL __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define WEFT_KERNEL
+#endif
+
+namespace weft {
+namespace {
+
+// Sum of a[i] * b[i] with 16 independent partial sums (vectorisable, fixed order).
+inline float dot(const float* a, const float* b, int n) {
+  float acc[16] = {0};
+  int i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; ++j) acc[j] += a[i + j] * b[i + j];
+  for (int j = 0; j < 8; ++j) acc[j] += acc[j + 8];
+  float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// out[t][n] = dot(in[t], w[n]) + bias[n] for rows n in [n0, n1). Tokens go in
+// tiles so a tile of inputs stays in cache while the weight rows stream past.
+WEFT_KERNEL void matmul_rows(float* out, const float* in, const float* w, const float* bias, int T, int N, int K,
+                             size_t n0, size_t n1) {
+  const int tile = 16;
+  for (int t0 = 0; t0 < T; t0 += tile) {
+    const int t1 = std::min(T, t0 + tile);
+    for (size_t n = n0; n < n1; ++n) {
+      const float* row = w + n * static_cast<size_t>(K);
+      const float b = bias ? bias[n] : 0.0f;
+      for (int t = t0; t < t1; ++t) out[static_cast<size_t>(t) * N + n] = dot(in + static_cast<size_t>(t) * K, row, K) + b;
+    }
+  }
+}
+
+// out[T][w.rows] = in[T][w.cols] @ w^T (+ bias), split over weight rows.
+void matmul(ThreadPool& pool, float* out, const float* in, const Tensor& w, const Tensor* bias, int T) {
+  const int N = static_cast<int>(w.rows), K = static_cast<int>(w.cols);
+  const float* b = bias && bias->required ? bias->data.data() : nullptr;
+  // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
+  size_t grain = std::max<size_t>(1, 16384 / std::max(1, K));
+  grain = std::min(grain, std::max<size_t>(1, N / (4 * static_cast<size_t>(pool.size()))));
+  pool.parallel_for(N, grain, [&](size_t n0, size_t n1, int) { matmul_rows(out, in, w.data.data(), b, T, N, K, n0, n1); });
+}
+
+void rmsnorm(float* out, const float* x, const float* weight, int n, float eps) {
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  const float scale = static_cast<float>(1.0 / std::sqrt(sum / n + eps));
+  for (int i = 0; i < n; ++i) out[i] = weight[i] * (x[i] * scale);
+}
+
+// Rotates one head in place, pairing element j with j + head_dim / 2 (Hugging
+// Face's rotate_half convention).
+void rope(float* v, const float* cos, const float* sin, int half) {
+  for (int j = 0; j < half; ++j) {
+    const float a = v[j], b = v[j + half];
+    v[j] = a * cos[j] - b * sin[j];
+    v[j + half] = b * cos[j] + a * sin[j];
+  }
+}
+
+// Element access to the cache in either precision.
+inline void store(KvCache& c, size_t at, const float* src, int n) {
+  if (c.precision == KvPrecision::F32) std::memcpy(&c.f32[at], src, n * sizeof(float));
+  else for (int i = 0; i < n; ++i) c.f16[at + i] = f32_to_f16(src[i]);
+}
+
+// Returns a pointer to n floats at `at`: the cache itself (f32) or `tmp` (f16, converted).
+inline const float* load(const KvCache& c, size_t at, int n, float* tmp) {
+  if (c.precision == KvPrecision::F32) return &c.f32[at];
+  for (int i = 0; i < n; ++i) tmp[i] = f16_to_f32(c.f16[at + i]);
+  return tmp;
+}
+
+}  // namespace
+
+void forward(Model& model, const StepInput& s, float* logits) {
+  const ModelConfig& c = model.config;
+  const Weights& w = model.weights;
+  KvCache& cache = model.cache;
+  ThreadPool& pool = *model.pool;
+  const int T = static_cast<int>(s.input_ids.size());
+  const int B = static_cast<int>(s.past_lens.size());
+  const int H = c.hidden, hd = c.head_dim, half = hd / 2;
+  const int q_dim = c.heads * hd, kv_dim = c.kv_heads * hd;
+  const int group = c.heads / c.kv_heads;  // query heads per kv head
+  const size_t bs = cache.block_size;
+
+  // Cache offset of (layer, k|v, block, kv head, slot); the layout is in model.h.
+  auto cache_at = [&](int layer, int kv, size_t block, int head, size_t slot) {
+    return ((((static_cast<size_t>(layer) * 2 + kv) * cache.num_blocks + block) * c.kv_heads + head) * bs + slot) * hd;
+  };
+
+  // Copy-on-write block copies come first: this step may read the copies.
+  const size_t block_elements = static_cast<size_t>(c.kv_heads) * bs * hd;
+  for (size_t k = 0; k + 1 < s.block_copies.size(); k += 2) {
+    for (int layer = 0; layer < c.layers; ++layer)
+      for (int kv = 0; kv < 2; ++kv) {
+        const size_t from = cache_at(layer, kv, s.block_copies[k], 0, 0), to = cache_at(layer, kv, s.block_copies[k + 1], 0, 0);
+        if (cache.precision == KvPrecision::F32) std::memmove(&cache.f32[to], &cache.f32[from], block_elements * 4);
+        else std::memmove(&cache.f16[to], &cache.f16[from], block_elements * 2);
+      }
+  }
+
+  // Per token: its sequence and its cache position (past + index within the step).
+  std::vector<int> seq_of(T);
+  std::vector<int64_t> pos_in_cache(T);
+  for (int i = 0; i < B; ++i)
+    for (int t = s.subsequence_begins[i]; t < s.subsequence_begins[i + 1]; ++t) {
+      seq_of[t] = i;
+      pos_in_cache[t] = s.past_lens[i] + (t - s.subsequence_begins[i]);
+    }
+  // Cache slot of cache position p of token t's sequence.
+  auto slot_of = [&](int t, int64_t p) {
+    const int32_t* table = &s.block_indices[s.block_indices_begins[seq_of[t]]];
+    return std::pair<size_t, size_t>(table[p / bs], p % bs);
+  };
+
+  // RoPE angles per token, from the explicit positions (HF computes them in float32).
+  std::vector<float> cos_table(static_cast<size_t>(T) * half), sin_table(static_cast<size_t>(T) * half);
+  for (int t = 0; t < T; ++t)
+    for (int j = 0; j < half; ++j) {
+      const float angle = static_cast<float>(s.positions[t]) * static_cast<float>(c.inv_freq[j]);
+      cos_table[static_cast<size_t>(t) * half + j] = std::cos(angle);
+      sin_table[static_cast<size_t>(t) * half + j] = std::sin(angle);
+    }
+
+  std::vector<float> x(static_cast<size_t>(T) * H), xb(static_cast<size_t>(T) * H);
+  std::vector<float> q(static_cast<size_t>(T) * q_dim), k(static_cast<size_t>(T) * kv_dim), v(static_cast<size_t>(T) * kv_dim);
+  std::vector<float> att(static_cast<size_t>(T) * q_dim);
+  std::vector<float> gate(static_cast<size_t>(T) * c.intermediate), up(static_cast<size_t>(T) * c.intermediate);
+  // Per thread: attention scores over the longest context, and a row for f16 conversion.
+  const size_t scratch_per_thread = static_cast<size_t>(s.max_context_len) + 2 * hd;
+  std::vector<float> scratch(scratch_per_thread * pool.size());
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+
+  for (int t = 0; t < T; ++t)
+    std::memcpy(&x[static_cast<size_t>(t) * H], &w.embed.data[static_cast<size_t>(s.input_ids[t]) * H], H * sizeof(float));
+
+  for (int layer = 0; layer < c.layers; ++layer) {
+    const LayerWeights& l = w.layers[layer];
+
+    pool.parallel_for(T, 4, [&](size_t t0, size_t t1, int) {
+      for (size_t t = t0; t < t1; ++t) rmsnorm(&xb[t * H], &x[t * H], l.attn_norm.data.data(), H, c.rms_eps);
+    });
+    matmul(pool, q.data(), xb.data(), l.wq, &l.bq, T);
+    matmul(pool, k.data(), xb.data(), l.wk, &l.bk, T);
+    matmul(pool, v.data(), xb.data(), l.wv, &l.bv, T);
+
+    // Per token: q/k norm (Qwen3), RoPE, then write k and v into the cache.
+    pool.parallel_for(T, 4, [&](size_t t0, size_t t1, int) {
+      for (size_t t = t0; t < t1; ++t) {
+        const float* cs = &cos_table[t * half];
+        const float* sn = &sin_table[t * half];
+        for (int h = 0; h < c.heads; ++h) {
+          float* qh = &q[t * q_dim + h * hd];
+          if (c.qk_norm) rmsnorm(qh, qh, l.q_norm.data.data(), hd, c.rms_eps);
+          rope(qh, cs, sn, half);
+        }
+        const auto [block, slot] = slot_of(static_cast<int>(t), pos_in_cache[t]);
+        for (int h = 0; h < c.kv_heads; ++h) {
+          float* kh = &k[t * kv_dim + h * hd];
+          if (c.qk_norm) rmsnorm(kh, kh, l.k_norm.data.data(), hd, c.rms_eps);
+          rope(kh, cs, sn, half);
+          store(cache, cache_at(layer, 0, block, h, slot), kh, hd);
+          store(cache, cache_at(layer, 1, block, h, slot), &v[t * kv_dim + h * hd], hd);
+        }
+      }
+    });
+
+    // Attention, one (token, query head) per item: causal over the sequence's
+    // cache up to and including the token's own position.
+    pool.parallel_for(static_cast<size_t>(T) * c.heads, 1, [&](size_t i0, size_t i1, int thread) {
+      float* scores = &scratch[thread * scratch_per_thread];
+      float* tmp = scores + s.max_context_len;
+      for (size_t item = i0; item < i1; ++item) {
+        const int t = static_cast<int>(item / c.heads), h = static_cast<int>(item % c.heads), kvh = h / group;
+        const int64_t end = pos_in_cache[t] + 1;
+        const int64_t begin = c.sliding_window > 0 ? std::max<int64_t>(0, end - c.sliding_window) : 0;
+        const float* qh = &q[static_cast<size_t>(t) * q_dim + h * hd];
+        float max_score = -INFINITY;
+        for (int64_t p = begin; p < end; ++p) {
+          const auto [block, slot] = slot_of(t, p);
+          const float score = dot(qh, load(cache, cache_at(layer, 0, block, kvh, slot), hd, tmp), hd) * scale;
+          scores[p - begin] = score;
+          max_score = std::max(max_score, score);
+        }
+        float total = 0;
+        for (int64_t p = begin; p < end; ++p) total += (scores[p - begin] = std::exp(scores[p - begin] - max_score));
+        float* out = &att[static_cast<size_t>(t) * q_dim + h * hd];
+        std::fill(out, out + hd, 0.0f);
+        for (int64_t p = begin; p < end; ++p) {
+          const auto [block, slot] = slot_of(t, p);
+          const float* vh = load(cache, cache_at(layer, 1, block, kvh, slot), hd, tmp);
+          const float weight = scores[p - begin] / total;
+          for (int d = 0; d < hd; ++d) out[d] += weight * vh[d];
+        }
+      }
+    });
+
+    matmul(pool, xb.data(), att.data(), l.wo, &l.bo, T);
+    for (size_t i = 0; i < x.size(); ++i) x[i] += xb[i];
+
+    // SwiGLU MLP.
+    pool.parallel_for(T, 4, [&](size_t t0, size_t t1, int) {
+      for (size_t t = t0; t < t1; ++t) rmsnorm(&xb[t * H], &x[t * H], l.ffn_norm.data.data(), H, c.rms_eps);
+    });
+    matmul(pool, gate.data(), xb.data(), l.w_gate, nullptr, T);
+    matmul(pool, up.data(), xb.data(), l.w_up, nullptr, T);
+    for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    matmul(pool, xb.data(), gate.data(), l.w_down, nullptr, T);
+    for (size_t i = 0; i < x.size(); ++i) x[i] += xb[i];
+  }
+
+  // Final norm and LM head, only for the rows whose logits are wanted.
+  const int R = static_cast<int>(s.logits_indices.size());
+  if (R == 0) return;
+  std::vector<float> rows(static_cast<size_t>(R) * H);
+  for (int r = 0; r < R; ++r)
+    rmsnorm(&rows[static_cast<size_t>(r) * H], &x[static_cast<size_t>(s.logits_indices[r]) * H], w.final_norm.data.data(), H,
+            c.rms_eps);
+  matmul(pool, logits, rows.data(), c.tied_embeddings ? w.embed : w.lm_head, nullptr, R);
+}
+
+}  // namespace weft

@@ -1,0 +1,53 @@
+// A small persistent thread pool. The calling thread takes part in the work, so
+// a pool of N threads starts N - 1 workers. One parallel_for runs at a time
+// (the model runs one step at a time).
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace weft {
+
+class ThreadPool {
+ public:
+  // fn(begin, end, thread_index): process items [begin, end); thread_index < size().
+  using RangeFn = std::function<void(size_t, size_t, int)>;
+
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs fn over [0, n) in chunks of `grain` items handed out dynamically, and
+  // returns when every item is done. Which thread runs which chunk varies, so fn
+  // must compute each item the same way whoever runs it (that keeps results
+  // identical across thread counts and batch shapes).
+  void parallel_for(size_t n, size_t grain, const RangeFn& fn);
+
+ private:
+  void worker_loop(int index);
+  void run_chunks(int thread_index);
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  uint64_t generation_ = 0;  // bumped for every job; workers wait for a new one
+  int active_ = 0;           // workers still inside the current job
+  bool stopping_ = false;
+
+  // The current job (valid while generation_ is current).
+  const RangeFn* job_ = nullptr;
+  size_t job_size_ = 0;
+  size_t job_grain_ = 1;
+  std::atomic<size_t> next_{0};
+};
+
+}  // namespace weft

@@ -1,0 +1,205 @@
+// Weight slots and loading tensors from safetensors files into float32.
+//
+// The TypeScript side parses and validates the safetensors headers (names,
+// dtypes, shapes, offsets) and then asks for each tensor by file and byte
+// offset. The bytes go straight from the file into native memory, chunk by
+// chunk, so the JS heap never holds weights. This file checks again what it
+// relies on: the shape matches the slot, and the byte range lies inside the file.
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <new>
+
+#include "half.h"
+#include "model.h"
+
+namespace weft {
+
+static void define(Tensor& t, int64_t rows, int64_t cols, bool required) {
+  t.rows = rows;
+  t.cols = cols;
+  t.required = required;
+  t.loaded = false;
+  t.data.clear();
+}
+
+void init_weight_slots(Model& model) {
+  const ModelConfig& c = model.config;
+  Weights& w = model.weights;
+  const int64_t q_dim = static_cast<int64_t>(c.heads) * c.head_dim;
+  const int64_t kv_dim = static_cast<int64_t>(c.kv_heads) * c.head_dim;
+  define(w.embed, c.vocab, c.hidden, true);
+  define(w.final_norm, c.hidden, 1, true);
+  define(w.lm_head, c.vocab, c.hidden, !c.tied_embeddings);
+  w.layers.assign(c.layers, LayerWeights{});
+  for (LayerWeights& l : w.layers) {
+    define(l.attn_norm, c.hidden, 1, true);
+    define(l.wq, q_dim, c.hidden, true);
+    define(l.wk, kv_dim, c.hidden, true);
+    define(l.wv, kv_dim, c.hidden, true);
+    define(l.wo, c.hidden, q_dim, true);
+    define(l.bq, q_dim, 1, c.qkv_bias);
+    define(l.bk, kv_dim, 1, c.qkv_bias);
+    define(l.bv, kv_dim, 1, c.qkv_bias);
+    define(l.bo, c.hidden, 1, c.o_bias);
+    define(l.q_norm, c.head_dim, 1, c.qk_norm);
+    define(l.k_norm, c.head_dim, 1, c.qk_norm);
+    define(l.ffn_norm, c.hidden, 1, true);
+    define(l.w_gate, c.intermediate, c.hidden, true);
+    define(l.w_up, c.intermediate, c.hidden, true);
+    define(l.w_down, c.hidden, c.intermediate, true);
+  }
+}
+
+Tensor* find_weight_slot(Model& model, const std::string& kind, int layer) {
+  Weights& w = model.weights;
+  Tensor* t = nullptr;
+  if (layer < 0) {
+    if (kind == "embed_tokens") t = &w.embed;
+    else if (kind == "norm") t = &w.final_norm;
+    else if (kind == "lm_head") t = &w.lm_head;
+  } else if (layer < static_cast<int>(w.layers.size())) {
+    LayerWeights& l = w.layers[layer];
+    if (kind == "input_layernorm") t = &l.attn_norm;
+    else if (kind == "q_proj") t = &l.wq;
+    else if (kind == "k_proj") t = &l.wk;
+    else if (kind == "v_proj") t = &l.wv;
+    else if (kind == "o_proj") t = &l.wo;
+    else if (kind == "q_proj.bias") t = &l.bq;
+    else if (kind == "k_proj.bias") t = &l.bk;
+    else if (kind == "v_proj.bias") t = &l.bv;
+    else if (kind == "o_proj.bias") t = &l.bo;
+    else if (kind == "q_norm") t = &l.q_norm;
+    else if (kind == "k_norm") t = &l.k_norm;
+    else if (kind == "post_attention_layernorm") t = &l.ffn_norm;
+    else if (kind == "gate_proj") t = &l.w_gate;
+    else if (kind == "up_proj") t = &l.w_up;
+    else if (kind == "down_proj") t = &l.w_down;
+  }
+  // A slot the config does not use (e.g. a bias on a bias-free model) is not offered.
+  return t != nullptr && t->required ? t : nullptr;
+}
+
+std::string missing_weights(const Model& model) {
+  std::string missing;
+  int count = 0;
+  auto check = [&](const Tensor& t, const char* name, int layer) {
+    if (!t.required || t.loaded) return;
+    if (++count <= 3) {
+      if (!missing.empty()) missing += ", ";
+      missing += name;
+      if (layer >= 0) missing += " (layer " + std::to_string(layer) + ")";
+    }
+  };
+  const Weights& w = model.weights;
+  check(w.embed, "embed_tokens", -1);
+  check(w.final_norm, "norm", -1);
+  check(w.lm_head, "lm_head", -1);
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    const LayerWeights& l = w.layers[i];
+    const int li = static_cast<int>(i);
+    check(l.attn_norm, "input_layernorm", li);
+    check(l.wq, "q_proj", li);
+    check(l.wk, "k_proj", li);
+    check(l.wv, "v_proj", li);
+    check(l.wo, "o_proj", li);
+    check(l.bq, "q_proj.bias", li);
+    check(l.bk, "k_proj.bias", li);
+    check(l.bv, "v_proj.bias", li);
+    check(l.bo, "o_proj.bias", li);
+    check(l.q_norm, "q_norm", li);
+    check(l.k_norm, "k_norm", li);
+    check(l.ffn_norm, "post_attention_layernorm", li);
+    check(l.w_gate, "gate_proj", li);
+    check(l.w_up, "up_proj", li);
+    check(l.w_down, "down_proj", li);
+  }
+  if (count > 3) missing += " and " + std::to_string(count - 3) + " more";
+  return missing;
+}
+
+std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
+                        const std::vector<int64_t>& shape) {
+  // Shape: [rows, cols] for matrices, [rows] for vectors (cols == 1).
+  const bool shape_ok = slot.cols == 1 ? (shape.size() == 1 && shape[0] == slot.rows)
+                                       : (shape.size() == 2 && shape[0] == slot.rows && shape[1] == slot.cols);
+  if (!shape_ok) {
+    std::string want = "[" + std::to_string(slot.rows) + (slot.cols == 1 ? "" : ", " + std::to_string(slot.cols)) + "]";
+    return "shape mismatch: expected " + want;
+  }
+  size_t element_bytes;
+  if (dtype == "F32") element_bytes = 4;
+  else if (dtype == "F16" || dtype == "BF16") element_bytes = 2;
+  else return "unsupported dtype " + dtype + " (expected F32, F16 or BF16)";
+
+  const uint64_t count = static_cast<uint64_t>(slot.rows) * static_cast<uint64_t>(slot.cols);
+  const uint64_t bytes = count * element_bytes;
+
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return "cannot open " + path;
+  file.seekg(0, std::ios::end);
+  const std::streamoff size = file.tellg();
+  // Invariant: offset + bytes <= file size, checked without overflow.
+  if (size < 0 || offset > static_cast<uint64_t>(size) || bytes > static_cast<uint64_t>(size) - offset)
+    return "tensor data [" + std::to_string(offset) + ", +" + std::to_string(bytes) + ") lies outside the file (" +
+           std::to_string(size) + " bytes)";
+
+  try {
+    slot.data.assign(static_cast<size_t>(count), 0.0f);
+  } catch (const std::bad_alloc&) {
+    return "out of memory allocating " + std::to_string(count * 4) + " bytes";
+  }
+  file.seekg(static_cast<std::streamoff>(offset), std::ios::beg);
+  // Read in chunks and convert; the file is little-endian, as are all supported hosts.
+  const size_t chunk_elements = 1 << 20;
+  std::vector<uint16_t> buffer;
+  if (element_bytes == 2) buffer.resize(std::min<uint64_t>(chunk_elements, count));
+  for (uint64_t done = 0; done < count;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk_elements, count - done));
+    float* dst = slot.data.data() + done;
+    if (element_bytes == 4) {
+      file.read(reinterpret_cast<char*>(dst), static_cast<std::streamsize>(n * 4));
+    } else {
+      file.read(reinterpret_cast<char*>(buffer.data()), static_cast<std::streamsize>(n * 2));
+      if (dtype == "F16")
+        for (size_t i = 0; i < n; ++i) dst[i] = f16_to_f32(buffer[i]);
+      else
+        for (size_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(buffer[i]);
+    }
+    if (!file) {
+      slot.data.clear();
+      return "read error in " + path;
+    }
+    done += n;
+  }
+  slot.loaded = true;
+  return "";
+}
+
+std::string allocate_cache(Model& model, int num_blocks, int block_size, KvPrecision precision) {
+  const ModelConfig& c = model.config;
+  if (num_blocks < 2) return "numBlocks must be at least 2 (block 0 is the null block)";
+  if (block_size < 1 || block_size > 65536) return "blockSize must be in [1, 65536]";
+  // elements = layers * 2 * blocks * kv_heads * block_size * head_dim, in 64 bits
+  // (every factor < 2^31 and the model dims were bounded at construction).
+  const double estimate = 2.0 * c.layers * num_blocks * c.kv_heads * static_cast<double>(block_size) * c.head_dim;
+  if (estimate > 9.0e15) return "KV cache too large";
+  const size_t elements = static_cast<size_t>(2) * c.layers * static_cast<size_t>(num_blocks) * c.kv_heads *
+                          static_cast<size_t>(block_size) * c.head_dim;
+  KvCache fresh;
+  fresh.num_blocks = num_blocks;
+  fresh.block_size = block_size;
+  fresh.precision = precision;
+  fresh.elements = elements;
+  try {
+    if (precision == KvPrecision::F32) fresh.f32.assign(elements, 0.0f);
+    else fresh.f16.assign(elements, 0);
+  } catch (const std::bad_alloc&) {
+    return "out of memory allocating the KV cache (" + std::to_string(elements * (precision == KvPrecision::F32 ? 4 : 2)) +
+           " bytes)";
+  }
+  model.cache = std::move(fresh);
+  return "";
+}
+
+}  // namespace weft

@@ -1,0 +1,156 @@
+/**
+ * The native CPU backend: a Llama-family forward pass over a paged KV cache,
+ * in C++ (native/src/cpu), run off the main thread.
+ */
+import { availableParallelism } from 'node:os';
+import { BackendError, InvalidOptionError, ModelLoadError, WeftError } from '../../errors.js';
+import type { ModelConfig } from '../../models/config.js';
+import { loadModelConfig } from '../../models/config.js';
+import { ropeInverseFrequencies } from '../../models/rope.js';
+import { openSafetensorsFolder } from '../../models/safetensors.js';
+import { planWeights } from '../../models/weights.js';
+import type { Backend, CacheConfig, ModelShape, StepBatch, StepResult } from '../backend.js';
+import { loadNativeBinding, type NativeCpuModel } from './native-binding.js';
+
+export interface LoadProgress {
+  /** "config", "weights" or "done". */
+  readonly phase: string;
+  /** Bytes of weights read so far (0 in the config phase). */
+  readonly loaded: number;
+  readonly total: number;
+}
+
+export interface CpuBackendOptions {
+  /** Worker threads for one step (default: the available cores). */
+  readonly threads?: number;
+  readonly onProgress?: (progress: LoadProgress) => void;
+}
+
+export class CpuBackend implements Backend {
+  readonly shape: ModelShape;
+  readonly config: ModelConfig;
+  #native: NativeCpuModel | undefined;
+  /** Steps and cache allocation run one at a time, in call order. */
+  #queue: Promise<unknown> = Promise.resolve();
+  #cacheAllocated = false;
+
+  private constructor(native: NativeCpuModel, config: ModelConfig) {
+    this.#native = native;
+    this.config = config;
+    this.shape = {
+      vocabSize: config.vocabSize,
+      numLayers: config.numLayers,
+      numKvHeads: config.numKvHeads,
+      headDim: config.headDim,
+      maxContextLength: config.maxPositionEmbeddings,
+    };
+  }
+
+  /** Loads a Hugging Face model folder (config.json + safetensors). */
+  static async load(modelDir: string, options: CpuBackendOptions = {}): Promise<CpuBackend> {
+    const threads = options.threads ?? availableParallelism();
+    if (!Number.isSafeInteger(threads) || threads < 1 || threads > 1024)
+      throw new InvalidOptionError('threads', 'must be an integer in [1, 1024]');
+    const progress = options.onProgress ?? (() => {});
+
+    progress({ phase: 'config', loaded: 0, total: 0 });
+    const config = await loadModelConfig(modelDir);
+    const tensors = await openSafetensorsFolder(modelDir);
+    const plan = planWeights(config, tensors, modelDir);
+    const binding = loadNativeBinding();
+
+    let native: NativeCpuModel;
+    try {
+      native = new binding.CpuModel({
+        hidden: config.hiddenSize,
+        layers: config.numLayers,
+        heads: config.numHeads,
+        kvHeads: config.numKvHeads,
+        headDim: config.headDim,
+        intermediate: config.intermediateSize,
+        vocab: config.vocabSize,
+        rmsEps: config.rmsNormEps,
+        qkvBias: config.qkvBias,
+        oBias: config.oBias,
+        qkNorm: config.qkNorm,
+        tiedEmbeddings: config.tieWordEmbeddings,
+        slidingWindow: config.slidingWindow ?? 0,
+        invFreq: ropeInverseFrequencies(config),
+        threads,
+      });
+    } catch (cause) {
+      throw new ModelLoadError(`${modelDir}: the native model rejected the config: ${(cause as Error).message}`, modelDir, undefined, { cause });
+    }
+
+    const total = plan.reduce((sum, t) => sum + t.info.byteLength, 0);
+    let loaded = 0;
+    progress({ phase: 'weights', loaded, total });
+    try {
+      for (const { kind, layer, info } of plan) {
+        try {
+          await native.loadTensor(kind, layer, info.file, info.offset, info.dtype, info.shape);
+        } catch (cause) {
+          throw new ModelLoadError(`${info.file} (tensor ${info.name}): ${(cause as Error).message}`, info.file, info.name, { cause });
+        }
+        loaded += info.byteLength;
+        progress({ phase: 'weights', loaded, total });
+      }
+    } catch (error) {
+      native.dispose();
+      throw error;
+    }
+    progress({ phase: 'done', loaded, total });
+    return new CpuBackend(native, config);
+  }
+
+  /** Threads a step uses. */
+  get threads(): number {
+    return this.#native?.threads ?? 0;
+  }
+
+  allocateCache(config: CacheConfig): Promise<void> {
+    return this.#enqueue(async (native) => {
+      if (config.precision !== 'f32' && config.precision !== 'f16')
+        throw new InvalidOptionError('precision', `KV cache precision ${config.precision} is not supported by the CPU backend (f32, f16)`);
+      try {
+        await native.allocateCache(config.numBlocks, config.blockSize, config.precision);
+      } catch (cause) {
+        throw new BackendError(`allocating the KV cache failed: ${(cause as Error).message}`, { cause });
+      }
+      this.#cacheAllocated = true;
+    });
+  }
+
+  execute(batch: StepBatch): Promise<StepResult> {
+    return this.#enqueue(async (native) => {
+      if (!this.#cacheAllocated) throw new BackendError('execute before allocateCache');
+      try {
+        return { logits: await native.execute(batch) };
+      } catch (cause) {
+        throw new BackendError(`step failed: ${(cause as Error).message}`, { cause });
+      }
+    });
+  }
+
+  /** Waits for queued work, then frees native memory. Idempotent. */
+  async dispose(): Promise<void> {
+    const native = this.#native;
+    if (!native) return;
+    this.#native = undefined;
+    await this.#queue.catch(() => {});
+    native.dispose();
+  }
+
+  #enqueue<T>(work: (native: NativeCpuModel) => Promise<T>): Promise<T> {
+    const run = async (): Promise<T> => {
+      const native = this.#native;
+      if (!native) throw new BackendError('the CPU backend has been disposed');
+      return work(native);
+    };
+    const result = this.#queue.then(run, run);
+    this.#queue = result.catch(() => {});
+    return result.catch((error: unknown) => {
+      throw error instanceof WeftError ? error : new BackendError(String(error), { cause: error });
+    });
+  }
+}

@@ -1,0 +1,1 @@
+export { CpuBackend, type CpuBackendOptions, type LoadProgress } from './cpu-backend.js';

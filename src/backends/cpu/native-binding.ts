@@ -1,0 +1,97 @@
+/**
+ * Loads the native addon (native/build/Release/weft_native.node).
+ *
+ * The addon sits in the package, not next to this file: this file runs from
+ * src/ (vitest, tsx) and from the bundles dist/index.js and dist/index.cjs. So
+ * we walk up from here to the folder whose package.json is named "weft".
+ * WEFT_NATIVE_PATH overrides the location.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { NativeBackendUnavailableError } from '../../errors.js';
+import type { KvPrecision, StepBatch } from '../backend.js';
+
+/** What `new CpuModel(config)` takes (checked again in native/src/cpu/binding.cc). */
+export interface NativeModelConfig {
+  readonly hidden: number;
+  readonly layers: number;
+  readonly heads: number;
+  readonly kvHeads: number;
+  readonly headDim: number;
+  readonly intermediate: number;
+  readonly vocab: number;
+  readonly rmsEps: number;
+  readonly qkvBias: boolean;
+  readonly oBias: boolean;
+  readonly qkNorm: boolean;
+  readonly tiedEmbeddings: boolean;
+  /** 0 = full attention. */
+  readonly slidingWindow: number;
+  /** [headDim / 2] RoPE inverse frequencies, scaling applied. */
+  readonly invFreq: Float64Array;
+  readonly threads?: number;
+}
+
+export interface NativeCpuModel {
+  readonly threads: number;
+  loadTensor(kind: string, layer: number, path: string, offset: number, dtype: string, shape: readonly number[]): Promise<void>;
+  allocateCache(numBlocks: number, blockSize: number, precision: Exclude<KvPrecision, 'u8'>): Promise<void>;
+  execute(batch: StepBatch): Promise<Float32Array>;
+  dispose(): void;
+}
+
+export interface NativeBinding {
+  readonly abiVersion: number;
+  readonly CpuModel: new (config: NativeModelConfig) => NativeCpuModel;
+}
+
+const ABI_VERSION = 1;
+const REBUILD = 'run `npm run build:native` in the weft package folder (needs cmake >= 3.15 and a C++17 compiler)';
+let cached: NativeBinding | undefined;
+
+/** Finds the weft package root by walking up from `start`. */
+export function findPackageRoot(start: string): string | undefined {
+  for (let dir = start; ; ) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'weft') return dir;
+      } catch {
+        // An unreadable package.json is not ours; keep walking.
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+export function nativeAddonPath(): string {
+  const override = process.env.WEFT_NATIVE_PATH;
+  if (override) return override;
+  const here = dirname(fileURLToPath(import.meta.url));
+  const root = findPackageRoot(here);
+  if (!root) throw new NativeBackendUnavailableError(`cannot find the weft package folder above ${here}; ${REBUILD}`);
+  return join(root, 'native', 'build', 'Release', 'weft_native.node');
+}
+
+/** The loaded addon; throws NativeBackendUnavailableError when missing or broken. */
+export function loadNativeBinding(): NativeBinding {
+  if (cached) return cached;
+  const file = nativeAddonPath();
+  if (!existsSync(file)) throw new NativeBackendUnavailableError(`the native CPU backend is not built (${file} is missing); ${REBUILD}`);
+  let binding: Partial<NativeBinding>;
+  try {
+    binding = createRequire(import.meta.url)(file) as Partial<NativeBinding>;
+  } catch (cause) {
+    throw new NativeBackendUnavailableError(`the native CPU backend at ${file} failed to load (${(cause as Error).message}); ${REBUILD}`, { cause });
+  }
+  if (binding.abiVersion !== ABI_VERSION || typeof binding.CpuModel !== 'function')
+    throw new NativeBackendUnavailableError(
+      `the native CPU backend at ${file} is out of date (abiVersion ${String(binding.abiVersion)}, expected ${ABI_VERSION}); ${REBUILD}`,
+    );
+  cached = binding as NativeBinding;
+  return cached;
+}

@@ -1,0 +1,228 @@
+/**
+ * config.json of a Hugging Face model folder, read into a typed ModelConfig.
+ *
+ * Both spellings are accepted: transformers 4 (`rope_theta`, `rope_scaling`,
+ * `torch_dtype`) and transformers 5 (`rope_parameters`, `dtype`).
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ModelLoadError, UnsupportedModelError } from '../errors.js';
+
+export const SUPPORTED_ARCHITECTURES = [
+  'LlamaForCausalLM',
+  'MistralForCausalLM',
+  'Qwen2ForCausalLM',
+  'Qwen3ForCausalLM',
+] as const;
+export type Architecture = (typeof SUPPORTED_ARCHITECTURES)[number];
+
+/** RoPE frequency scaling; `null` in ModelConfig means plain RoPE. */
+export type RopeScaling =
+  | { readonly type: 'linear'; readonly factor: number }
+  | {
+      readonly type: 'llama3';
+      readonly factor: number;
+      readonly lowFreqFactor: number;
+      readonly highFreqFactor: number;
+      readonly originalMaxPositionEmbeddings: number;
+    };
+
+export interface ModelConfig {
+  readonly architecture: Architecture;
+  readonly hiddenSize: number;
+  readonly numLayers: number;
+  readonly numHeads: number;
+  readonly numKvHeads: number;
+  /** Per-head width; may differ from hiddenSize / numHeads (e.g. Qwen3). */
+  readonly headDim: number;
+  readonly intermediateSize: number;
+  readonly vocabSize: number;
+  readonly rmsNormEps: number;
+  readonly ropeTheta: number;
+  readonly ropeScaling: RopeScaling | null;
+  readonly tieWordEmbeddings: boolean;
+  readonly maxPositionEmbeddings: number;
+  /** config.json's attention_bias (Llama, Mistral, Qwen3: bias on q/k/v/o projections). */
+  readonly attentionBias: boolean;
+  /** q/k/v projections have a bias (Qwen2 always; others when attentionBias). */
+  readonly qkvBias: boolean;
+  /** o projection has a bias (attentionBias on Llama/Mistral/Qwen3; never on Qwen2). */
+  readonly oBias: boolean;
+  /** RMSNorm over each head of q and k before RoPE (Qwen3). */
+  readonly qkNorm: boolean;
+  /** Mistral's sliding-window attention span, or null for full attention. */
+  readonly slidingWindow: number | null;
+  /** The dtype the checkpoint was saved in, if config.json says (informative only). */
+  readonly dtype: string | null;
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Reads and parses `<dir>/config.json`. */
+export async function loadModelConfig(dir: string): Promise<ModelConfig> {
+  const file = join(dir, 'config.json');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (cause) {
+    throw new ModelLoadError(`cannot read ${file}: ${(cause as Error).message}`, file, undefined, { cause });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (cause) {
+    throw new ModelLoadError(`${file} is not valid JSON: ${(cause as Error).message}`, file, undefined, { cause });
+  }
+  return parseModelConfig(json, file);
+}
+
+/** Turns a parsed config.json into a ModelConfig. `file` names it in errors. */
+export function parseModelConfig(json: unknown, file = 'config.json'): ModelConfig {
+  if (!isObject(json)) throw new ModelLoadError(`${file} must hold a JSON object`, file);
+  const fail = (message: string): never => {
+    throw new ModelLoadError(`${file}: ${message}`, file);
+  };
+
+  const positiveInt = (key: string, fallback?: number): number => {
+    const v = json[key] ?? fallback;
+    if (v === undefined) return fail(`missing "${key}"`);
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) return fail(`"${key}" must be a positive integer`);
+    return v;
+  };
+  const positiveNumber = (source: Json, key: string, fallback?: number): number => {
+    const v = source[key] ?? fallback;
+    if (v === undefined) return fail(`missing "${key}"`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) return fail(`"${key}" must be a positive number`);
+    return v;
+  };
+  const bool = (key: string, fallback: boolean): boolean => {
+    const v = json[key] ?? fallback;
+    if (typeof v !== 'boolean') return fail(`"${key}" must be a boolean`);
+    return v;
+  };
+
+  const architecture = readArchitecture(json, file);
+  const hiddenAct = json.hidden_act ?? 'silu';
+  if (hiddenAct !== 'silu') throw new UnsupportedModelError(`${file}: activation "${String(hiddenAct)}" is not supported (only silu)`);
+  if (json.mlp_bias === true) throw new UnsupportedModelError(`${file}: mlp_bias is not supported`);
+
+  const hiddenSize = positiveInt('hidden_size');
+  const numHeads = positiveInt('num_attention_heads');
+  const numKvHeads = positiveInt('num_key_value_heads', numHeads);
+  if (numHeads % numKvHeads !== 0) fail(`num_attention_heads (${numHeads}) must be a multiple of num_key_value_heads (${numKvHeads})`);
+  const defaultHeadDim = hiddenSize / numHeads;
+  const headDim = positiveInt('head_dim', Number.isInteger(defaultHeadDim) ? defaultHeadDim : undefined);
+  if (headDim % 2 !== 0) fail(`head_dim (${headDim}) must be even`);
+
+  const { theta, scaling } = readRope(json, file);
+  const attentionBias = bool('attention_bias', false);
+
+  let slidingWindow: number | null = null;
+  if (architecture === 'MistralForCausalLM') {
+    if (json.sliding_window !== undefined && json.sliding_window !== null) slidingWindow = positiveInt('sliding_window');
+  } else if (json.use_sliding_window === true) {
+    throw new UnsupportedModelError(`${file}: use_sliding_window is not supported for ${architecture}`);
+  }
+
+  const dtype = json.dtype ?? json.torch_dtype ?? null;
+  return {
+    architecture,
+    hiddenSize,
+    numLayers: positiveInt('num_hidden_layers'),
+    numHeads,
+    numKvHeads,
+    headDim,
+    intermediateSize: positiveInt('intermediate_size'),
+    vocabSize: positiveInt('vocab_size'),
+    rmsNormEps: positiveNumber(json, 'rms_norm_eps', 1e-6),
+    ropeTheta: theta,
+    ropeScaling: scaling,
+    tieWordEmbeddings: bool('tie_word_embeddings', false),
+    maxPositionEmbeddings: positiveInt('max_position_embeddings'),
+    attentionBias,
+    qkvBias: architecture === 'Qwen2ForCausalLM' || attentionBias,
+    oBias: architecture !== 'Qwen2ForCausalLM' && attentionBias,
+    qkNorm: architecture === 'Qwen3ForCausalLM',
+    slidingWindow,
+    dtype: typeof dtype === 'string' ? dtype : null,
+  };
+}
+
+const MODEL_TYPES: Record<string, Architecture> = {
+  llama: 'LlamaForCausalLM',
+  mistral: 'MistralForCausalLM',
+  qwen2: 'Qwen2ForCausalLM',
+  qwen3: 'Qwen3ForCausalLM',
+};
+
+function readArchitecture(json: Json, file: string): Architecture {
+  const listed = json.architectures;
+  if (Array.isArray(listed) && listed.length > 0) {
+    const name = listed[0];
+    if (typeof name !== 'string') throw new ModelLoadError(`${file}: "architectures" must list strings`, file);
+    if ((SUPPORTED_ARCHITECTURES as readonly string[]).includes(name)) return name as Architecture;
+    throw new UnsupportedModelError(
+      `${file}: architecture ${name} is not supported (supported: ${SUPPORTED_ARCHITECTURES.join(', ')})`,
+    );
+  }
+  const byType = typeof json.model_type === 'string' ? MODEL_TYPES[json.model_type] : undefined;
+  if (byType) return byType;
+  if (json.model_type !== undefined) throw new UnsupportedModelError(`${file}: model_type ${String(json.model_type)} is not supported`);
+  throw new ModelLoadError(`${file}: missing "architectures"`, file);
+}
+
+/**
+ * RoPE base and scaling. transformers 5 puts both in `rope_parameters`;
+ * transformers 4 has `rope_theta` plus an optional `rope_scaling` object.
+ */
+function readRope(json: Json, file: string): { theta: number; scaling: RopeScaling | null } {
+  const fail = (message: string): never => {
+    throw new ModelLoadError(`${file}: ${message}`, file);
+  };
+  let params: Json;
+  if (json.rope_parameters !== undefined && json.rope_parameters !== null) {
+    if (!isObject(json.rope_parameters)) return fail('"rope_parameters" must be an object');
+    params = json.rope_parameters;
+    if (params.rope_theta === undefined && json.rope_theta === undefined) {
+      // A per-attention-type map ({"full_attention": {...}}) belongs to other architectures.
+      throw new UnsupportedModelError(`${file}: rope_parameters without rope_theta is not supported`);
+    }
+    params = { rope_theta: json.rope_theta, ...params };
+  } else {
+    if (json.rope_scaling !== undefined && json.rope_scaling !== null && !isObject(json.rope_scaling))
+      return fail('"rope_scaling" must be an object or null');
+    params = { rope_theta: json.rope_theta ?? 10000, ...(isObject(json.rope_scaling) ? json.rope_scaling : {}) };
+  }
+  const theta = params.rope_theta;
+  if (typeof theta !== 'number' || !Number.isFinite(theta) || theta <= 0) return fail('"rope_theta" must be a positive number');
+  if (params.partial_rotary_factor !== undefined && params.partial_rotary_factor !== 1)
+    throw new UnsupportedModelError(`${file}: partial_rotary_factor is not supported`);
+
+  const type = params.rope_type ?? params.type ?? 'default';
+  const num = (key: string): number => {
+    const v = params[key];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) return fail(`rope scaling needs a positive "${key}"`);
+    return v;
+  };
+  switch (type) {
+    case 'default':
+      return { theta, scaling: null };
+    case 'linear':
+      return { theta, scaling: { type: 'linear', factor: num('factor') } };
+    case 'llama3': {
+      const scaling: RopeScaling = {
+        type: 'llama3',
+        factor: num('factor'),
+        lowFreqFactor: num('low_freq_factor'),
+        highFreqFactor: num('high_freq_factor'),
+        originalMaxPositionEmbeddings: num('original_max_position_embeddings'),
+      };
+      if (scaling.highFreqFactor <= scaling.lowFreqFactor) fail('rope scaling needs high_freq_factor > low_freq_factor');
+      return { theta, scaling };
+    }
+    default:
+      throw new UnsupportedModelError(`${file}: rope scaling type "${String(type)}" is not supported (default, linear, llama3)`);
+  }
+}
