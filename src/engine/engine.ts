@@ -1,0 +1,322 @@
+/**
+ * Engine: the loop. plan -> backend.execute -> sample -> update -> emit.
+ *
+ * Nothing in here throws to signal a capacity or state problem: those become a
+ * finished request (with a typed error) and a log line. A backend failure fails
+ * the requests of that step only; the loop keeps serving the rest.
+ * Aborts are applied at once (the request's blocks are freed; no allocation
+ * happens until the current step returns), and the output an aborted request
+ * would have got from a step in flight is discarded.
+ */
+
+import type { Backend, StepBatch } from '../backends/backend.js';
+import { Sampler, type SampledToken } from '../sampling/sampler.js';
+import type { KvCacheManager } from './kv/kv-cache-manager.js';
+import { IncrementalDetokenizer, StopStringMatcher, type TokenDecoder } from './output.js';
+import { Request, type FinishReason, type RequestSpec } from './request.js';
+import { err, ok, type Result } from './result.js';
+import { Scheduler, type SchedulerConfig, type StepPlan } from './scheduler.js';
+
+/** What one step produced for one request. */
+export interface RequestDelta {
+  readonly text: string;
+  readonly tokenIds: readonly number[];
+  readonly logprobs?: readonly SampledToken[];
+}
+
+export interface FinishInfo {
+  readonly reason: FinishReason;
+  /** Set for 'error' and 'aborted'. */
+  readonly error?: Error;
+  /** Text held back (stop-string look-ahead) that is released at the end. */
+  readonly finalText: string;
+  /** Prompt tokens served from the prefix cache at the request's last admission. */
+  readonly cachedPromptTokens: number;
+}
+
+/** Where a request's outputs go. Called synchronously from the loop; must not throw. */
+export interface RequestSink {
+  onDelta(delta: RequestDelta): void;
+  onFinish(info: FinishInfo): void;
+}
+
+export interface StepInfo {
+  readonly step: number;
+  readonly scheduledRequests: number;
+  readonly scheduledTokens: number;
+  readonly preempted: number;
+  readonly running: number;
+  readonly waiting: number;
+  readonly durationMs: number;
+}
+
+export interface EngineObserver {
+  onStep?(info: StepInfo): void;
+  onPreempt?(requestId: number): void;
+  onLog?(message: string): void;
+}
+
+export type AddError =
+  | { readonly kind: 'PromptTooLong'; readonly message: string }
+  | { readonly kind: 'Closed'; readonly message: string };
+
+export interface EngineOptions {
+  readonly backend: Backend;
+  readonly kv: KvCacheManager;
+  readonly scheduler: SchedulerConfig;
+  readonly decoder: TokenDecoder;
+  readonly eosTokenIds: readonly number[];
+  readonly observer?: EngineObserver;
+}
+
+interface Live {
+  readonly request: Request;
+  readonly sink: RequestSink;
+  readonly sampler: Sampler;
+  readonly detokenizer: IncrementalDetokenizer;
+  readonly stops: StopStringMatcher;
+}
+
+export class Engine {
+  readonly scheduler: Scheduler;
+  readonly kv: KvCacheManager;
+  private readonly backend: Backend;
+  private readonly decoder: TokenDecoder;
+  private readonly eos: ReadonlySet<number>;
+  private readonly observer: EngineObserver;
+  private readonly live = new Map<number, Live>();
+  private nextId = 1;
+  private looping = false;
+  private closed = false;
+  private steps = 0;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(options: EngineOptions) {
+    this.backend = options.backend;
+    this.kv = options.kv;
+    this.scheduler = new Scheduler(options.scheduler, options.kv);
+    this.decoder = options.decoder;
+    this.eos = new Set(options.eosTokenIds);
+    this.observer = options.observer ?? {};
+  }
+
+  get numSteps(): number {
+    return this.steps;
+  }
+
+  /** Queues a request. Its outputs go to `sink` until exactly one onFinish. */
+  add(spec: RequestSpec, sink: RequestSink): Result<number, AddError> {
+    if (this.closed) return err({ kind: 'Closed', message: 'the engine is closed' });
+    const prompt = spec.promptTokenIds.length;
+    const maxContext = this.backend.shape.maxContextLength;
+    if (prompt === 0) return err({ kind: 'PromptTooLong', message: 'the prompt has no tokens' });
+    if (prompt >= maxContext) {
+      return err({ kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the model's context is ${maxContext}` });
+    }
+    if (!this.kv.fitsEmpty(prompt + 1)) {
+      return err({ kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the whole KV cache cannot hold ${prompt + 1}` });
+    }
+    const id = this.nextId++;
+    const request = new Request(id, id, spec);
+    this.live.set(id, {
+      request,
+      sink,
+      sampler: new Sampler(spec.sampling, spec.promptTokenIds),
+      detokenizer: new IncrementalDetokenizer(this.decoder, spec.promptTokenIds),
+      stops: new StopStringMatcher(spec.stop.stopStrings),
+    });
+    this.scheduler.add(request);
+    this.kick();
+    return ok(id);
+  }
+
+  /** Ends a request with 'aborted'. Legal at any time, any number of times. */
+  abort(requestId: number, error: Error): void {
+    const live = this.live.get(requestId);
+    if (live !== undefined) this.finish(live, 'aborted', error, false);
+  }
+
+  request(requestId: number): Request | undefined {
+    return this.live.get(requestId)?.request;
+  }
+
+  /** Fails every request with `error` and refuses new ones. */
+  close(error: Error): void {
+    this.closed = true;
+    for (const live of [...this.live.values()]) this.finish(live, 'aborted', error, false);
+  }
+
+  /** Resolves when the loop has no work and no step in flight. */
+  whenIdle(): Promise<void> {
+    if (!this.looping) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private kick(): void {
+    if (this.looping) return;
+    this.looping = true;
+    void this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    try {
+      while (this.scheduler.hasWork) {
+        await this.step();
+        // Let aborts, new requests and stream consumers in between steps.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    } catch (error) {
+      // A bug, not a capacity problem: fail what is live, keep the process.
+      this.log(`engine loop failed: ${String(error)}`);
+      const failure = error instanceof Error ? error : new Error(String(error));
+      for (const live of [...this.live.values()]) this.finish(live, 'error', failure, false);
+    } finally {
+      this.looping = false;
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  private async step(): Promise<void> {
+    const started = performance.now();
+    const plan = this.scheduler.schedule();
+    for (const victim of plan.preempted) this.observer.onPreempt?.(victim.id);
+    for (const failure of plan.failed) {
+      const live = this.live.get(failure.request.id);
+      if (live === undefined) continue;
+      if (failure.reason === 'error') this.log(`request ${failure.request.id} failed: ${failure.message}`);
+      this.finish(live, failure.reason, failure.reason === 'error' ? new Error(failure.message) : undefined, true);
+    }
+    if (plan.scheduled.length === 0) return;
+
+    const batch = buildBatch(plan, this.kv);
+    let logits: Float32Array;
+    try {
+      ({ logits } = await this.backend.execute(batch));
+      const expected = batch.logitsIndices.length * this.backend.shape.vocabSize;
+      if (logits.length !== expected) throw new Error(`backend returned ${logits.length} logits, expected ${expected}`);
+    } catch (error) {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      this.log(`step ${this.steps} failed in the backend: ${failure.message}`);
+      for (const { request } of plan.scheduled) {
+        const live = this.live.get(request.id);
+        if (live !== undefined) this.finish(live, 'error', failure, false);
+      }
+      return;
+    }
+    this.steps++;
+    this.applyResults(plan, logits);
+    this.observer.onStep?.({
+      step: this.steps,
+      scheduledRequests: plan.scheduled.length,
+      scheduledTokens: plan.numTokens,
+      preempted: plan.preempted.length,
+      running: this.scheduler.running.length,
+      waiting: this.scheduler.waiting.length,
+      durationMs: performance.now() - started,
+    });
+  }
+
+  private applyResults(plan: StepPlan, logits: Float32Array): void {
+    const vocab = this.backend.shape.vocabSize;
+    let row = 0;
+    for (const entry of plan.scheduled) {
+      const rowOffset = entry.samples ? row++ * vocab : -1;
+      const live = this.live.get(entry.request.id);
+      if (live === undefined) continue; // aborted while the step ran: discard its output
+      const { request } = live;
+      request.numComputed += entry.numTokens;
+      this.kv.cacheComputed(request.id, request.tokens, request.numComputed);
+      if (!entry.samples) continue;
+      const sampled = live.sampler.sample(logits, rowOffset, vocab);
+      this.accept(live, sampled);
+    }
+  }
+
+  /** Appends a sampled token, emits its text and decides whether the request is done. */
+  private accept(live: Live, sampled: SampledToken): void {
+    const { request } = live;
+    const { token } = sampled;
+    request.tokens.push(token);
+    const logprobs = sampled.logprob === undefined ? undefined : [sampled];
+    const stopToken = request.spec.stop.stopTokenIds.includes(token) || (!request.spec.stop.ignoreEos && this.eos.has(token));
+    if (stopToken) {
+      live.sink.onDelta({ text: '', tokenIds: [token], ...(logprobs && { logprobs }) });
+      this.finish(live, 'stop', undefined, true);
+      return;
+    }
+    const stop = live.stops.push(live.detokenizer.push(token));
+    live.sink.onDelta({ text: stop.text, tokenIds: [token], ...(logprobs && { logprobs }) });
+    if (stop.stopped) this.finish(live, 'stop', undefined, false);
+    else if (request.numOutputTokens >= request.spec.stop.maxTokens) this.finish(live, 'length', undefined, true);
+    else if (request.tokens.length >= this.backend.shape.maxContextLength) this.finish(live, 'length', undefined, true);
+  }
+
+  private finish(live: Live, reason: FinishReason, error: Error | undefined, flush: boolean): void {
+    const { request } = live;
+    if (!request.finish(reason, error)) return;
+    this.live.delete(request.id);
+    this.scheduler.remove(request);
+    this.kv.free(request.id);
+    const finalText = flush ? live.stops.flush() : '';
+    live.sink.onFinish({ reason, ...(error && { error }), finalText, cachedPromptTokens: request.numCachedPrefix });
+  }
+
+  private log(message: string): void {
+    this.observer.onLog?.(message);
+  }
+}
+
+/** Flattens a plan into the PagedAttention batch every backend consumes. */
+export function buildBatch(plan: StepPlan, kv: KvCacheManager): StepBatch {
+  const entries = plan.scheduled;
+  const numSeqs = entries.length;
+  const inputIds = new Int32Array(plan.numTokens);
+  const positions = new Int32Array(plan.numTokens);
+  const pastLens = new Int32Array(numSeqs);
+  const subsequenceBegins = new Int32Array(numSeqs + 1);
+  const blockIndicesBegins = new Int32Array(numSeqs + 1);
+  const logitsIndices: number[] = [];
+  const tables: (readonly number[])[] = [];
+  let token = 0;
+  let maxContextLen = 0;
+  entries.forEach(({ request, numTokens, samples }, i) => {
+    const start = request.numComputed;
+    for (let j = 0; j < numTokens; j++) {
+      inputIds[token] = request.tokens[start + j]!;
+      positions[token] = start + j;
+      token++;
+    }
+    pastLens[i] = start;
+    subsequenceBegins[i + 1] = token;
+    if (samples) logitsIndices.push(token - 1);
+    maxContextLen = Math.max(maxContextLen, start + numTokens);
+    const table = kv.blockTable(request.id);
+    tables.push(table);
+    blockIndicesBegins[i + 1] = blockIndicesBegins[i]! + table.length;
+  });
+  const blockIndices = new Int32Array(blockIndicesBegins[numSeqs]!);
+  tables.forEach((table, i) => blockIndices.set(table, blockIndicesBegins[i]!));
+  const batch: StepBatch = {
+    inputIds,
+    positions,
+    pastLens,
+    subsequenceBegins,
+    blockIndices,
+    blockIndicesBegins,
+    maxContextLen,
+    logitsIndices: Int32Array.from(logitsIndices),
+  };
+  if (kv.specs.length === 1) return batch;
+  const extraBlockTables: Record<string, { indices: Int32Array; begins: Int32Array }> = {};
+  for (let pool = 1; pool < kv.specs.length; pool++) {
+    const poolTables = entries.map(({ request }) => kv.blockTable(request.id, pool));
+    const begins = new Int32Array(numSeqs + 1);
+    poolTables.forEach((table, i) => (begins[i + 1] = begins[i]! + table.length));
+    const indices = new Int32Array(begins[numSeqs]!);
+    poolTables.forEach((table, i) => indices.set(table, begins[i]!));
+    extraBlockTables[kv.specs[pool]!.name] = { indices, begins };
+  }
+  return { ...batch, extraBlockTables };
+}

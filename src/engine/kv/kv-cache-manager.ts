@@ -1,0 +1,287 @@
+/**
+ * KvCacheManager: which blocks of which pool each request holds.
+ *
+ * Pool 0 is attention KV (prefix-cacheable); further pools belong to hybrid
+ * models (a fixed per-request state, blockSize = Infinity, or checkpoints with
+ * a larger block size).
+ *
+ * Invariants (on top of BlockPool's; asserted by `checkInvariants`):
+ *  K1. Pools are one transaction. Every public mutation first computes what
+ *      every pool needs, returns NoCapacity with nothing changed if any pool
+ *      lacks room, and only then mutates all pools. So a request has a table in
+ *      every pool or in none, and each table covers exactly the request's
+ *      tokens: blocksFor(pool, numTokens) blocks.
+ *  K2. One owner map: a request's tables live in `owned` only. `free` pops the
+ *      entry, so freeing twice (or freeing an unknown request) is a no-op.
+ *  K3. For every block, its ref count equals the number of table slots
+ *      (over all requests) that hold it. A table never holds a block twice.
+ *  K4. Only full, computed attention blocks are cached; a request never writes
+ *      into a block it shares (prefix hits are whole blocks, forks copy the
+ *      partial tail), so cached contents never change.
+ *  K5. free releases tail first, so a request's least reusable blocks are
+ *      evicted before its prefix.
+ */
+
+import { err, ok, type Result } from '../result.js';
+import { BlockPool, ROOT_HASH, blockHash, type CachedBlockKey } from './block-pool.js';
+
+export interface PoolSpec {
+  readonly name: string;
+  /** Tokens per block; Infinity for a fixed per-request state (always one block). */
+  readonly blockSize: number;
+  /** Blocks in the pool, including the null block 0. */
+  readonly numBlocks: number;
+}
+
+export type KvError =
+  | { readonly kind: 'NoCapacity'; readonly pool: string; readonly needed: number; readonly free: number }
+  | { readonly kind: 'UnknownRequest'; readonly requestId: number }
+  | { readonly kind: 'AlreadyAllocated'; readonly requestId: number };
+
+/** Cached attention blocks that match a prompt's prefix. */
+export interface PrefixHit {
+  readonly blocks: readonly number[];
+  readonly hashes: readonly number[];
+  /** Tokens covered: blocks.length * blockSize. */
+  readonly numTokens: number;
+}
+
+export const NO_PREFIX_HIT: PrefixHit = { blocks: [], hashes: [], numTokens: 0 };
+
+/** A block copy the backend must do before the step (copy-on-write after fork). */
+export interface BlockCopy {
+  readonly pool: number;
+  readonly src: number;
+  readonly dst: number;
+}
+
+export interface PoolStats {
+  readonly name: string;
+  readonly blockSize: number;
+  readonly totalBlocks: number;
+  readonly usedBlocks: number;
+  readonly cachedBlocks: number;
+  readonly freeBlocks: number;
+}
+
+interface OwnedTables {
+  readonly tables: number[][];
+  /** Chain hashes of the leading full attention blocks, as far as computed. */
+  readonly hashes: number[];
+}
+
+export class KvCacheManager {
+  readonly pools: readonly BlockPool[];
+  readonly specs: readonly PoolSpec[];
+  readonly prefixCaching: boolean;
+  private readonly owned = new Map<number, OwnedTables>();
+
+  constructor(specs: readonly PoolSpec[], options: { prefixCaching: boolean }) {
+    if (specs.length === 0) throw new RangeError('a KV cache needs at least one pool');
+    this.specs = specs;
+    this.pools = specs.map((spec) => new BlockPool(spec.numBlocks));
+    // A linear-attention state cannot be rebuilt from KV blocks alone, so
+    // prefix caching is attention-only models' privilege.
+    this.prefixCaching = options.prefixCaching && specs.length === 1;
+  }
+
+  get blockSize(): number {
+    return this.specs[0]!.blockSize;
+  }
+
+  /** Blocks a pool needs to hold `numTokens` tokens. */
+  blocksFor(pool: number, numTokens: number): number {
+    const size = this.specs[pool]!.blockSize;
+    if (size === Infinity) return 1;
+    return Math.ceil(numTokens / size);
+  }
+
+  /** Whether `numTokens` tokens could ever fit, in an otherwise empty cache. */
+  fitsEmpty(numTokens: number): boolean {
+    return this.specs.every((spec, pool) => this.blocksFor(pool, numTokens) <= spec.numBlocks - 1);
+  }
+
+  has(requestId: number): boolean {
+    return this.owned.has(requestId);
+  }
+
+  /** Attention block table of a request (empty if it holds none). */
+  blockTable(requestId: number, pool = 0): readonly number[] {
+    return this.owned.get(requestId)?.tables[pool] ?? [];
+  }
+
+  /**
+   * The longest run of cached full blocks matching `tokens`, capped so that at
+   * least one token is left to compute (its logits are needed).
+   */
+  findPrefix(tokens: readonly number[]): PrefixHit {
+    if (!this.prefixCaching) return NO_PREFIX_HIT;
+    const size = this.blockSize;
+    const maxBlocks = Math.floor((tokens.length - 1) / size);
+    const pool = this.pools[0]!;
+    const blocks: number[] = [];
+    const hashes: number[] = [];
+    let parentHash = ROOT_HASH;
+    for (let i = 0; i < maxBlocks; i++) {
+      const blockTokens = tokens.slice(i * size, (i + 1) * size);
+      const hash = blockHash(parentHash, blockTokens);
+      const block = pool.lookup({ hash, parentHash, tokens: blockTokens });
+      if (block === undefined) break;
+      blocks.push(block);
+      hashes.push(hash);
+      parentHash = hash;
+    }
+    return { blocks, hashes, numTokens: blocks.length * size };
+  }
+
+  /**
+   * Admits a request: shares the prefix-hit blocks and takes fresh blocks so
+   * that every pool covers `numTokens` tokens. All pools or none.
+   */
+  allocate(requestId: number, hit: PrefixHit, numTokens: number): Result<void, KvError> {
+    if (this.owned.has(requestId)) return err({ kind: 'AlreadyAllocated', requestId });
+    const fresh: number[] = [];
+    for (let p = 0; p < this.pools.length; p++) {
+      const reused = p === 0 ? hit.blocks : [];
+      const needed = Math.max(0, this.blocksFor(p, numTokens) - reused.length);
+      const pool = this.pools[p]!;
+      // Reviving a free cached block takes it out of the free list too.
+      const cost = needed + pool.countFree(reused);
+      if (cost > pool.numFree) return err({ kind: 'NoCapacity', pool: this.specs[p]!.name, needed: cost, free: pool.numFree });
+      fresh.push(needed);
+    }
+    const tables: number[][] = [];
+    for (let p = 0; p < this.pools.length; p++) {
+      const pool = this.pools[p]!;
+      const reused = p === 0 ? hit.blocks : [];
+      for (const block of reused) pool.share(block);
+      tables.push([...reused, ...pool.take(fresh[p]!)]);
+    }
+    this.owned.set(requestId, { tables, hashes: [...hit.hashes] });
+    return ok(undefined);
+  }
+
+  /** Grows a running request's tables to cover `numTokens` tokens. All pools or none. */
+  appendSlots(requestId: number, numTokens: number): Result<void, KvError> {
+    const owned = this.owned.get(requestId);
+    if (owned === undefined) return err({ kind: 'UnknownRequest', requestId });
+    const needed = this.pools.map((_, p) => Math.max(0, this.blocksFor(p, numTokens) - owned.tables[p]!.length));
+    for (let p = 0; p < this.pools.length; p++) {
+      const pool = this.pools[p]!;
+      if (needed[p]! > pool.numFree) {
+        return err({ kind: 'NoCapacity', pool: this.specs[p]!.name, needed: needed[p]!, free: pool.numFree });
+      }
+    }
+    for (let p = 0; p < this.pools.length; p++) {
+      if (needed[p]! > 0) owned.tables[p]!.push(...this.pools[p]!.take(needed[p]!));
+    }
+    return ok(undefined);
+  }
+
+  /**
+   * Gives `childId` the first `numTokens` tokens of `parentId`: full blocks are
+   * shared, a partial tail block (and a fixed state) is copied into a fresh
+   * block. Returns the copies the backend must make. All pools or none.
+   */
+  fork(parentId: number, childId: number, numTokens: number): Result<BlockCopy[], KvError> {
+    const parent = this.owned.get(parentId);
+    if (parent === undefined) return err({ kind: 'UnknownRequest', requestId: parentId });
+    if (this.owned.has(childId)) return err({ kind: 'AlreadyAllocated', requestId: childId });
+    const plans = this.pools.map((_, p) => {
+      const size = this.specs[p]!.blockSize;
+      const total = Math.min(this.blocksFor(p, numTokens), parent.tables[p]!.length);
+      const full = size === Infinity ? 0 : Math.min(total, Math.floor(numTokens / size));
+      return { full, copied: total - full };
+    });
+    for (let p = 0; p < this.pools.length; p++) {
+      const pool = this.pools[p]!;
+      if (plans[p]!.copied > pool.numFree) {
+        return err({ kind: 'NoCapacity', pool: this.specs[p]!.name, needed: plans[p]!.copied, free: pool.numFree });
+      }
+    }
+    const copies: BlockCopy[] = [];
+    const tables = this.pools.map((pool, p) => {
+      const { full, copied } = plans[p]!;
+      const source = parent.tables[p]!;
+      const shared = source.slice(0, full);
+      for (const block of shared) pool.share(block);
+      const fresh = pool.take(copied);
+      fresh.forEach((dst, i) => copies.push({ pool: p, src: source[full + i]!, dst }));
+      return [...shared, ...fresh];
+    });
+    const fullBlocks = tables[0]!.length - plans[0]!.copied;
+    this.owned.set(childId, { tables, hashes: parent.hashes.slice(0, fullBlocks) });
+    return ok(copies);
+  }
+
+  /**
+   * Records the full attention blocks whose tokens are now computed, so later
+   * prompts can hit them. `tokens` holds at least `numComputed` tokens.
+   */
+  cacheComputed(requestId: number, tokens: readonly number[], numComputed: number): void {
+    if (!this.prefixCaching) return;
+    const owned = this.owned.get(requestId);
+    if (owned === undefined) return;
+    const size = this.blockSize;
+    const table = owned.tables[0]!;
+    const fullBlocks = Math.min(Math.floor(numComputed / size), table.length);
+    const pool = this.pools[0]!;
+    for (let i = owned.hashes.length; i < fullBlocks; i++) {
+      const parentHash = i === 0 ? ROOT_HASH : owned.hashes[i - 1]!;
+      const blockTokens = tokens.slice(i * size, (i + 1) * size);
+      const key: CachedBlockKey = { hash: blockHash(parentHash, blockTokens), parentHash, tokens: blockTokens };
+      pool.cache(table[i]!, key);
+      owned.hashes.push(key.hash);
+    }
+  }
+
+  /** Releases every block of a request in every pool, tail first. Idempotent. */
+  free(requestId: number): void {
+    const owned = this.owned.get(requestId);
+    if (owned === undefined) return;
+    this.owned.delete(requestId);
+    owned.tables.forEach((table, p) => {
+      const unique = [...new Set(table)].reverse();
+      this.pools[p]!.release(unique);
+    });
+  }
+
+  /** Blocks `requestId` holds in a pool (for tests and stats). */
+  ownedRequests(): number[] {
+    return [...this.owned.keys()];
+  }
+
+  stats(): PoolStats[] {
+    return this.pools.map((pool, p) => ({
+      name: this.specs[p]!.name,
+      blockSize: this.specs[p]!.blockSize,
+      totalBlocks: pool.numBlocks - 1,
+      usedBlocks: pool.numUsed,
+      cachedBlocks: pool.numCached,
+      freeBlocks: pool.numFree,
+    }));
+  }
+
+  /** Throws if an invariant is broken (O(blocks); tests only). */
+  checkInvariants(expectedTokens?: ReadonlyMap<number, number>): void {
+    this.pools.forEach((pool) => pool.checkInvariants());
+    for (let p = 0; p < this.pools.length; p++) {
+      const holders = new Int32Array(this.pools[p]!.numBlocks);
+      for (const [requestId, owned] of this.owned) {
+        const table = owned.tables[p];
+        if (table === undefined) throw new Error(`K1: request ${requestId} has no table in pool ${p}`);
+        if (new Set(table).size !== table.length) throw new Error(`K3: request ${requestId} holds a block twice`);
+        for (const block of table) holders[block]! += 1;
+        const tokens = expectedTokens?.get(requestId);
+        if (tokens !== undefined && table.length !== this.blocksFor(p, tokens)) {
+          throw new Error(`K1: request ${requestId} has ${table.length} blocks in pool ${p}, needs ${this.blocksFor(p, tokens)}`);
+        }
+      }
+      for (let block = 1; block < holders.length; block++) {
+        if (holders[block] !== this.pools[p]!.refCount(block)) {
+          throw new Error(`K3: pool ${p} block ${block} has ref ${this.pools[p]!.refCount(block)} but ${holders[block]} holders`);
+        }
+      }
+    }
+  }
+}

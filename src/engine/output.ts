@@ -1,0 +1,104 @@
+/**
+ * Turns a request's generated token ids into text deltas: incremental
+ * detokenization that never emits half a character, and stop strings that are
+ * held back until they can no longer match.
+ */
+
+/** The one tokenizer capability the engine needs. */
+export interface TokenDecoder {
+  decode(ids: readonly number[]): string;
+}
+
+/** Prompt tokens that seed the decoding window, so the first output token keeps its leading space. */
+const PROMPT_CONTEXT = 5;
+const REPLACEMENT = '\uFFFD';
+
+/**
+ * Decodes a sliding window of ids: the text of window[prefix..] minus the text
+ * of window[prefix..read] is new. A delta ending in U+FFFD is an incomplete
+ * UTF-8 sequence and waits for the next token. Cost per token is bounded by
+ * the window, not the output length.
+ */
+export class IncrementalDetokenizer {
+  private readonly decoder: TokenDecoder;
+  private readonly ids: number[];
+  private prefixOffset = 0;
+  private readOffset: number;
+
+  constructor(decoder: TokenDecoder, promptTokenIds: readonly number[]) {
+    this.decoder = decoder;
+    this.ids = promptTokenIds.slice(-PROMPT_CONTEXT);
+    this.readOffset = this.ids.length;
+  }
+
+  /** Adds one token and returns the text it completes ('' while a character is incomplete). */
+  push(token: number): string {
+    this.ids.push(token);
+    const before = this.decoder.decode(this.ids.slice(this.prefixOffset, this.readOffset));
+    const after = this.decoder.decode(this.ids.slice(this.prefixOffset));
+    if (after.length <= before.length || after.endsWith(REPLACEMENT)) return '';
+    this.prefixOffset = this.readOffset;
+    this.readOffset = this.ids.length;
+    // Drop ids that can no longer influence decoding, keeping the window small.
+    if (this.prefixOffset > 64) {
+      this.ids.splice(0, this.prefixOffset);
+      this.readOffset -= this.prefixOffset;
+      this.prefixOffset = 0;
+    }
+    return after.slice(before.length);
+  }
+}
+
+export interface StopResult {
+  /** Text that is safe to emit now. */
+  readonly text: string;
+  /** Set when a stop string matched: the text stops before it. */
+  readonly stopped: boolean;
+}
+
+/**
+ * Holds back the last (longest stop - 1) characters until they cannot start a
+ * stop string. A matched stop string is not part of the output.
+ */
+export class StopStringMatcher {
+  private readonly stops: readonly string[];
+  private readonly holdBack: number;
+  private pending = '';
+
+  constructor(stops: readonly string[]) {
+    this.stops = stops;
+    this.holdBack = stops.reduce((max, stop) => Math.max(max, stop.length - 1), 0);
+  }
+
+  push(delta: string): StopResult {
+    if (this.stops.length === 0) return { text: delta, stopped: false };
+    this.pending += delta;
+    let earliest = -1;
+    for (const stop of this.stops) {
+      const at = this.pending.indexOf(stop);
+      if (at !== -1 && (earliest === -1 || at < earliest)) earliest = at;
+    }
+    if (earliest !== -1) {
+      const text = this.pending.slice(0, earliest);
+      this.pending = '';
+      return { text, stopped: true };
+    }
+    let emit = Math.max(0, this.pending.length - this.holdBack);
+    // Never split a surrogate pair between what is emitted and what is held.
+    if (emit > 0 && isHighSurrogate(this.pending.charCodeAt(emit - 1))) emit--;
+    const text = this.pending.slice(0, emit);
+    this.pending = this.pending.slice(emit);
+    return { text, stopped: false };
+  }
+
+  /** The held-back text, released when generation ends for another reason. */
+  flush(): string {
+    const text = this.pending;
+    this.pending = '';
+    return text;
+  }
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}

@@ -1,0 +1,108 @@
+/**
+ * A request's state machine and token bookkeeping.
+ *
+ *   waiting ──admit──▶ running ──finish──▶ finished(stop | length | tool_calls | aborted | error)
+ *      ▲                  │
+ *      └──── preempted ◀──┘  (blocks freed whole; recomputed on re-admission)
+ *
+ * `abort` is legal in every state, any number of times: the first one finishes
+ * the request, later ones are no-ops. A finished request never changes again.
+ */
+
+import type { SamplingParams } from '../sampling/params.js';
+import { err, ok, type Result } from './result.js';
+
+export type RequestStatus = 'waiting' | 'running' | 'preempted' | 'finished';
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'aborted' | 'error';
+
+const TRANSITIONS: Record<RequestStatus, readonly RequestStatus[]> = {
+  waiting: ['running', 'finished'],
+  running: ['preempted', 'finished'],
+  preempted: ['running', 'finished'],
+  finished: [],
+};
+
+export interface StopCriteria {
+  readonly maxTokens: number;
+  readonly stopTokenIds: readonly number[];
+  readonly stopStrings: readonly string[];
+  readonly ignoreEos: boolean;
+}
+
+export interface RequestSpec {
+  readonly promptTokenIds: readonly number[];
+  readonly sampling: SamplingParams;
+  readonly stop: StopCriteria;
+  /** Higher runs first under the priority policy; the lowest is preempted first. */
+  readonly priority: number;
+}
+
+export class Request {
+  readonly id: number;
+  readonly spec: RequestSpec;
+  /** Admission order; later arrivals are preempted first. */
+  readonly arrival: number;
+  status: RequestStatus = 'waiting';
+  finishReason: FinishReason | undefined;
+  error: Error | undefined;
+  /** Prompt followed by every generated token. */
+  readonly tokens: number[];
+  /** Tokens whose K/V are in the cache. Reset to 0 by preemption. */
+  numComputed = 0;
+  /** Tokens of the prefix that came from the prefix cache at the last admission. */
+  numCachedPrefix = 0;
+  numPreemptions = 0;
+
+  constructor(id: number, arrival: number, spec: RequestSpec) {
+    this.id = id;
+    this.arrival = arrival;
+    this.spec = spec;
+    this.tokens = [...spec.promptTokenIds];
+  }
+
+  get numPromptTokens(): number {
+    return this.spec.promptTokenIds.length;
+  }
+
+  get numOutputTokens(): number {
+    return this.tokens.length - this.spec.promptTokenIds.length;
+  }
+
+  get outputTokenIds(): number[] {
+    return this.tokens.slice(this.spec.promptTokenIds.length);
+  }
+
+  get isFinished(): boolean {
+    return this.status === 'finished';
+  }
+
+  /** Tokens still to compute before the next sample. */
+  get numPending(): number {
+    return this.tokens.length - this.numComputed;
+  }
+
+  transition(to: RequestStatus): Result<void, string> {
+    if (!TRANSITIONS[this.status].includes(to)) return err(`request ${this.id}: illegal transition ${this.status} -> ${to}`);
+    this.status = to;
+    return ok(undefined);
+  }
+
+  /** Moves to finished; a no-op (returns false) if already finished. */
+  finish(reason: FinishReason, error?: Error): boolean {
+    if (this.status === 'finished') return false;
+    this.status = 'finished';
+    this.finishReason = reason;
+    this.error = error;
+    return true;
+  }
+
+  /** Back to the queue with nothing computed (preemption by recompute). */
+  preempt(): Result<void, string> {
+    const moved = this.transition('preempted');
+    if (!moved.ok) return moved;
+    this.numComputed = 0;
+    this.numCachedPrefix = 0;
+    this.numPreemptions++;
+    return ok(undefined);
+  }
+}

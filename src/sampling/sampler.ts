@@ -1,0 +1,152 @@
+/**
+ * Picks the next token of one request from its logits row.
+ *
+ * Order of processing (as in transformers' and vLLM's samplers): penalties,
+ * temperature, then top-k, top-p and min-p on the resulting distribution, then
+ * a draw from the request's own Rng. Log probabilities are reported from the
+ * raw logits (before penalties and temperature).
+ */
+
+import type { SamplingParams } from './params.js';
+import { Rng } from './rng.js';
+
+export interface TokenLogprob {
+  readonly token: number;
+  readonly logprob: number;
+}
+
+export interface SampledToken {
+  readonly token: number;
+  /** Present when params.logprobs > 0. */
+  readonly logprob?: number;
+  readonly topLogprobs?: TokenLogprob[];
+}
+
+/**
+ * Tokens with probability below this fraction of the top one are dropped
+ * before sorting for top-p: with a 150k vocabulary they can carry at most
+ * ~1.5e-5 of the mass, and skipping them avoids sorting the whole vocabulary.
+ */
+const NEGLIGIBLE = 1e-10;
+
+export class Sampler {
+  private readonly params: SamplingParams;
+  private readonly rng: Rng;
+  /** Occurrences of each generated token (presence/frequency penalties). */
+  private readonly outputCounts = new Map<number, number>();
+  /** Every token of prompt and output (repetition penalty). */
+  private readonly seen = new Set<number>();
+
+  constructor(params: SamplingParams, promptTokenIds: readonly number[]) {
+    this.params = params;
+    this.rng = new Rng(params.seed);
+    if (params.repetitionPenalty !== 1) for (const token of promptTokenIds) this.seen.add(token);
+  }
+
+  /** Samples from logits[offset .. offset + vocab). May modify that row. */
+  sample(logits: Float32Array, offset: number, vocab: number): SampledToken {
+    const row = logits.subarray(offset, offset + vocab);
+    const reported = this.params.logprobs > 0 ? topLogprobs(row, this.params.logprobs) : undefined;
+    this.applyPenalties(row);
+    const token = this.params.temperature === 0 || this.params.topK === 1 ? argmax(row) : this.draw(row);
+    this.record(token);
+    if (reported === undefined) return { token };
+    return { token, logprob: logprobOf(reported.row, token, reported.logSumExp), topLogprobs: reported.top };
+  }
+
+  private record(token: number): void {
+    this.outputCounts.set(token, (this.outputCounts.get(token) ?? 0) + 1);
+    if (this.params.repetitionPenalty !== 1) this.seen.add(token);
+  }
+
+  private applyPenalties(row: Float32Array): void {
+    const { repetitionPenalty, presencePenalty, frequencyPenalty } = this.params;
+    if (repetitionPenalty !== 1) {
+      for (const token of this.seen) {
+        const value = row[token]!;
+        row[token] = value > 0 ? value / repetitionPenalty : value * repetitionPenalty;
+      }
+    }
+    if (presencePenalty !== 0 || frequencyPenalty !== 0) {
+      for (const [token, count] of this.outputCounts) row[token]! -= presencePenalty + frequencyPenalty * count;
+    }
+  }
+
+  private draw(row: Float32Array): number {
+    const { temperature, topK, topP, minP } = this.params;
+    let max = -Infinity;
+    for (let i = 0; i < row.length; i++) if (row[i]! > max) max = row[i]!;
+    // Candidates with their unnormalised probabilities exp((l - max) / T).
+    const floor = Math.log(NEGLIGIBLE) * temperature + max;
+    const ids: number[] = [];
+    const weights: number[] = [];
+    for (let i = 0; i < row.length; i++) {
+      const logit = row[i]!;
+      if (logit < floor) continue;
+      ids.push(i);
+      weights.push(Math.exp((logit - max) / temperature));
+    }
+    let order = ids.map((_, i) => i);
+    if (topK > 0 || topP < 1) order.sort((a, b) => weights[b]! - weights[a]! || ids[a]! - ids[b]!);
+    if (topK > 0 && order.length > topK) order = order.slice(0, topK);
+    if (minP > 0) {
+      const top = Math.max(...order.map((i) => weights[i]!));
+      order = order.filter((i) => weights[i]! >= minP * top);
+    }
+    if (topP < 1) {
+      const total = order.reduce((sum, i) => sum + weights[i]!, 0);
+      let cumulative = 0;
+      let keep = 0;
+      while (keep < order.length) {
+        cumulative += weights[order[keep]!]!;
+        keep++;
+        if (cumulative >= topP * total) break;
+      }
+      order = order.slice(0, keep);
+    }
+    const total = order.reduce((sum, i) => sum + weights[i]!, 0);
+    let threshold = this.rng.next() * total;
+    for (const i of order) {
+      threshold -= weights[i]!;
+      if (threshold < 0) return ids[i]!;
+    }
+    return ids[order[order.length - 1]!]!;
+  }
+}
+
+/** Index of the largest value; the first one on ties (as torch.argmax). */
+export function argmax(row: Float32Array): number {
+  let best = 0;
+  let bestValue = row[0]!;
+  for (let i = 1; i < row.length; i++) {
+    if (row[i]! > bestValue) {
+      bestValue = row[i]!;
+      best = i;
+    }
+  }
+  return best;
+}
+
+function topLogprobs(row: Float32Array, n: number): { row: Float32Array; logSumExp: number; top: TokenLogprob[] } {
+  const copy = Float32Array.from(row);
+  let max = -Infinity;
+  for (const value of copy) if (value > max) max = value;
+  let sum = 0;
+  for (const value of copy) sum += Math.exp(value - max);
+  const logSumExp = max + Math.log(sum);
+  // Keep the n best with a small insertion list: n is small, the vocabulary large.
+  const best: TokenLogprob[] = [];
+  for (let token = 0; token < copy.length; token++) {
+    const logprob = copy[token]! - logSumExp;
+    if (best.length === n && logprob <= best[n - 1]!.logprob) continue;
+    let at = best.length;
+    while (at > 0 && best[at - 1]!.logprob < logprob) at--;
+    best.splice(at, 0, { token, logprob });
+    if (best.length > n) best.pop();
+  }
+  return { row: copy, logSumExp, top: best };
+}
+
+function logprobOf(row: Float32Array, token: number, logSumExp: number): number {
+  return row[token]! - logSumExp;
+}

@@ -1,0 +1,260 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { BlockPool } from '../../src/engine/kv/block-pool.js';
+import { KvCacheManager, type PoolSpec } from '../../src/engine/kv/kv-cache-manager.js';
+import { kvBytesPerBlock, parseByteSize, planPools } from '../../src/engine/kv/sizing.js';
+
+const BLOCK = 4;
+
+describe('BlockPool', () => {
+  it('hands out blocks in LRU order and never the null block', () => {
+    const pool = new BlockPool(5);
+    expect(pool.numFree).toBe(4);
+    const taken = pool.take(4);
+    expect(taken).toEqual([1, 2, 3, 4]);
+    expect(() => pool.take(1)).toThrow(RangeError);
+    pool.release([3, 1]);
+    expect(pool.take(2)).toEqual([3, 1]);
+    pool.checkInvariants();
+  });
+
+  it('keeps freed cached blocks findable until they are handed out again', () => {
+    const pool = new BlockPool(3);
+    const [block] = pool.take(1);
+    const key = { hash: 42, parentHash: 0, tokens: [1, 2] };
+    pool.cache(block!, key);
+    pool.release([block!]);
+    expect(pool.lookup(key)).toBe(block);
+    expect(pool.lookup({ ...key, tokens: [1, 3] })).toBeUndefined(); // same hash, other tokens: verified miss
+    pool.share(block!); // revive
+    expect(pool.numFree).toBe(1);
+    pool.release([block!]);
+    pool.take(2); // evicts it
+    expect(pool.lookup(key)).toBeUndefined();
+    pool.checkInvariants();
+  });
+
+  it('refuses to release a block that is not held', () => {
+    const pool = new BlockPool(3);
+    expect(() => pool.release([1])).toThrow(/ref count 0/);
+  });
+});
+
+describe('sizing', () => {
+  it('parses byte sizes and rejects nonsense', () => {
+    expect(parseByteSize('4GB')).toBe(4e9);
+    expect(parseByteSize('512 MiB')).toBe(512 * 2 ** 20);
+    expect(parseByteSize(1000)).toBe(1000);
+    expect(parseByteSize('1.5kb')).toBe(1500);
+    expect(parseByteSize('lots')).toBeUndefined();
+    expect(parseByteSize('-1GB')).toBeUndefined();
+    expect(parseByteSize(0)).toBeUndefined();
+    expect(parseByteSize('3 parsecs')).toBeUndefined();
+  });
+
+  it('counts K and V of every layer, and u8 scales', () => {
+    const shape = { vocabSize: 10, numLayers: 2, numKvHeads: 4, headDim: 8, maxContextLength: 100 };
+    expect(kvBytesPerBlock(shape, 'f32', 16)).toBe(2 * 2 * 4 * 16 * 8 * 4);
+    expect(kvBytesPerBlock(shape, 'f16', 16)).toBe(2 * 2 * 4 * 16 * 8 * 2);
+    expect(kvBytesPerBlock(shape, 'u8', 16)).toBe(2 * 2 * 4 * 16 * (8 + 8));
+    const pools = planPools(shape, kvBytesPerBlock(shape, 'f32', 16) * 10, 'f32', 16, 4);
+    expect(pools).toEqual([{ name: 'attention', blockSize: 16, numBlocks: 11 }]);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Model-based property test: random operation sequences against a simple model.
+
+type Op =
+  | { op: 'allocate'; req: number; tokens: number[] }
+  | { op: 'append'; req: number; extra: number }
+  | { op: 'commit'; req: number }
+  | { op: 'fork'; parent: number; child: number }
+  | { op: 'preempt'; req: number }
+  | { op: 'free'; req: number };
+
+const tokenArb = fc.integer({ min: 0, max: 3 }); // few distinct tokens: many prefix hits
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ op: fc.constant('allocate' as const), req: fc.integer({ min: 0, max: 7 }), tokens: fc.array(tokenArb, { minLength: 1, maxLength: 20 }) }),
+  fc.record({ op: fc.constant('append' as const), req: fc.integer({ min: 0, max: 7 }), extra: fc.integer({ min: 1, max: 9 }) }),
+  fc.record({ op: fc.constant('commit' as const), req: fc.integer({ min: 0, max: 7 }) }),
+  fc.record({ op: fc.constant('fork' as const), parent: fc.integer({ min: 0, max: 7 }), child: fc.integer({ min: 0, max: 7 }) }),
+  fc.record({ op: fc.constant('preempt' as const), req: fc.integer({ min: 0, max: 7 }) }),
+  fc.record({ op: fc.constant('free' as const), req: fc.integer({ min: 0, max: 7 }) }),
+);
+
+function poolSets(): PoolSpec[][] {
+  return [
+    [{ name: 'attention', blockSize: BLOCK, numBlocks: 12 }],
+    [
+      { name: 'attention', blockSize: BLOCK, numBlocks: 14 },
+      { name: 'state', blockSize: Infinity, numBlocks: 5 },
+      { name: 'checkpoints', blockSize: BLOCK * 4, numBlocks: 6 },
+    ],
+  ];
+}
+
+function runModel(specs: PoolSpec[], prefixCaching: boolean, ops: Op[]): void {
+  const kv = new KvCacheManager(specs, { prefixCaching });
+  // The model: each live request's tokens and how many are "computed" (covered by its tables).
+  const live = new Map<number, { tokens: number[]; covered: number }>();
+  const capacity = specs.map((spec) => spec.numBlocks - 1);
+  const check = (): void => {
+    kv.checkInvariants(new Map([...live].map(([id, r]) => [id, r.covered])));
+    const stats = kv.stats();
+    stats.forEach((pool, p) => {
+      // No capacity lost: used + free = total, always.
+      expect(pool.usedBlocks + pool.freeBlocks).toBe(capacity[p]);
+    });
+    if (live.size === 0) stats.forEach((pool) => expect(pool.usedBlocks).toBe(0));
+  };
+  for (const step of ops) {
+    switch (step.op) {
+      case 'allocate': {
+        const before = kv.stats();
+        const hit = kv.findPrefix(step.tokens);
+        expect(hit.numTokens).toBeLessThanOrEqual(step.tokens.length - 1);
+        const result = kv.allocate(step.req, hit, step.tokens.length);
+        if (live.has(step.req)) {
+          expect(result.ok).toBe(false);
+        } else if (result.ok) {
+          live.set(step.req, { tokens: [...step.tokens], covered: step.tokens.length });
+        } else {
+          expect(result.error.kind).toBe('NoCapacity');
+          expect(kv.stats()).toEqual(before); // check-then-mutate: nothing changed
+        }
+        break;
+      }
+      case 'append': {
+        const request = live.get(step.req);
+        const before = kv.stats();
+        const target = (request?.covered ?? 0) + step.extra;
+        const result = kv.appendSlots(step.req, target);
+        if (request === undefined) {
+          expect(result.ok).toBe(false);
+        } else if (result.ok) {
+          for (let i = 0; i < step.extra; i++) request.tokens.push(i % 4);
+          request.covered = target;
+        } else {
+          expect(kv.stats()).toEqual(before);
+        }
+        break;
+      }
+      case 'commit': {
+        const request = live.get(step.req);
+        if (request !== undefined) kv.cacheComputed(step.req, request.tokens, request.covered);
+        break;
+      }
+      case 'fork': {
+        const parent = live.get(step.parent);
+        const before = kv.stats();
+        if (parent === undefined || live.has(step.child) || step.parent === step.child) {
+          if (parent === undefined || live.has(step.child)) expect(kv.fork(step.parent, step.child, 1).ok).toBe(false);
+          break;
+        }
+        const result = kv.fork(step.parent, step.child, parent.covered);
+        if (result.ok) {
+          live.set(step.child, { tokens: [...parent.tokens], covered: parent.covered });
+          for (const copy of result.value) expect(copy.src).not.toBe(copy.dst);
+        } else {
+          expect(kv.stats()).toEqual(before);
+        }
+        break;
+      }
+      case 'preempt':
+      case 'free': {
+        kv.free(step.req);
+        kv.free(step.req); // idempotent
+        live.delete(step.req);
+        break;
+      }
+    }
+    check();
+  }
+  for (const id of [...live.keys()]) kv.free(id);
+  live.clear();
+  check();
+}
+
+describe('KvCacheManager (model-based properties)', () => {
+  it('keeps every invariant over random operation sequences, single and multi pool', () => {
+    for (const specs of poolSets()) {
+      for (const prefixCaching of [true, false]) {
+        fc.assert(
+          fc.property(fc.array(opArb, { maxLength: 60 }), (ops) => runModel(specs, prefixCaching, ops)),
+          { numRuns: 300 },
+        );
+      }
+    }
+  });
+});
+
+describe('KvCacheManager (targeted)', () => {
+  it('reuses a cached prefix and caps the hit so the last token is computed', () => {
+    const kv = new KvCacheManager([{ name: 'attention', blockSize: BLOCK, numBlocks: 10 }], { prefixCaching: true });
+    const prompt = [1, 2, 3, 4, 5, 6, 7, 8];
+    expect(kv.allocate(1, kv.findPrefix(prompt), 8).ok).toBe(true);
+    kv.cacheComputed(1, prompt, 8);
+    const same = kv.findPrefix(prompt);
+    expect(same.numTokens).toBe(4); // 8 tokens = 2 full blocks, capped at 7 -> 1 block
+    const longer = kv.findPrefix([...prompt, 9]);
+    expect(longer.blocks).toEqual(kv.blockTable(1).slice(0, 2));
+    expect(kv.allocate(2, longer, 9).ok).toBe(true);
+    expect(kv.blockTable(2).slice(0, 2)).toEqual(kv.blockTable(1).slice(0, 2));
+    kv.free(1);
+    kv.free(2);
+    // Freed but cached: still findable, and counted as free.
+    expect(kv.findPrefix([...prompt, 9]).numTokens).toBe(8);
+    expect(kv.stats()[0]!.freeBlocks).toBe(9);
+    kv.checkInvariants();
+  });
+
+  it('frees tail first so a prefix outlives its tail under eviction', () => {
+    const kv = new KvCacheManager([{ name: 'attention', blockSize: 2, numBlocks: 4 }], { prefixCaching: true });
+    const tokens = [1, 2, 3, 4, 5, 6];
+    expect(kv.allocate(1, kv.findPrefix(tokens), 6).ok).toBe(true);
+    kv.cacheComputed(1, tokens, 6);
+    kv.free(1);
+    // One fresh block needed: the tail block ([5, 6]) is evicted, the prefix [1,2],[3,4] survives.
+    expect(kv.allocate(2, kv.findPrefix([9, 9]), 2).ok).toBe(true);
+    expect(kv.findPrefix([1, 2, 3, 4, 0]).numTokens).toBe(4);
+  });
+
+  it('admits, grows and frees a hybrid request in all pools at once or in none', () => {
+    const kv = new KvCacheManager(
+      [
+        { name: 'attention', blockSize: 4, numBlocks: 100 },
+        { name: 'checkpoints', blockSize: 64, numBlocks: 2 }, // one checkpoint block only
+      ],
+      { prefixCaching: true },
+    );
+    expect(kv.prefixCaching).toBe(false); // hybrid models cannot restore state from KV blocks
+    expect(kv.allocate(1, kv.findPrefix([1]), 60).ok).toBe(true);
+    const before = kv.stats();
+    const grown = kv.appendSlots(1, 70); // needs a 2nd checkpoint block: none left
+    expect(grown.ok).toBe(false);
+    if (!grown.ok) expect(grown.error).toMatchObject({ kind: 'NoCapacity', pool: 'checkpoints' });
+    expect(kv.stats()).toEqual(before); // the attention pool did not grow alone
+    expect(kv.blockTable(1).length).toBe(15);
+    const second = kv.allocate(2, kv.findPrefix([1]), 4);
+    expect(second.ok).toBe(false);
+    expect(kv.has(2)).toBe(false);
+    expect(kv.stats()[0]!.usedBlocks).toBe(15); // no attention block leaked for the refused request
+    kv.free(1);
+    expect(kv.stats().map((pool) => pool.usedBlocks)).toEqual([0, 0]);
+    kv.checkInvariants();
+  });
+
+  it('fork shares full blocks and copies the partial tail', () => {
+    const kv = new KvCacheManager([{ name: 'attention', blockSize: 4, numBlocks: 10 }], { prefixCaching: false });
+    expect(kv.allocate(1, kv.findPrefix([1]), 6).ok).toBe(true);
+    const forked = kv.fork(1, 2, 6);
+    expect(forked.ok).toBe(true);
+    const parent = kv.blockTable(1);
+    const child = kv.blockTable(2);
+    expect(child[0]).toBe(parent[0]);
+    expect(child[1]).not.toBe(parent[1]);
+    if (forked.ok) expect(forked.value).toEqual([{ pool: 0, src: parent[1], dst: child[1] }]);
+    kv.checkInvariants();
+  });
+});

@@ -1,0 +1,128 @@
+/**
+ * A deterministic backend for the engine's own tests. Its "KV cache" stores the
+ * token id written at each slot, so the next token is a pure function of the
+ * whole context as read back through the block table: a wrong block table, a
+ * block shared that should not be, or a freed block reused too early changes
+ * the output. Recompute after preemption must therefore reproduce it exactly.
+ */
+
+import type { Backend, CacheConfig, ModelShape, StepBatch, StepResult } from '../../src/backends/backend.js';
+import { EOS } from './byte-tokenizer.js';
+
+export interface TestBackendOptions {
+  /** Generated tokens come from this alphabet (bytes). */
+  alphabet?: string;
+  /** Percent chance (0-100) that a context ends with EOS once it has minEosContext tokens. */
+  eosPercent?: number;
+  minEosContext?: number;
+  maxContextLength?: number;
+  /** Simulated compute time per step. */
+  delayMs?: number;
+  /** Extra pools of a hybrid model. */
+  extraPools?: ModelShape['extraPools'];
+  /** Fail steps whose batch contains this token id (to test backend errors). */
+  failOnToken?: number;
+}
+
+export class TestBackend implements Backend {
+  readonly shape: ModelShape;
+  readonly steps: StepBatch[] = [];
+  recordBatches = false;
+  private slots = new Int32Array(0);
+  private blockSize = 16;
+  private numBlocks = 0;
+  private readonly alphabet: number[];
+  private readonly options: TestBackendOptions;
+  disposed = false;
+
+  constructor(options: TestBackendOptions = {}) {
+    this.options = options;
+    this.alphabet = [...new TextEncoder().encode(options.alphabet ?? 'abcdefghij klmnop')];
+    this.shape = {
+      vocabSize: 260,
+      numLayers: 2,
+      numKvHeads: 2,
+      headDim: 8,
+      maxContextLength: options.maxContextLength ?? 4096,
+      ...(options.extraPools && { extraPools: options.extraPools }),
+    };
+  }
+
+  allocateCache(config: CacheConfig): void {
+    this.blockSize = config.blockSize;
+    this.numBlocks = config.numBlocks;
+    this.slots = new Int32Array(config.numBlocks * config.blockSize).fill(-1);
+  }
+
+  async execute(batch: StepBatch): Promise<StepResult> {
+    if (this.recordBatches) this.steps.push(batch);
+    if (this.options.delayMs) await new Promise((resolve) => setTimeout(resolve, this.options.delayMs));
+    else await Promise.resolve();
+    if (this.options.failOnToken !== undefined && batch.inputIds.includes(this.options.failOnToken)) {
+      throw new Error('test backend: poisoned token');
+    }
+    for (const [src, dst] of pairs(batch.blockCopies)) {
+      this.slots.copyWithin(dst * this.blockSize, src * this.blockSize, (src + 1) * this.blockSize);
+    }
+    const numSeqs = batch.pastLens.length;
+    const vocab = this.shape.vocabSize;
+    const logits = new Float32Array(batch.logitsIndices.length * vocab);
+    let row = 0;
+    for (let seq = 0; seq < numSeqs; seq++) {
+      const begin = batch.subsequenceBegins[seq]!;
+      const end = batch.subsequenceBegins[seq + 1]!;
+      const table = batch.blockIndices.subarray(batch.blockIndicesBegins[seq]!, batch.blockIndicesBegins[seq + 1]!);
+      for (let t = begin; t < end; t++) {
+        const position = batch.positions[t]!;
+        if (position !== batch.pastLens[seq]! + (t - begin)) throw new Error('test backend: positions disagree with pastLens');
+        this.slots[this.slot(table, position)] = batch.inputIds[t]!;
+      }
+      if (row < batch.logitsIndices.length && batch.logitsIndices[row] === end - 1) {
+        const context = this.readContext(table, batch.positions[end - 1]! + 1);
+        const next = this.nextToken(context);
+        // A peaked but smooth distribution: greedy picks `next`, sampling can pick others.
+        for (let v = 0; v < vocab; v++) logits[row * vocab + v] = -((v * 7 + context.length) % 13) / 4;
+        logits[row * vocab + next] = 6;
+        row++;
+      }
+    }
+    if (row !== batch.logitsIndices.length) throw new Error('test backend: logitsIndices do not end sequences');
+    return { logits };
+  }
+
+  dispose(): void {
+    this.disposed = true;
+  }
+
+  /** The token the backend will produce after `context` (for tests computing expectations). */
+  nextToken(context: readonly number[]): number {
+    let hash = 2166136261;
+    for (const token of context) hash = Math.imul(hash ^ token, 16777619);
+    hash >>>= 0;
+    const { eosPercent = 0, minEosContext = 8 } = this.options;
+    if (context.length >= minEosContext && hash % 100 < eosPercent) return EOS;
+    return this.alphabet[(hash >>> 7) % this.alphabet.length]!;
+  }
+
+  private slot(table: Int32Array, position: number): number {
+    const block = table[Math.floor(position / this.blockSize)];
+    if (block === undefined) throw new Error(`test backend: no block for position ${position}`);
+    if (block <= 0 || block >= this.numBlocks) throw new Error(`test backend: bad block ${block}`);
+    return block * this.blockSize + (position % this.blockSize);
+  }
+
+  private readContext(table: Int32Array, length: number): number[] {
+    const context: number[] = [];
+    for (let p = 0; p < length; p++) {
+      const token = this.slots[this.slot(table, p)]!;
+      if (token < 0) throw new Error(`test backend: position ${p} was never written`);
+      context.push(token);
+    }
+    return context;
+  }
+}
+
+function* pairs(copies: Int32Array | undefined): Generator<[number, number]> {
+  if (copies === undefined) return;
+  for (let i = 0; i + 1 < copies.length; i += 2) yield [copies[i]!, copies[i + 1]!];
+}
