@@ -45,8 +45,8 @@ export interface SeqStep {
   readonly pastLen: number;
   /** The sequence's whole block table (covering pastLen + tokens.length). */
   readonly blocks: readonly number[];
-  /** Return logits for this sequence's last token (default true). */
-  readonly wantLogits?: boolean;
+  /** Which of this step's tokens get logits (default 'last'). */
+  readonly logits?: 'last' | 'all' | 'none';
 }
 
 /** Builds a StepBatch from per-sequence tokens and block tables (positions = pastLen + i). */
@@ -60,13 +60,13 @@ export function buildBatch(seqs: readonly SeqStep[], blockCopies?: number[]): St
   let maxContextLen = 0;
   for (const s of seqs) {
     s.tokens.forEach((t, i) => {
+      if (s.logits === 'all' || (i === s.tokens.length - 1 && (s.logits ?? 'last') === 'last')) logitsIndices.push(inputIds.length);
       inputIds.push(t);
       positions.push(s.pastLen + i);
     });
     subsequenceBegins.push(inputIds.length);
     blockIndices.push(...s.blocks);
     blockIndicesBegins.push(blockIndices.length);
-    if (s.wantLogits !== false && s.tokens.length > 0) logitsIndices.push(inputIds.length - 1);
     maxContextLen = Math.max(maxContextLen, s.pastLen + s.tokens.length);
   }
   return {
@@ -90,6 +90,18 @@ export function argmax(row: Float32Array): number {
 
 export function row(logits: Float32Array, r: number, vocab: number): Float32Array {
   return logits.subarray(r * vocab, (r + 1) * vocab);
+}
+
+/** A random permutation of [from, to) (deterministic for a seed). */
+export function shuffledBlocks(from: number, to: number, seed: number): number[] {
+  const blocks = Array.from({ length: to - from }, (_, i) => from + i);
+  let state = seed >>> 0 || 1;
+  for (let i = blocks.length - 1; i > 0; i--) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    const j = state % (i + 1);
+    [blocks[i], blocks[j]] = [blocks[j] as number, blocks[i] as number];
+  }
+  return blocks;
 }
 
 export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
@@ -122,7 +134,7 @@ export async function greedySolo(
   while (past < prompt.length) {
     const tokens = prompt.slice(past, past + Math.min(chunk, prompt.length - past));
     const isLast = past + tokens.length === prompt.length;
-    const out = await backend.execute(buildBatch([{ tokens, pastLen: past, blocks, wantLogits: isLast }]));
+    const out = await backend.execute(buildBatch([{ tokens, pastLen: past, blocks, logits: isLast ? 'last' : 'none' }]));
     if (isLast) logits = out.logits.slice(0, vocab);
     else if (out.logits.length !== 0) throw new Error('logits returned for a step that asked for none');
     past += tokens.length;
@@ -138,4 +150,18 @@ export async function greedySolo(
     next = argmax(out.logits);
   }
   return { ids, firstLogits };
+}
+
+/** The in-repository Qwen3 fixture (random weights, made with transformers). */
+export const QWEN3_TINY = join(REPO_ROOT, 'test', 'fixtures', 'qwen3-tiny');
+
+/** Models with a reference.json the tests check against; absent shared models are left out (with a warning). */
+export function referenceModels(): Array<{ name: string; dir: string }> {
+  const models: Array<{ name: string; dir: string }> = [];
+  for (const name of ['stories260K', 'aidreams260K']) {
+    const dir = sharedModel(name);
+    if (dir) models.push({ name, dir });
+  }
+  if (existsSync(join(QWEN3_TINY, 'model.safetensors'))) models.push({ name: 'qwen3-tiny', dir: QWEN3_TINY });
+  return models;
 }

@@ -79,8 +79,12 @@ export function nativeAddonPath(): string {
 
 /** The loaded addon; throws NativeBackendUnavailableError when missing or broken. */
 export function loadNativeBinding(): NativeBinding {
-  if (cached) return cached;
-  const file = nativeAddonPath();
+  cached ??= loadNativeBindingFrom(nativeAddonPath());
+  return cached;
+}
+
+/** Loads an addon file without caching (loadNativeBinding caches the package's own). */
+export function loadNativeBindingFrom(file: string): NativeBinding {
   if (!existsSync(file)) throw new NativeBackendUnavailableError(`the native CPU backend is not built (${file} is missing); ${REBUILD}`);
   let binding: Partial<NativeBinding>;
   try {
@@ -92,6 +96,5 @@ export function loadNativeBinding(): NativeBinding {
     throw new NativeBackendUnavailableError(
       `the native CPU backend at ${file} is out of date (abiVersion ${String(binding.abiVersion)}, expected ${ABI_VERSION}); ${REBUILD}`,
     );
-  cached = binding as NativeBinding;
-  return cached;
+  return binding as NativeBinding;
 }

@@ -1,0 +1,150 @@
+// Paging and batching invariance at the backend level: a sequence's logits do
+// not depend on where its blocks lie, what else is in the batch, how its prompt
+// was chunked, or how many threads run the step.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CpuBackend } from '../../src/backends/cpu/index.js';
+import {
+  buildBatch,
+  contiguousBlocks,
+  maxAbsDiff,
+  readReference,
+  referenceModels,
+  row,
+  shuffledBlocks,
+  type SeqStep,
+} from './helpers.js';
+
+const BLOCK_SIZE = 4; // small, so sequences span many blocks and chunks cross block edges
+const TOLERANCE = 1e-5;
+
+for (const { name, dir } of referenceModels()) {
+  // Sequences: each reference prompt followed by part of its greedy continuation.
+  const reference = readReference(dir);
+  const sequences = reference.cases.map((c, i) => [...c.prompt_ids, ...c.greedy_ids.slice(0, 9 + 3 * i)]);
+  const blocksPerSeq = sequences.map((s) => Math.ceil(s.length / BLOCK_SIZE));
+  const totalBlocks = blocksPerSeq.reduce((a, b) => a + b, 0);
+
+  describe(`${name}: paging and batching invariance`, () => {
+    let backend: CpuBackend;
+    let vocab: number;
+    /** Logits of every position of every sequence, each run alone in one step. */
+    let solo: Float32Array[];
+
+    beforeAll(async () => {
+      backend = await CpuBackend.load(dir, { threads: 2 });
+      vocab = backend.shape.vocabSize;
+      await backend.allocateCache({ numBlocks: totalBlocks + 1, blockSize: BLOCK_SIZE, precision: 'f32' });
+      solo = [];
+      for (const [k, tokens] of sequences.entries()) {
+        const out = await backend.execute(
+          buildBatch([{ tokens, pastLen: 0, blocks: contiguousBlocks(1, blocksPerSeq[k] as number), logits: 'all' }]),
+        );
+        expect(out.logits.length).toBe(tokens.length * vocab);
+        solo.push(out.logits);
+      }
+    });
+    afterAll(async () => backend.dispose());
+
+    /** Non-contiguous block tables for all sequences, from one shuffled pool of blocks. */
+    const shuffledTables = (seed: number): number[][] => {
+      const pool = shuffledBlocks(1, totalBlocks + 1, seed);
+      return blocksPerSeq.map((n) => pool.splice(0, n));
+    };
+
+    const expectSolo = (k: number, position: number, logits: Float32Array) => {
+      const expected = row(solo[k] as Float32Array, position, vocab);
+      expect(maxAbsDiff(logits, expected), `sequence ${k} position ${position}`).toBeLessThanOrEqual(TOLERANCE);
+    };
+
+    it('all sequences in one batch with shuffled block tables give their solo logits', async () => {
+      const tables = shuffledTables(7);
+      const out = await backend.execute(
+        buildBatch(sequences.map((tokens, k) => ({ tokens, pastLen: 0, blocks: tables[k] as number[], logits: 'all' }))),
+      );
+      let r = 0;
+      for (const [k, tokens] of sequences.entries())
+        for (let p = 0; p < tokens.length; p++) expectSolo(k, p, row(out.logits, r++, vocab));
+    });
+
+    it('chunked prefill mixed with decode steps, in one batch, gives the solo logits', async () => {
+      const tables = shuffledTables(11);
+      const done = sequences.map(() => 0);
+      // Each sequence advances by its own chunk size per step (1 = decode-like).
+      const chunk = sequences.map((_, k) => [3, 1, 5, 2, 7][k % 5] as number);
+      for (let step = 0; done.some((d, k) => d < (sequences[k] as number[]).length); step++) {
+        const parts: Array<{ k: number; step: SeqStep }> = [];
+        for (const [k, tokens] of sequences.entries()) {
+          const n = Math.min(chunk[k] as number, tokens.length - (done[k] as number));
+          // Sequences skip some steps, so the batch composition keeps changing.
+          if (n === 0 || (step + k) % 3 === 2) continue;
+          parts.push({ k, step: { tokens: tokens.slice(done[k], (done[k] as number) + n), pastLen: done[k] as number, blocks: tables[k] as number[], logits: 'all' } });
+        }
+        if (parts.length === 0) continue;
+        const out = await backend.execute(buildBatch(parts.map((p) => p.step)));
+        let r = 0;
+        for (const { k, step: s } of parts) {
+          for (let i = 0; i < s.tokens.length; i++) expectSolo(k, s.pastLen + i, row(out.logits, r++, vocab));
+          done[k] = (done[k] as number) + s.tokens.length;
+        }
+      }
+    });
+
+    it('only the rows in logitsIndices get logits, in ascending order', async () => {
+      const tables = shuffledTables(3);
+      const batch = buildBatch(sequences.map((tokens, k) => ({ tokens, pastLen: 0, blocks: tables[k] as number[], logits: k % 2 === 0 ? 'last' : 'none' })));
+      const out = await backend.execute(batch);
+      const wanted = sequences.map((_, k) => k).filter((k) => k % 2 === 0);
+      expect(out.logits.length).toBe(wanted.length * vocab);
+      wanted.forEach((k, r) => expectSolo(k, (sequences[k] as number[]).length - 1, row(out.logits, r, vocab)));
+    });
+
+    it('a fork with copy-on-write (blockCopies) continues like a solo sequence', async () => {
+      const base = sequences[0] as number[];
+      const prefix = base.slice(0, 2 * BLOCK_SIZE + 2); // two full blocks and a partial one
+      const tail = [5, 6]; // fills the third block exactly
+      // The parent fills blocks 1, 2, 3; the child shares 1 and 2 and gets a copy of 3 in block 4.
+      await backend.execute(buildBatch([{ tokens: prefix, pastLen: 0, blocks: [1, 2, 3], logits: 'none' }]));
+      const out = await backend.execute(
+        buildBatch([{ tokens: tail, pastLen: prefix.length, blocks: [1, 2, 4], logits: 'all' }], [3, 4]),
+      );
+      const expected = await backend.execute(
+        buildBatch([{ tokens: [...prefix, ...tail], pastLen: 0, blocks: [5, 6, 7, 8], logits: 'all' }]),
+      );
+      for (let i = 0; i < tail.length; i++)
+        expect(maxAbsDiff(row(out.logits, i, vocab), row(expected.logits, prefix.length + i, vocab))).toBeLessThanOrEqual(TOLERANCE);
+    });
+
+    it('one thread gives the same logits as two', async () => {
+      const single = await CpuBackend.load(dir, { threads: 1 });
+      try {
+        expect(single.threads).toBe(1);
+        await single.allocateCache({ numBlocks: totalBlocks + 1, blockSize: BLOCK_SIZE, precision: 'f32' });
+        const tokens = sequences[sequences.length - 1] as number[];
+        const out = await single.execute(buildBatch([{ tokens, pastLen: 0, blocks: contiguousBlocks(1, blocksPerSeq[sequences.length - 1] as number), logits: 'all' }]));
+        for (let p = 0; p < tokens.length; p++) expectSolo(sequences.length - 1, p, row(out.logits, p, vocab));
+      } finally {
+        await single.dispose();
+      }
+    });
+
+    it('f16 KV cache: logits close to f32 at every position (greedy ids: reference.test.ts)', async () => {
+      const half = await CpuBackend.load(dir, { threads: 2 });
+      try {
+        await half.allocateCache({ numBlocks: totalBlocks + 1, blockSize: BLOCK_SIZE, precision: 'f16' });
+        const tables = shuffledTables(5);
+        const out = await half.execute(
+          buildBatch(sequences.map((tokens, k) => ({ tokens, pastLen: 0, blocks: tables[k] as number[], logits: 'all' }))),
+        );
+        let r = 0;
+        for (const [k, tokens] of sequences.entries())
+          for (let p = 0; p < tokens.length; p++) {
+            const got = row(out.logits, r++, vocab);
+            const want = row(solo[k] as Float32Array, p, vocab);
+            expect(maxAbsDiff(got, want)).toBeLessThan(2e-2);
+          }
+      } finally {
+        await half.dispose();
+      }
+    });
+  });
+}
