@@ -141,12 +141,14 @@ export class CpuBackend implements Backend {
     native.dispose();
   }
 
+  /**
+   * Runs work after everything queued before it. Work queued before dispose()
+   * still runs (dispose waits for it); work queued after rejects.
+   */
   #enqueue<T>(work: (native: NativeCpuModel) => Promise<T>): Promise<T> {
-    const run = async (): Promise<T> => {
-      const native = this.#native;
-      if (!native) throw new BackendError('the CPU backend has been disposed');
-      return work(native);
-    };
+    const native = this.#native;
+    if (!native) return Promise.reject(new BackendError('the CPU backend has been disposed'));
+    const run = () => work(native);
     const result = this.#queue.then(run, run);
     this.#queue = result.catch(() => {});
     return result.catch((error: unknown) => {
