@@ -10,6 +10,7 @@
  */
 
 import type { Backend, StepBatch } from '../backends/backend.js';
+import { BackendError, EngineError } from '../errors.js';
 import { Sampler, type SampledToken } from '../sampling/sampler.js';
 import type { KvCacheManager } from './kv/kv-cache-manager.js';
 import { IncrementalDetokenizer, StopStringMatcher, type TokenDecoder } from './output.js';
@@ -155,7 +156,8 @@ export class Engine {
   private kick(): void {
     if (this.looping) return;
     this.looping = true;
-    void this.loop();
+    // Start on the next turn, so requests made in the same tick share the first step.
+    setImmediate(() => void this.loop());
   }
 
   private async loop(): Promise<void> {
@@ -168,7 +170,7 @@ export class Engine {
     } catch (error) {
       // A bug, not a capacity problem: fail what is live, keep the process.
       this.log(`engine loop failed: ${String(error)}`);
-      const failure = error instanceof Error ? error : new Error(String(error));
+      const failure = new EngineError(`the engine loop failed: ${String(error)}`, { cause: error });
       for (const live of [...this.live.values()]) this.finish(live, 'error', failure, false);
     } finally {
       this.looping = false;
@@ -186,7 +188,7 @@ export class Engine {
       const live = this.live.get(failure.request.id);
       if (live === undefined) continue;
       if (failure.reason === 'error') this.log(`request ${failure.request.id} failed: ${failure.message}`);
-      this.finish(live, failure.reason, failure.reason === 'error' ? new Error(failure.message) : undefined, true);
+      this.finish(live, failure.reason, failure.reason === 'error' ? new EngineError(failure.message) : undefined, true);
     }
     if (plan.scheduled.length === 0) return;
 
@@ -197,8 +199,8 @@ export class Engine {
       const expected = batch.logitsIndices.length * this.backend.shape.vocabSize;
       if (logits.length !== expected) throw new Error(`backend returned ${logits.length} logits, expected ${expected}`);
     } catch (error) {
-      const failure = error instanceof Error ? error : new Error(String(error));
-      this.log(`step ${this.steps} failed in the backend: ${failure.message}`);
+      const failure = new BackendError(`the backend failed a step: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      this.log(failure.message);
       for (const { request } of plan.scheduled) {
         const live = this.live.get(request.id);
         if (live !== undefined) this.finish(live, 'error', failure, false);

@@ -94,12 +94,12 @@ export class Scheduler {
           break;
         }
         if (grown.error.kind !== 'NoCapacity') {
-          removeFrom(this.running, request);
+          this.drop(request);
           failed.push({ request, reason: 'error', message: describe(grown.error) });
           break;
         }
         if (this.running.length === 1) {
-          removeFrom(this.running, request);
+          this.drop(request);
           failed.push({ request, reason: 'length', message: `the KV cache cannot hold ${request.numComputed + numTokens} tokens` });
           break;
         }
@@ -144,6 +144,12 @@ export class Scheduler {
 
   private entry(request: Request, numTokens: number): ScheduledRequest {
     return { request, numTokens, samples: request.numComputed + numTokens === request.tokens.length };
+  }
+
+  /** Takes a failing running request out, freeing its blocks now so admission below can use them. */
+  private drop(request: Request): void {
+    this.kv.free(request.id);
+    removeFrom(this.running, request);
   }
 
   private preempt(victim: Request): void {

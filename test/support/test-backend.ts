@@ -31,13 +31,15 @@ export class TestBackend implements Backend {
   private slots = new Int32Array(0);
   private blockSize = 16;
   private numBlocks = 0;
-  private readonly alphabet: number[];
+  /** UTF-8 encodings of the characters the backend writes, a byte per token. */
+  private readonly alphabet: Uint8Array[];
   private readonly options: TestBackendOptions;
   disposed = false;
 
   constructor(options: TestBackendOptions = {}) {
     this.options = options;
-    this.alphabet = [...new TextEncoder().encode(options.alphabet ?? 'abcdefghij klmnop')];
+    const encoder = new TextEncoder();
+    this.alphabet = [...(options.alphabet ?? 'abcdefghij klmnop')].map((char) => encoder.encode(char));
     this.shape = {
       vocabSize: 260,
       numLayers: 2,
@@ -101,7 +103,12 @@ export class TestBackend implements Backend {
     hash >>>= 0;
     const { eosPercent = 0, minEosContext = 8 } = this.options;
     if (context.length >= minEosContext && hash % 100 < eosPercent) return EOS;
-    return this.alphabet[(hash >>> 7) % this.alphabet.length]!;
+    // Finish a multi-byte character in progress, else start one: output is always valid UTF-8.
+    const partial = trailingPartialCharacter(context);
+    const candidates = this.alphabet.filter((bytes) => bytes.length > partial.length && partial.every((b, i) => bytes[i] === b));
+    const pick = candidates.length > 0 && partial.length > 0 ? candidates : this.alphabet;
+    const bytes = pick[(hash >>> 7) % pick.length]!;
+    return bytes[pick === candidates ? partial.length : 0]!;
   }
 
   private slot(table: Int32Array, position: number): number {
@@ -125,4 +132,17 @@ export class TestBackend implements Backend {
 function* pairs(copies: Int32Array | undefined): Generator<[number, number]> {
   if (copies === undefined) return;
   for (let i = 0; i + 1 < copies.length; i += 2) yield [copies[i]!, copies[i + 1]!];
+}
+
+/** The bytes of an incomplete UTF-8 character at the end of `context` (empty if none). */
+function trailingPartialCharacter(context: readonly number[]): number[] {
+  for (let back = 1; back <= 3 && back <= context.length; back++) {
+    const byte = context[context.length - back]!;
+    if (byte >= 256 || byte < 0x80) return [];
+    if (byte >= 0xc0) {
+      const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : 2;
+      return back < length ? context.slice(context.length - back) as number[] : [];
+    }
+  }
+  return [];
 }

@@ -1,0 +1,205 @@
+/**
+ * Public option types and their validation. Every bad value becomes an
+ * InvalidOptionError naming the option, before anything is queued or loaded.
+ */
+
+import type { Backend, KvPrecision } from './backends/backend.js';
+import type { SchedulingPolicy } from './engine/scheduler.js';
+import { parseByteSize } from './engine/kv/sizing.js';
+import { InvalidOptionError } from './errors.js';
+import type { SamplingParams } from './sampling/params.js';
+import type { ChatTemplate } from './text/chat-template.js';
+import type { GenerationDefaults, Tokenizer, ToolDefinition } from './text/types.js';
+
+export interface LoadProgress {
+  readonly phase: string;
+  readonly loaded: number;
+  readonly total: number;
+}
+
+export interface KvCacheOptions {
+  /** Byte budget for the cache: a number of bytes or a string such as "4GB" or "512MiB". Default "256MiB". */
+  size?: string | number;
+  /** Element type of cached keys and values. Default "f32". */
+  precision?: KvPrecision;
+  /** Tokens per block. Default 16. */
+  blockSize?: number;
+}
+
+export interface SchedulerOptions {
+  /** Most requests running at once. Default 64. */
+  maxNumSeqs?: number;
+  /** Most tokens computed in one step (decodes + prompt chunks). Default 2048. */
+  maxNumBatchedTokens?: number;
+  /** Reuse cached blocks of identical prompt prefixes. Default true. */
+  prefixCaching?: boolean;
+  /** "fcfs" (default) or "priority" (higher `priority` first; the lowest is preempted first). */
+  policy?: SchedulingPolicy;
+}
+
+export interface ParserOptions {
+  /** Tool-call parser name, e.g. "qwen3coder", "hermes". */
+  tool?: string;
+  /** Reasoning parser name, e.g. "qwen3", "deepseek_r1". */
+  reasoning?: string;
+}
+
+export interface PipelineOptions {
+  /** Hugging Face model folder (config.json, safetensors, tokenizer.json). */
+  model?: string;
+  /** "cpu" (default). */
+  device?: string;
+  /** CPU threads for the native backend. Default: available cores. */
+  threads?: number;
+  /** A Backend implementation to use instead of loading `model`. Requires `tokenizer`. */
+  backend?: Backend;
+  /** Tokenizer to use with a custom `backend`. */
+  tokenizer?: Tokenizer;
+  /** Chat template to use with a custom `backend` (needed for chat()). */
+  chatTemplate?: ChatTemplate;
+  /** Generation defaults to use with a custom `backend`. */
+  generationDefaults?: GenerationDefaults;
+  kvCache?: KvCacheOptions;
+  scheduler?: SchedulerOptions;
+  /** Default parsers for chat() and stream() of messages. */
+  parsers?: ParserOptions;
+  onProgress?: (progress: LoadProgress) => void;
+  /** Receives the engine's log lines (a request failed, a step failed). Default: none. */
+  logger?: (message: string) => void;
+}
+
+export interface GenerateOptions {
+  /** Most tokens to generate. Default: until EOS or the end of the model's context. */
+  maxTokens?: number;
+  /** 0 = greedy. Default from generation_config.json (greedy if it does not sample). */
+  temperature?: number;
+  topK?: number;
+  topP?: number;
+  minP?: number;
+  repetitionPenalty?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  /** Same seed, same output, alone or batched. Default: random. */
+  seed?: number;
+  /** Stop strings; the matched string is not part of the output. */
+  stop?: string | string[];
+  stopTokenIds?: number[];
+  /** Generate exactly maxTokens, ignoring EOS. */
+  ignoreEos?: boolean;
+  /** Higher runs first under the "priority" policy. Default 0. */
+  priority?: number;
+  /** Top-n log probabilities per generated token (0-20). */
+  logprobs?: number;
+  signal?: AbortSignal;
+  /** Parsers for this request (overrides the pipeline's). */
+  parsers?: ParserOptions;
+}
+
+export interface ChatOptions extends GenerateOptions {
+  tools?: ToolDefinition[];
+  /** Extra chat template variables, e.g. { enable_thinking: false }. */
+  templateKwargs?: Record<string, unknown>;
+}
+
+export interface ResolvedPipelineOptions {
+  readonly kvBytes: number;
+  readonly precision: KvPrecision;
+  readonly blockSize: number;
+  readonly maxNumSeqs: number;
+  readonly maxNumBatchedTokens: number;
+  readonly prefixCaching: boolean;
+  readonly policy: SchedulingPolicy;
+  readonly threads: number | undefined;
+}
+
+export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipelineOptions {
+  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
+  if (options.backend === undefined && typeof options.model !== 'string') {
+    throw new InvalidOptionError('model', 'give a model folder path, or a backend and a tokenizer');
+  }
+  if (options.backend !== undefined && options.tokenizer === undefined) {
+    throw new InvalidOptionError('tokenizer', 'a custom backend needs a tokenizer');
+  }
+  if (options.device !== undefined && options.device.toLowerCase() !== 'cpu') {
+    throw new InvalidOptionError('device', `"${options.device}" is not available; this build runs on "cpu"`);
+  }
+  const kv = options.kvCache ?? {};
+  const kvBytes = parseByteSize(kv.size ?? '256MiB');
+  if (kvBytes === undefined) throw new InvalidOptionError('kvCache.size', `expected bytes or a size like "4GB", got ${JSON.stringify(kv.size)}`);
+  const precision = kv.precision ?? 'f32';
+  if (!['f32', 'f16', 'u8'].includes(precision)) throw new InvalidOptionError('kvCache.precision', `expected "f32", "f16" or "u8", got ${JSON.stringify(precision)}`);
+  const scheduler = options.scheduler ?? {};
+  const policy = scheduler.policy ?? 'fcfs';
+  if (policy !== 'fcfs' && policy !== 'priority') throw new InvalidOptionError('scheduler.policy', `expected "fcfs" or "priority", got ${JSON.stringify(policy)}`);
+  if (scheduler.prefixCaching !== undefined && typeof scheduler.prefixCaching !== 'boolean') {
+    throw new InvalidOptionError('scheduler.prefixCaching', 'expected a boolean');
+  }
+  if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw new InvalidOptionError('onProgress', 'expected a function');
+  return {
+    kvBytes,
+    precision,
+    blockSize: integer('kvCache.blockSize', kv.blockSize, 16, 1, 4096),
+    maxNumSeqs: integer('scheduler.maxNumSeqs', scheduler.maxNumSeqs, 64, 1, 65536),
+    maxNumBatchedTokens: integer('scheduler.maxNumBatchedTokens', scheduler.maxNumBatchedTokens, 2048, 1, 1 << 24),
+    prefixCaching: scheduler.prefixCaching ?? true,
+    policy,
+    threads: options.threads === undefined ? undefined : integer('threads', options.threads, 1, 1, 1024),
+  };
+}
+
+export interface ResolvedRequestOptions {
+  readonly sampling: SamplingParams;
+  readonly maxTokens: number | undefined;
+  readonly stopStrings: string[];
+  readonly stopTokenIds: number[];
+  readonly ignoreEos: boolean;
+  readonly priority: number;
+}
+
+export function resolveRequestOptions(options: GenerateOptions, defaults: GenerationDefaults): ResolvedRequestOptions {
+  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
+  const sampleByDefault = defaults.doSample === true;
+  const temperature = number('temperature', options.temperature, sampleByDefault ? (defaults.temperature ?? 1) : 0, 0, 100);
+  const stop = options.stop === undefined ? [] : typeof options.stop === 'string' ? [options.stop] : options.stop;
+  if (!Array.isArray(stop) || stop.some((s) => typeof s !== 'string' || s.length === 0)) {
+    throw new InvalidOptionError('stop', 'expected a non-empty string or an array of them');
+  }
+  const stopTokenIds = options.stopTokenIds ?? [];
+  if (!Array.isArray(stopTokenIds) || stopTokenIds.some((id) => !Number.isInteger(id) || id < 0)) {
+    throw new InvalidOptionError('stopTokenIds', 'expected an array of token ids');
+  }
+  if (options.ignoreEos !== undefined && typeof options.ignoreEos !== 'boolean') throw new InvalidOptionError('ignoreEos', 'expected a boolean');
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidOptionError('signal', 'expected an AbortSignal');
+  return {
+    sampling: {
+      temperature,
+      topK: integer('topK', options.topK, sampleByDefault ? (defaults.topK ?? 0) : 0, 0, 1 << 30),
+      topP: number('topP', options.topP, sampleByDefault ? (defaults.topP ?? 1) : 1, Number.MIN_VALUE, 1),
+      minP: number('minP', options.minP, sampleByDefault ? (defaults.minP ?? 0) : 0, 0, 1),
+      repetitionPenalty: number('repetitionPenalty', options.repetitionPenalty, defaults.repetitionPenalty ?? 1, Number.MIN_VALUE, 100),
+      presencePenalty: number('presencePenalty', options.presencePenalty, 0, -100, 100),
+      frequencyPenalty: number('frequencyPenalty', options.frequencyPenalty, 0, -100, 100),
+      seed: integer('seed', options.seed, Math.floor(Math.random() * 2 ** 32), Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+      logprobs: integer('logprobs', options.logprobs, 0, 0, 20),
+    },
+    maxTokens: options.maxTokens === undefined ? undefined : integer('maxTokens', options.maxTokens, 1, 1, 1 << 30),
+    stopStrings: stop,
+    stopTokenIds,
+    ignoreEos: options.ignoreEos ?? false,
+    priority: number('priority', options.priority, 0, -Number.MAX_VALUE, Number.MAX_VALUE),
+  };
+}
+
+function integer(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value)) throw new InvalidOptionError(name, `expected an integer, got ${JSON.stringify(value)}`);
+  if (value < min || value > max) throw new InvalidOptionError(name, `expected ${min} to ${max}, got ${value}`);
+  return value;
+}
+
+function number(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new InvalidOptionError(name, `expected a finite number, got ${JSON.stringify(value)}`);
+  if (value < min || value > max) throw new InvalidOptionError(name, `expected ${min} to ${max}, got ${value}`);
+  return value;
+}
