@@ -1,0 +1,191 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { UsageError } from './usage-error.js';
+
+/** Sampling and size flags shared by generate and chat. */
+export interface SamplingFlags {
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  seed?: number;
+}
+
+export interface LoadFlags {
+  model: string;
+  threads?: number;
+  kvCache?: string;
+  quiet: boolean;
+}
+
+export type Command =
+  | { name: 'help'; topic?: CommandName }
+  | { name: 'version' }
+  | ({ name: 'generate'; prompt?: string; echo: boolean } & LoadFlags & SamplingFlags)
+  | ({ name: 'chat'; system?: string } & LoadFlags & SamplingFlags)
+  | { name: 'demo'; model?: string; threads?: number; quiet: boolean };
+
+export type CommandName = 'generate' | 'chat' | 'demo';
+const COMMANDS: readonly CommandName[] = ['generate', 'chat', 'demo'];
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+const loadOptions = {
+  model: { type: 'string', short: 'm' },
+  threads: { type: 'string' },
+  'kv-cache': { type: 'string' },
+  quiet: { type: 'boolean', short: 'q' },
+  help: { type: 'boolean', short: 'h' },
+} satisfies Options;
+
+const samplingOptions = {
+  'max-tokens': { type: 'string', short: 'n' },
+  temperature: { type: 'string', short: 't' },
+  'top-p': { type: 'string' },
+  'top-k': { type: 'string' },
+  seed: { type: 'string' },
+} satisfies Options;
+
+/** Turns argv (without node and the script) into a command, or throws UsageError. */
+export function parseCommandLine(argv: readonly string[]): Command {
+  const [first, ...rest] = argv;
+  if (first === undefined) throw new UsageError('no command given');
+  if (first === '--help' || first === '-h') return { name: 'help' };
+  if (first === '--version' || first === '-v') return { name: 'version' };
+  if (first === 'help') {
+    const topic = rest[0];
+    if (topic === undefined) return { name: 'help' };
+    return { name: 'help', topic: commandName(topic) };
+  }
+  const name = commandName(first);
+  if (name === 'generate') return parseGenerate(rest);
+  if (name === 'chat') return parseChat(rest);
+  return parseDemo(rest);
+}
+
+function commandName(word: string): CommandName {
+  if ((COMMANDS as readonly string[]).includes(word)) return word as CommandName;
+  if (word.startsWith('-')) throw new UsageError(`unknown option ${JSON.stringify(word)}: options go after the command`);
+  throw new UsageError(`unknown command ${JSON.stringify(word)} (commands: ${COMMANDS.join(', ')})`);
+}
+
+function parseGenerate(args: string[]): Command {
+  const { values, positionals } = parse('generate', args, {
+    ...loadOptions,
+    ...samplingOptions,
+    echo: { type: 'boolean' },
+  });
+  if (values.help) return { name: 'help', topic: 'generate' };
+  return {
+    name: 'generate',
+    ...loadFlags('generate', values),
+    ...samplingFlags('generate', values),
+    // Words after the flags form the prompt, so quoting is optional; none means stdin.
+    prompt: positionals.length > 0 ? positionals.join(' ') : undefined,
+    echo: values.echo === true,
+  };
+}
+
+function parseChat(args: string[]): Command {
+  const { values, positionals } = parse('chat', args, {
+    ...loadOptions,
+    ...samplingOptions,
+    system: { type: 'string', short: 's' },
+  });
+  if (values.help) return { name: 'help', topic: 'chat' };
+  if (positionals.length > 0) {
+    throw new UsageError(`chat takes no prompt argument (got ${JSON.stringify(positionals[0])}); type messages at the > prompt`, 'chat');
+  }
+  const system = stringValue(values.system);
+  return {
+    name: 'chat',
+    ...loadFlags('chat', values),
+    ...samplingFlags('chat', values),
+    ...(system !== undefined ? { system } : {}),
+  };
+}
+
+function parseDemo(args: string[]): Command {
+  const { values, positionals } = parse('demo', args, {
+    model: loadOptions.model,
+    threads: loadOptions.threads,
+    quiet: loadOptions.quiet,
+    help: loadOptions.help,
+  });
+  if (values.help) return { name: 'help', topic: 'demo' };
+  if (positionals.length > 0) throw new UsageError(`demo takes no arguments (got ${JSON.stringify(positionals[0])})`, 'demo');
+  const model = stringValue(values.model);
+  const threads = optionalInteger('demo', '--threads', values.threads, 1);
+  return {
+    name: 'demo',
+    quiet: values.quiet === true,
+    ...(model !== undefined ? { model } : {}),
+    ...(threads !== undefined ? { threads } : {}),
+  };
+}
+
+type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+function parse(command: CommandName, args: string[], options: Options): { values: Values; positionals: string[] } {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: true });
+  } catch (error) {
+    // node:util's messages are clear ("Unknown option '--foo'"); keep them, minus its long hints.
+    const message = (error as Error).message.split('. To specify')[0] ?? String(error);
+    throw new UsageError(message, command);
+  }
+}
+
+function loadFlags(command: CommandName, values: Values): LoadFlags {
+  const model = stringValue(values.model);
+  if (model === undefined || model === '') throw new UsageError('--model <dir> is required', command);
+  const threads = optionalInteger(command, '--threads', values.threads, 1);
+  const kvCache = stringValue(values['kv-cache']);
+  if (kvCache !== undefined && !/^\s*\d+(\.\d+)?\s*[a-z]*\s*$/i.test(kvCache)) {
+    throw new UsageError(`--kv-cache must be a size such as 256MB or 1GB, got ${JSON.stringify(kvCache)}`, command);
+  }
+  return {
+    model,
+    quiet: values.quiet === true,
+    ...(threads !== undefined ? { threads } : {}),
+    ...(kvCache !== undefined ? { kvCache } : {}),
+  };
+}
+
+function samplingFlags(command: CommandName, values: Values): SamplingFlags {
+  const flags: SamplingFlags = {};
+  const maxTokens = optionalInteger(command, '--max-tokens', values['max-tokens'], 1);
+  if (maxTokens !== undefined) flags.maxTokens = maxTokens;
+  const temperature = optionalNumber(command, '--temperature', values.temperature, (n) => n >= 0, 'a number >= 0');
+  if (temperature !== undefined) flags.temperature = temperature;
+  const topP = optionalNumber(command, '--top-p', values['top-p'], (n) => n > 0 && n <= 1, 'a number in (0, 1]');
+  if (topP !== undefined) flags.topP = topP;
+  const topK = optionalInteger(command, '--top-k', values['top-k'], 0);
+  if (topK !== undefined) flags.topK = topK;
+  const seed = optionalInteger(command, '--seed', values.seed, 0);
+  if (seed !== undefined) flags.seed = seed;
+  return flags;
+}
+
+function stringValue(value: Values[string]): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function optionalNumber(
+  command: CommandName,
+  flag: string,
+  value: Values[string],
+  isValid: (n: number) => boolean,
+  expected: string,
+): number | undefined {
+  const text = stringValue(value);
+  if (text === undefined) return undefined;
+  const number = text.trim() === '' ? Number.NaN : Number(text);
+  if (!Number.isFinite(number) || !isValid(number)) {
+    throw new UsageError(`${flag} must be ${expected}, got ${JSON.stringify(text)}`, command);
+  }
+  return number;
+}
+
+function optionalInteger(command: CommandName, flag: string, value: Values[string], min: number): number | undefined {
+  return optionalNumber(command, flag, value, (n) => Number.isSafeInteger(n) && n >= min, `an integer >= ${min}`);
+}

@@ -1,0 +1,91 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CommandName } from './args.js';
+
+const GENERAL = `weft: in-process LLM generation for Node
+
+Usage:
+  weft generate --model <dir> [options] "prompt"   continue a prompt, streaming tokens to stdout
+  weft chat --model <dir> [options]                 chat interactively with a model's chat template
+  weft demo                                         the built-in demo: a tiny agent that reasons and calls tools
+  weft help <command>                               options of one command
+  weft --version
+
+A model is a Hugging Face folder: config.json, model.safetensors, tokenizer.json
+(and tokenizer_config.json, generation_config.json).
+`;
+
+const LOAD_OPTIONS = `  -m, --model <dir>        Hugging Face model folder (required)
+      --threads <n>        CPU threads (default: all available cores)
+      --kv-cache <size>    KV cache size, e.g. 256MB (default: the pipeline's)
+  -q, --quiet              no progress bar and no statistics on stderr
+  -h, --help               this help`;
+
+const SAMPLING_OPTIONS = `  -n, --max-tokens <n>     most tokens to generate
+  -t, --temperature <t>    0 = greedy (default: the model's generation_config.json)
+      --top-p <p>          nucleus sampling, in (0, 1]
+      --top-k <k>          sample among the k most likely tokens (0 = off)
+      --seed <n>           random seed: the same seed gives the same output`;
+
+const COMMAND_HELP: Record<CommandName, string> = {
+  generate: `Usage: weft generate --model <dir> [options] "prompt"
+
+Continues the prompt and streams the new text to stdout. A progress bar shows
+loading on stderr, and the speed (tokens/s) is printed there at the end.
+Without a prompt argument, the prompt is read from stdin.
+
+Options:
+${LOAD_OPTIONS}
+${SAMPLING_OPTIONS}
+      --echo               print the prompt before the continuation
+
+Example:
+  weft generate --model ./models/stories260K --max-tokens 64 "Once upon a time"
+`,
+  chat: `Usage: weft chat --model <dir> [options]
+
+An interactive chat using the model's chat template. Type a message and press
+Enter. Commands: /reset (forget the conversation), /exit (or Ctrl-D).
+Ctrl-C stops the answer being written; at the > prompt it exits.
+Reasoning (<think>...</think>) is shown dimmed.
+
+Options:
+${LOAD_OPTIONS}
+${SAMPLING_OPTIONS}
+  -s, --system <text>      a system message for the conversation
+`,
+  demo: `Usage: weft demo [options]
+
+Runs weft's own tiny demo model (models/weft-demo): several questions at once,
+reasoning and tool calls streamed as they happen.
+
+Options:
+  -m, --model <dir>        another demo model folder (default: models/weft-demo)
+      --threads <n>        CPU threads
+  -q, --quiet              less output
+  -h, --help               this help
+`,
+};
+
+export function helpText(topic?: CommandName): string {
+  return topic ? COMMAND_HELP[topic] : GENERAL;
+}
+
+/** weft's version, read from the package.json above this file (src/cli/ or dist/). */
+export function weftVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      try {
+        const json = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+        if (json.name === 'weft' && typeof json.version === 'string') return json.version;
+      } catch {
+        // Not ours or unreadable: keep looking upwards.
+      }
+    }
+    dir = dirname(dir);
+  }
+  return 'unknown';
+}
