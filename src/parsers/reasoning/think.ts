@@ -1,0 +1,148 @@
+/**
+ * `<think>...</think>` reasoning (qwen3, deepseek_r1). The output may start inside the block when
+ * the chat template already opened it (`startsInReasoning`); a `<think>` at the very start is then
+ * simply skipped. Without `</think>` everything after the opening is reasoning. With qwen3, a
+ * `<tool_call>` inside the block also ends it (the tag is passed on as content for the tool parser),
+ * so a call made in an unclosed think block is not lost.
+ *
+ * Whitespace: reasoning is trimmed at both ends and content is trimmed at its start (templates put
+ * newlines around the tags); trailing whitespace inside the block is held until we know whether
+ * `</think>` follows.
+ */
+import { scanToMarker, startsWithWord } from '../markers.js';
+import type { ReasoningStream, ReasoningStreamEvent } from '../types.js';
+
+const OPEN = '<think>';
+const CLOSE = '</think>';
+const TOOL_CALL = '<tool_call>';
+
+export interface ThinkFormat {
+  /** Tags that end reasoning and are passed on as content (qwen3: `<tool_call>`). */
+  endsReasoningAsContent: readonly string[];
+}
+
+export const QWEN3_THINK: ThinkFormat = { endsReasoningAsContent: [TOOL_CALL] };
+export const DEEPSEEK_R1_THINK: ThinkFormat = { endsReasoningAsContent: [] };
+
+type State = 'start' | 'reasoning' | 'content';
+
+export class ThinkStream implements ReasoningStream {
+  private state: State = 'start';
+  private held = '';
+  private events: ReasoningStreamEvent[] = [];
+  private readonly warningList: string[] = [];
+  /** Reasoning text emitted so far (for trimming its start). */
+  private reasoningBegun = false;
+  private trailingSpace = '';
+  private contentBegun = false;
+  private ended = false;
+  private readonly markers: readonly string[];
+
+  constructor(
+    private readonly format: ThinkFormat,
+    private readonly startsInReasoning: boolean,
+  ) {
+    this.markers = [CLOSE, ...format.endsReasoningAsContent];
+  }
+
+  get warnings(): readonly string[] {
+    return this.warningList;
+  }
+
+  push(deltaText: string, _deltaIds?: readonly number[]): ReasoningStreamEvent[] {
+    if (this.ended) {
+      this.warningList.push('push() after end() was ignored');
+      return [];
+    }
+    if (deltaText.length > 0) {
+      const s = this.held + deltaText;
+      this.held = s.slice(this.process(s, false));
+    }
+    return this.take();
+  }
+
+  end(): ReasoningStreamEvent[] {
+    if (this.ended) return [];
+    this.ended = true;
+    this.process(this.held, true);
+    this.held = '';
+    if (this.state === 'reasoning' && this.reasoningBegun) this.warningList.push(`the reasoning was not closed with ${CLOSE}`);
+    return this.take();
+  }
+
+  private take(): ReasoningStreamEvent[] {
+    const out = this.events;
+    this.events = [];
+    return out;
+  }
+
+  private process(s: string, final: boolean): number {
+    let i = 0;
+    for (;;) {
+      if (this.state === 'start') {
+        // Leading whitespace is trimmed from reasoning and content alike, so it can go now.
+        while (i < s.length && /\s/.test(s[i]!)) i++;
+        if (i >= s.length && !final) return i;
+        const open = startsWithWord(s, i, OPEN);
+        if (open === 'maybe' && !final) return i;
+        if (open === 'yes') {
+          i += OPEN.length;
+          this.state = 'reasoning';
+        } else {
+          this.state = this.startsInReasoning ? 'reasoning' : 'content';
+        }
+      } else if (this.state === 'reasoning') {
+        const scan = scanToMarker(s, i, this.markers, final);
+        this.reasoning(scan.text);
+        i = scan.next;
+        if (scan.marker === null) return i;
+        this.trailingSpace = '';
+        this.state = 'content';
+        if (scan.marker !== CLOSE) this.content(scan.marker);
+      } else {
+        this.content(s.slice(i));
+        return s.length;
+      }
+    }
+  }
+
+  private reasoning(text: string): void {
+    if (!this.reasoningBegun) {
+      text = text.replace(/^\s+/, '');
+      if (text.length === 0) return;
+      this.reasoningBegun = true;
+    }
+    let end = text.length;
+    while (end > 0 && /\s/.test(text[end - 1]!)) end--;
+    const body = text.slice(0, end);
+    if (body.length === 0) {
+      this.trailingSpace += text;
+      return;
+    }
+    this.emit('reasoning', this.trailingSpace + body);
+    this.trailingSpace = text.slice(body.length);
+  }
+
+  private content(text: string): void {
+    if (!this.contentBegun) {
+      text = text.replace(/^\s+/, '');
+      if (text.length === 0) return;
+      this.contentBegun = true;
+    }
+    this.emit('content', text);
+  }
+
+  private emit(type: 'reasoning' | 'content', text: string): void {
+    const last = this.events[this.events.length - 1];
+    if (last?.type === type) last.text += text;
+    else this.events.push({ type, text });
+  }
+}
+
+/**
+ * Whether a rendered prompt leaves the model inside an open think block (the template ended the
+ * prompt with `<think>`), i.e. the value to pass as `startsInReasoning`.
+ */
+export function detectStartsInReasoning(renderedPrompt: string): boolean {
+  return renderedPrompt.trimEnd().endsWith(OPEN);
+}

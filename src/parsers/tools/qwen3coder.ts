@@ -1,0 +1,266 @@
+/**
+ * qwen3coder: `<tool_call><function=NAME><parameter=KEY>VALUE</parameter>...</function></tool_call>`.
+ * Values are raw text (one leading and one trailing newline removed) typed by the tool's JSON
+ * schema. String parameters stream character by character; other values are sent when complete.
+ * Missing closing tags end what they should have ended: a parameter without `</parameter>` ends at
+ * the next `<parameter=`, at `</function>`, at `</tool_call>` or at the end of the output, and is
+ * kept in every case.
+ */
+import type { JsonSchema } from '../../text/types.js';
+import { CallBuilder } from '../call-builder.js';
+import { preview } from '../json/call-region.js';
+import { scanToMarker, skipWhitespace, startsWithWord } from '../markers.js';
+import { ToolStreamBase } from '../tool-stream-base.js';
+import { convertParameter, streamsAsString } from './schema-values.js';
+
+const TOOL_CALL = '<tool_call>';
+const TOOL_CALL_END = '</tool_call>';
+const FUNCTION = '<function=';
+const FUNCTION_END = '</function>';
+const PARAMETER = '<parameter=';
+const PARAMETER_END = '</parameter>';
+
+type State = 'content' | 'preFunction' | 'malformed' | 'functionName' | 'params' | 'paramName' | 'value' | 'afterFunction';
+
+const escapeJsonText = (text: string): string => JSON.stringify(text).slice(1, -1);
+
+export class Qwen3CoderToolStream extends ToolStreamBase {
+  private state: State = 'content';
+  private inToolCall = false;
+  private raw = '';
+  private name = '';
+  private call: CallBuilder | null = null;
+  private callSchema: JsonSchema | undefined;
+  private paramName = '';
+  private paramSchema: JsonSchema | undefined;
+  private streaming = false;
+  private valueText = '';
+  private valueStart = true;
+  private heldNewline = false;
+  private junkWarned = false;
+
+  protected process(s: string, final: boolean): number {
+    let i = 0;
+    for (;;) {
+      switch (this.state) {
+        case 'content': {
+          const scan = scanToMarker(s, i, [TOOL_CALL, FUNCTION], final);
+          this.content(scan.text);
+          i = scan.next;
+          if (scan.marker === null) return i;
+          this.inToolCall = scan.marker === TOOL_CALL;
+          this.raw = scan.marker;
+          this.name = '';
+          this.state = scan.marker === TOOL_CALL ? 'preFunction' : 'functionName';
+          break;
+        }
+        case 'preFunction': {
+          const j = skipWhitespace(s, i);
+          this.raw += s.slice(i, j);
+          i = j;
+          if (i >= s.length && !final) return i;
+          const fn = startsWithWord(s, i, FUNCTION);
+          if (fn === 'maybe' && !final) return i;
+          if (fn === 'yes') {
+            this.raw += FUNCTION;
+            i += FUNCTION.length;
+            this.state = 'functionName';
+          } else {
+            this.state = 'malformed';
+          }
+          break;
+        }
+        case 'malformed': {
+          // Not a call after all: everything up to </tool_call> goes back to the content.
+          const scan = scanToMarker(s, i, [TOOL_CALL_END], final);
+          this.raw += scan.text + (scan.marker ?? '');
+          i = scan.next;
+          if (scan.marker === null && !final) return i;
+          this.warn(`kept a malformed tool call as text: ${preview(this.raw)}`);
+          this.content(this.raw);
+          this.raw = '';
+          this.state = 'content';
+          break;
+        }
+        case 'functionName': {
+          const scan = scanToMarker(s, i, ['>'], final);
+          this.name += scan.text;
+          this.raw += scan.text + (scan.marker ?? '');
+          i = scan.next;
+          const bad = /[\n<]/.test(this.name) || (scan.marker !== null && this.name.trim() === '');
+          if (bad || (scan.marker === null && final)) {
+            if (this.inToolCall) {
+              this.state = 'malformed';
+            } else {
+              this.warn(`kept a malformed tool call as text: ${preview(this.raw)}`);
+              this.content(this.raw);
+              this.state = 'content';
+            }
+            break;
+          }
+          if (scan.marker === null) return i;
+          this.startFunction(this.name.trim());
+          break;
+        }
+        case 'params': {
+          const scan = scanToMarker(s, i, [PARAMETER, FUNCTION_END, TOOL_CALL_END], final);
+          this.junk(scan.text);
+          i = scan.next;
+          if (scan.marker === PARAMETER) {
+            this.paramName = '';
+            this.state = 'paramName';
+          } else if (scan.marker === FUNCTION_END) {
+            this.endFunction(null);
+          } else if (scan.marker === TOOL_CALL_END) {
+            this.endFunction(`missing ${FUNCTION_END}`);
+            this.state = 'content';
+          } else {
+            if (final) this.endFunction(`missing ${FUNCTION_END}`);
+            return i;
+          }
+          break;
+        }
+        case 'paramName': {
+          const scan = scanToMarker(s, i, ['>'], final);
+          this.paramName += scan.text;
+          i = scan.next;
+          if (scan.marker === null) {
+            if (!final) return i;
+            this.warn(`tool call "${this.name}": parameter name ${preview(this.paramName)} was cut off; dropped`);
+            this.endFunction(null);
+            return i;
+          }
+          this.startValue(this.paramName.trim());
+          break;
+        }
+        case 'value': {
+          const scan = scanToMarker(s, i, [PARAMETER_END, PARAMETER, FUNCTION_END, TOOL_CALL_END], final);
+          this.valuePiece(scan.text);
+          i = scan.next;
+          if (scan.marker === null) {
+            if (!final) return i;
+            this.endValue(`missing ${PARAMETER_END}`);
+            this.endFunction(`missing ${FUNCTION_END}`);
+            return i;
+          }
+          if (scan.marker === PARAMETER_END) {
+            this.endValue(null);
+            this.state = 'params';
+          } else if (scan.marker === PARAMETER) {
+            this.endValue(`missing ${PARAMETER_END}`);
+            this.paramName = '';
+            this.state = 'paramName';
+          } else if (scan.marker === FUNCTION_END) {
+            this.endValue(`missing ${PARAMETER_END}`);
+            this.endFunction(null);
+          } else {
+            this.endValue(`missing ${PARAMETER_END}`);
+            this.endFunction(`missing ${FUNCTION_END}`);
+            this.state = 'content';
+          }
+          break;
+        }
+        case 'afterFunction': {
+          if (!this.inToolCall) {
+            this.state = 'content';
+            break;
+          }
+          // Inside <tool_call>: another <function=, or the closing tag.
+          const scan = scanToMarker(s, i, [TOOL_CALL_END, FUNCTION], final);
+          this.junk(scan.text);
+          i = scan.next;
+          if (scan.marker === null) {
+            if (final) this.warn(`missing ${TOOL_CALL_END}`);
+            return i;
+          }
+          if (scan.marker === FUNCTION) {
+            this.raw = FUNCTION;
+            this.name = '';
+            this.state = 'functionName';
+          } else {
+            this.state = 'content';
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  private startFunction(name: string): void {
+    this.name = name;
+    this.raw = '';
+    this.junkWarned = false;
+    this.call = new CallBuilder(this);
+    this.call.start(name);
+    this.call.writer.open('{');
+    this.call.flush();
+    this.callSchema = this.schemaOf(name);
+    this.state = 'params';
+  }
+
+  private endFunction(why: string | null): void {
+    if (why) this.warn(`tool call "${this.name}": ${why}`);
+    this.call!.writer.close();
+    this.call!.end();
+    this.call = null;
+    this.state = 'afterFunction';
+  }
+
+  private startValue(key: string): void {
+    this.paramName = key;
+    const properties = this.callSchema?.properties;
+    this.paramSchema = properties?.[key];
+    if (properties && !this.paramSchema) this.warn(`tool call "${this.name}": unknown parameter "${key}"`);
+    this.streaming = streamsAsString(this.paramSchema);
+    this.valueText = '';
+    this.valueStart = true;
+    this.heldNewline = false;
+    if (this.streaming) {
+      this.call!.writer.key(JSON.stringify(key));
+      this.call!.writer.stringStart();
+      this.call!.flush();
+    }
+    this.state = 'value';
+  }
+
+  /** Value text: drops the first newline, holds a trailing one (it is dropped if the value ends there). */
+  private valuePiece(text: string): void {
+    if (text.length === 0) return;
+    if (this.valueStart) {
+      this.valueStart = false;
+      if (text[0] === '\n') text = text.slice(1);
+    }
+    if (this.heldNewline) text = '\n' + text;
+    this.heldNewline = text.endsWith('\n');
+    if (this.heldNewline) text = text.slice(0, -1);
+    if (text.length === 0) return;
+    if (this.streaming) {
+      this.call!.writer.stringChunk(escapeJsonText(text));
+      this.call!.flush();
+    } else {
+      this.valueText += text;
+    }
+  }
+
+  private endValue(why: string | null): void {
+    if (why) this.warn(`tool call "${this.name}", parameter "${this.paramName}": ${why}`);
+    const writer = this.call!.writer;
+    if (this.streaming) {
+      writer.stringEnd();
+    } else {
+      const converted = convertParameter(this.valueText, this.paramSchema);
+      if (converted.warning) this.warn(`tool call "${this.name}", parameter "${this.paramName}": ${converted.warning}`);
+      writer.key(JSON.stringify(this.paramName));
+      writer.value(JSON.stringify(converted.value) ?? 'null');
+    }
+    this.call!.flush();
+    this.state = 'params';
+  }
+
+  /** Text between tags where only whitespace belongs. */
+  private junk(text: string): void {
+    if (this.junkWarned || text.trim().length === 0) return;
+    this.junkWarned = true;
+    this.warn(`tool call "${this.name}": ignored unexpected text ${preview(text.trim())}`);
+  }
+}
