@@ -21,8 +21,16 @@ export function processIo(): CliIo {
     stderr: process.stderr,
     env: process.env,
     onInterrupt(handler) {
-      process.on('SIGINT', handler);
-      return () => process.off('SIGINT', handler);
+      // Ctrl-C asks for a clean stop; a second one within two seconds means "quit now".
+      let last = -Infinity;
+      const listener = (): void => {
+        const now = performance.now();
+        if (now - last < 2000) process.exit(130);
+        last = now;
+        handler();
+      };
+      process.on('SIGINT', listener);
+      return () => process.off('SIGINT', listener);
     },
   };
 }
