@@ -21,7 +21,7 @@ export type Command =
   | { name: 'help'; topic?: CommandName }
   | { name: 'version' }
   | ({ name: 'generate'; prompt?: string; echo: boolean } & LoadFlags & SamplingFlags)
-  | ({ name: 'chat'; system?: string } & LoadFlags & SamplingFlags)
+  | ({ name: 'chat'; system?: string; templateKwargs?: Record<string, unknown> } & LoadFlags & SamplingFlags)
   | { name: 'demo'; model?: string; threads?: number; quiet: boolean };
 
 export type CommandName = 'generate' | 'chat' | 'demo';
@@ -90,17 +90,20 @@ function parseChat(args: string[]): Command {
     ...loadOptions,
     ...samplingOptions,
     system: { type: 'string', short: 's' },
+    'template-kwargs': { type: 'string' },
   });
   if (values.help) return { name: 'help', topic: 'chat' };
   if (positionals.length > 0) {
     throw new UsageError(`chat takes no prompt argument (got ${JSON.stringify(positionals[0])}); type messages at the > prompt`, 'chat');
   }
   const system = stringValue(values.system);
+  const templateKwargs = jsonObject('chat', '--template-kwargs', values['template-kwargs']);
   return {
     name: 'chat',
     ...loadFlags('chat', values),
     ...samplingFlags('chat', values),
     ...(system !== undefined ? { system } : {}),
+    ...(templateKwargs !== undefined ? { templateKwargs } : {}),
   };
 }
 
@@ -164,6 +167,21 @@ function samplingFlags(command: CommandName, values: Values): SamplingFlags {
   const seed = optionalInteger(command, '--seed', values.seed, 0);
   if (seed !== undefined) flags.seed = seed;
   return flags;
+}
+
+function jsonObject(command: CommandName, flag: string, value: Values[string]): Record<string, unknown> | undefined {
+  const text = stringValue(value);
+  if (text === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new UsageError(`${flag} must be a JSON object such as '{"enable_thinking":false}', got ${JSON.stringify(text)}`, command);
+  }
+  return parsed as Record<string, unknown>;
 }
 
 function stringValue(value: Values[string]): string | undefined {

@@ -93,7 +93,12 @@ async function answer(
   const toolCalls: ToolCall[] = [];
   let finish: { finishReason: string; completionTokens: number } | undefined;
   try {
-    for await (const part of pipeline.stream(messages, { ...requestOptions(command), signal })) {
+    const options = {
+      ...requestOptions(command),
+      ...(command.templateKwargs !== undefined ? { templateKwargs: command.templateKwargs } : {}),
+      signal,
+    };
+    for await (const part of pipeline.stream(messages, options)) {
       if (part.type === 'finish') {
         finish = { finishReason: part.finishReason, completionTokens: part.usage.completionTokens };
         continue;

@@ -54,6 +54,7 @@ Options:
 ${LOAD_OPTIONS}
 ${SAMPLING_OPTIONS}
   -s, --system <text>      a system message for the conversation
+      --template-kwargs <json>  extra chat template variables, e.g. '{"enable_thinking":false}'
 `,
   demo: `Usage: weft demo [options]
 

@@ -11,6 +11,8 @@ export interface CliRequestOptions {
   topK?: number;
   seed?: number;
   signal?: AbortSignal;
+  /** Extra chat template variables (chat only). */
+  templateKwargs?: Record<string, unknown>;
 }
 
 /** What the CLI needs of a Pipeline: a structural subset, so tests can pass a stand-in. */

@@ -23,6 +23,9 @@ describe('parseCommandLine', () => {
     expect(parseCommandLine(['chat', '--model=m', '--system', 'Be brief.', '-t', '0'])).toEqual({
       name: 'chat', model: 'm', system: 'Be brief.', temperature: 0, quiet: false,
     });
+    expect(parseCommandLine(['chat', '-m', 'm', '--template-kwargs', '{"enable_thinking":false}'])).toMatchObject({
+      templateKwargs: { enable_thinking: false },
+    });
     expect(parseCommandLine(['demo'])).toEqual({ name: 'demo', quiet: false });
     expect(parseCommandLine(['demo', '--threads', '1', '--model', 'x'])).toEqual({ name: 'demo', quiet: false, threads: 1, model: 'x' });
   });
@@ -50,6 +53,8 @@ describe('parseCommandLine', () => {
     [['generate', '-m', 'x', '--threads', ''], /--threads/],
     [['generate', '-m', 'x', '--kv-cache', 'lots'], /--kv-cache must be a size/],
     [['chat', '-m', 'x', 'hello'], /chat takes no prompt argument/],
+    [['chat', '-m', 'x', '--template-kwargs', '[1]'], /--template-kwargs must be a JSON object/],
+    [['chat', '-m', 'x', '--template-kwargs', '{oops'], /--template-kwargs must be a JSON object/],
     [['demo', 'now'], /demo takes no arguments/],
     [['help', 'nope'], /unknown command "nope"/],
   ])('rejects %j', (argv, message) => {

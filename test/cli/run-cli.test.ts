@@ -183,7 +183,7 @@ describe('weft chat', () => {
       return textReply(`reply ${index}`);
     });
     const io = testIo({ stdin: 'My name is Ada.\nWhat is my name?\n\n/reset\nAnd now?\n/exit\nnever read\n' });
-    const code = await runCli(['chat', '-m', 'x', '--system', 'Be brief.', '-n', '16'], io, {
+    const code = await runCli(['chat', '-m', 'x', '--system', 'Be brief.', '-n', '16', '--template-kwargs', '{"enable_thinking":false}'], io, {
       openPipeline: opener(pipeline).open,
     });
     expect(code).toBe(0);
@@ -204,6 +204,7 @@ describe('weft chat', () => {
       ],
     ]);
     expect(pipeline.calls[0]?.options.maxTokens).toBe(16);
+    expect(pipeline.calls[2]?.options.templateKwargs).toEqual({ enable_thinking: false });
     expect(io.out()).toBe('reply 0\n<think>recall</think>\nYour name is Ada.\nreply 2\n');
     expect(io.err()).toContain('conversation reset');
     expect(pipeline.closed).toBe(true);
