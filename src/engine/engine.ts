@@ -280,10 +280,11 @@ export function buildBatch(plan: StepPlan, kv: KvCacheManager): StepBatch {
   const subsequenceBegins = new Int32Array(numSeqs + 1);
   const blockIndicesBegins = new Int32Array(numSeqs + 1);
   const logitsIndices: number[] = [];
-  const tables: (readonly number[])[] = [];
+  const tables: (readonly number[])[] = new Array(numSeqs);
   let token = 0;
   let maxContextLen = 0;
-  entries.forEach(({ request, numTokens, samples }, i) => {
+  for (let i = 0; i < numSeqs; i++) {
+    const { request, numTokens, samples } = entries[i]!;
     const start = request.numComputed;
     for (let j = 0; j < numTokens; j++) {
       inputIds[token] = request.tokens[start + j]!;
@@ -293,13 +294,14 @@ export function buildBatch(plan: StepPlan, kv: KvCacheManager): StepBatch {
     pastLens[i] = start;
     subsequenceBegins[i + 1] = token;
     if (samples) logitsIndices.push(token - 1);
-    maxContextLen = Math.max(maxContextLen, start + numTokens);
+    if (start + numTokens > maxContextLen) maxContextLen = start + numTokens;
     const table = kv.blockTable(request.id);
-    tables.push(table);
+    tables[i] = table;
     blockIndicesBegins[i + 1] = blockIndicesBegins[i]! + table.length;
-  });
+  }
   const blockIndices = new Int32Array(blockIndicesBegins[numSeqs]!);
-  tables.forEach((table, i) => blockIndices.set(table, blockIndicesBegins[i]!));
+  let at = 0;
+  for (const table of tables) for (let j = 0; j < table.length; j++) blockIndices[at++] = table[j]!;
   const batch: StepBatch = {
     inputIds,
     positions,

@@ -6,3 +6,6 @@ export type Result<T, E> = { readonly ok: true; readonly value: T } | { readonly
 
 export const ok = <T>(value: T): Result<T, never> => ({ ok: true, value });
 export const err = <E>(error: E): Result<never, E> => ({ ok: false, error });
+
+/** The shared success value of operations that return nothing (no allocation on hot paths). */
+export const OK: Result<void, never> = Object.freeze({ ok: true as const, value: undefined });

@@ -45,16 +45,28 @@ export class Sampler {
 
   /** Samples from logits[offset .. offset + vocab). May modify that row. */
   sample(logits: Float32Array, offset: number, vocab: number): SampledToken {
+    const { temperature, topK, logprobs } = this.params;
+    const greedy = temperature === 0 || topK === 1;
+    if (greedy && logprobs === 0 && !this.penalised) {
+      // The hot path of greedy decoding: no copies, no allocations.
+      return { token: argmax(logits, offset, offset + vocab) };
+    }
     const row = logits.subarray(offset, offset + vocab);
-    const reported = this.params.logprobs > 0 ? topLogprobs(row, this.params.logprobs) : undefined;
+    const reported = logprobs > 0 ? topLogprobs(row, logprobs) : undefined;
     this.applyPenalties(row);
-    const token = this.params.temperature === 0 || this.params.topK === 1 ? argmax(row) : this.draw(row);
+    const token = greedy ? argmax(row, 0, vocab) : this.draw(row);
     this.record(token);
     if (reported === undefined) return { token };
-    return { token, logprob: logprobOf(reported.row, token, reported.logSumExp), topLogprobs: reported.top };
+    return { token, logprob: reported.row[token]! - reported.logSumExp, topLogprobs: reported.top };
+  }
+
+  private get penalised(): boolean {
+    const { repetitionPenalty, presencePenalty, frequencyPenalty } = this.params;
+    return repetitionPenalty !== 1 || presencePenalty !== 0 || frequencyPenalty !== 0;
   }
 
   private record(token: number): void {
+    if (!this.penalised) return;
     this.outputCounts.set(token, (this.outputCounts.get(token) ?? 0) + 1);
     if (this.params.repetitionPenalty !== 1) this.seen.add(token);
   }
@@ -114,17 +126,18 @@ export class Sampler {
   }
 }
 
-/** Index of the largest value; the first one on ties (as torch.argmax). */
-export function argmax(row: Float32Array): number {
-  let best = 0;
-  let bestValue = row[0]!;
-  for (let i = 1; i < row.length; i++) {
-    if (row[i]! > bestValue) {
-      bestValue = row[i]!;
+/** Index (relative to `begin`) of the largest of values[begin..end); the first on ties, as torch.argmax. */
+export function argmax(values: Float32Array, begin: number, end: number): number {
+  let best = begin;
+  let bestValue = values[begin]!;
+  for (let i = begin + 1; i < end; i++) {
+    const value = values[i]!;
+    if (value > bestValue) {
+      bestValue = value;
       best = i;
     }
   }
-  return best;
+  return best - begin;
 }
 
 function topLogprobs(row: Float32Array, n: number): { row: Float32Array; logSumExp: number; top: TokenLogprob[] } {
@@ -145,8 +158,4 @@ function topLogprobs(row: Float32Array, n: number): { row: Float32Array; logSumE
     if (best.length > n) best.pop();
   }
   return { row: copy, logSumExp, top: best };
-}
-
-function logprobOf(row: Float32Array, token: number, logSumExp: number): number {
-  return row[token]! - logSumExp;
 }

@@ -22,7 +22,7 @@
  *      evicted before its prefix.
  */
 
-import { err, ok, type Result } from '../result.js';
+import { OK, err, ok, type Result } from '../result.js';
 import { BlockPool, ROOT_HASH, blockHash, type CachedBlockKey } from './block-pool.js';
 
 export interface PoolSpec {
@@ -158,24 +158,28 @@ export class KvCacheManager {
       tables.push([...reused, ...pool.take(fresh[p]!)]);
     }
     this.owned.set(requestId, { tables, hashes: [...hit.hashes] });
-    return ok(undefined);
+    return OK;
   }
 
   /** Grows a running request's tables to cover `numTokens` tokens. All pools or none. */
   appendSlots(requestId: number, numTokens: number): Result<void, KvError> {
     const owned = this.owned.get(requestId);
     if (owned === undefined) return err({ kind: 'UnknownRequest', requestId });
-    const needed = this.pools.map((_, p) => Math.max(0, this.blocksFor(p, numTokens) - owned.tables[p]!.length));
+    // Check every pool first (nothing changes on NoCapacity), then take.
+    let growing = false;
     for (let p = 0; p < this.pools.length; p++) {
+      const needed = this.blocksFor(p, numTokens) - owned.tables[p]!.length;
+      if (needed <= 0) continue;
+      growing = true;
       const pool = this.pools[p]!;
-      if (needed[p]! > pool.numFree) {
-        return err({ kind: 'NoCapacity', pool: this.specs[p]!.name, needed: needed[p]!, free: pool.numFree });
-      }
+      if (needed > pool.numFree) return err({ kind: 'NoCapacity', pool: this.specs[p]!.name, needed, free: pool.numFree });
     }
+    if (!growing) return OK; // the decode hot path: the last block has room
     for (let p = 0; p < this.pools.length; p++) {
-      if (needed[p]! > 0) owned.tables[p]!.push(...this.pools[p]!.take(needed[p]!));
+      const needed = this.blocksFor(p, numTokens) - owned.tables[p]!.length;
+      if (needed > 0) owned.tables[p]!.push(...this.pools[p]!.take(needed));
     }
-    return ok(undefined);
+    return OK;
   }
 
   /**
