@@ -38,3 +38,9 @@ export type {
 export { ChatTemplate } from './text/chat-template.js';
 export { HfTokenizer } from './text/hf-tokenizer.js';
 export { loadText } from './text/load-text.js';
+export { requireChatTemplate } from './text/chat-template.js';
+export type { ChatTemplateRenderOptions } from './text/chat-template.js';
+export type { TextAssets } from './text/load-text.js';
+export * from './parsers/index.js';
+export { CpuBackend } from './backends/cpu/cpu-backend.js';
+export type { CpuBackendOptions } from './backends/cpu/cpu-backend.js';

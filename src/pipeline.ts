@@ -31,7 +31,7 @@ import {
   type ResolvedPipelineOptions,
 } from './options.js';
 import { OutputParser, type ParsedOutput } from './output-parser.js';
-import { createParserStreams } from './parser-streams.js';
+import { createParserStream } from './parser-streams.js';
 import { RequestChannel } from './request-channel.js';
 import type { TokenLogprob } from './sampling/sampler.js';
 import type { StreamPart, TokenLogprobs, Usage } from './stream-parts.js';
@@ -284,8 +284,8 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
 
   private outputParser(prepared: PreparedPrompt, options: ChatOptions): OutputParser {
     const names = { ...this.options.parsers, ...options.parsers };
-    if (!prepared.chat || (names.tool === undefined && names.reasoning === undefined)) return new OutputParser({});
-    return new OutputParser(createParserStreams(names, prepared.tools ?? [], prepared.promptText ?? ''));
+    if (!prepared.chat) return new OutputParser();
+    return new OutputParser(createParserStream(names, prepared.tools ?? [], prepared.promptText ?? ''));
   }
 
   /**

@@ -20,6 +20,8 @@ export interface TestBackendOptions {
   delayMs?: number;
   /** Extra pools of a hybrid model. */
   extraPools?: ModelShape['extraPools'];
+  /** Overrides the next-token rule (e.g. to replay a scripted answer). */
+  rule?: (context: readonly number[]) => number;
   /** Fail steps whose batch contains this token id (to test backend errors). */
   failOnToken?: number;
 }
@@ -98,6 +100,7 @@ export class TestBackend implements Backend {
 
   /** The token the backend will produce after `context` (for tests computing expectations). */
   nextToken(context: readonly number[]): number {
+    if (this.options.rule) return this.options.rule(context);
     let hash = 2166136261;
     for (const token of context) hash = Math.imul(hash ^ token, 16777619);
     hash >>>= 0;
