@@ -133,6 +133,7 @@ export class ThinkStream implements ReasoningStream {
   }
 
   private emit(type: 'reasoning' | 'content', text: string): void {
+    if (text.length === 0) return;
     const last = this.events[this.events.length - 1];
     if (last?.type === type) last.text += text;
     else this.events.push({ type, text });

@@ -8,6 +8,7 @@ import { CallBuilder } from '../call-builder.js';
 import { preview } from '../json/call-region.js';
 import { JsonScanner } from '../json/scanner.js';
 import { scanToMarker, skipWhitespace, startsWithWord } from '../markers.js';
+import { StrayText } from '../stray-text.js';
 import { ToolStreamBase } from '../tool-stream-base.js';
 
 const CALLS_BEGIN = '<｜tool▁calls▁begin｜>';
@@ -28,7 +29,7 @@ export class DeepseekV3ToolStream extends ToolStreamBase {
   private name = '';
   private call: CallBuilder | null = null;
   private scanner: JsonScanner | null = null;
-  private junk = false;
+  private readonly stray = new StrayText();
 
   protected process(s: string, final: boolean): number {
     let i = 0;
@@ -125,12 +126,12 @@ export class DeepseekV3ToolStream extends ToolStreamBase {
         case 'afterArgs': {
           // Closing fence, whitespace and the call's end tag; anything else here is junk.
           const scan = scanToMarker(s, i, [CALL_END, CALLS_END], final);
-          const rest = scan.text.replace(/[`\s]/g, '');
-          if (rest.length > 0 && !this.junk) {
-            this.junk = true;
-            this.warn(`unexpected text after tool call arguments: ${preview(rest)}`);
-          }
+          this.stray.add(scan.text.replace(/`/g, ''));
           i = scan.next;
+          if (scan.marker !== null || final) {
+            const stray = this.stray.take();
+            if (stray !== null) this.warn(`unexpected text after tool call arguments: ${preview(stray)}`);
+          }
           if (scan.marker === null) {
             if (final) this.warn(`missing ${CALL_END}`);
             return i;
@@ -146,7 +147,6 @@ export class DeepseekV3ToolStream extends ToolStreamBase {
   private begin(name: string): void {
     if (name === '') {
       this.warn('a tool call has no name; skipped');
-      this.junk = true;
       this.state = 'afterArgs';
       return;
     }
@@ -160,7 +160,6 @@ export class DeepseekV3ToolStream extends ToolStreamBase {
     this.call!.end();
     this.call = null;
     this.scanner = null;
-    this.junk = false;
     this.state = 'afterArgs';
   }
 }

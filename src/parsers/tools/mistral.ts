@@ -17,7 +17,7 @@ import { ToolStreamBase } from '../tool-stream-base.js';
 const TOOL_CALLS = '[TOOL_CALLS]';
 const ARGS = '[ARGS]';
 const CALL_ID = '[CALL_ID]';
-const NAME_CHAR = /^[A-Za-z0-9_.\-]*$/;
+const NOT_NAME_CHAR = /[^A-Za-z0-9_.\-\s]/;
 
 type State = 'content' | 'afterMarker' | 'name' | 'callId' | 'expectArgs' | 'args' | 'array' | 'object';
 
@@ -64,16 +64,22 @@ export class MistralToolStream extends ToolStreamBase {
         case 'name':
         case 'callId': {
           const scan = scanToMarker(s, i, this.state === 'name' ? [ARGS, CALL_ID] : [ARGS], final);
+          const from = i;
           i = scan.next;
           if (this.state === 'name') {
-            this.name += scan.text;
-            const bad = !NAME_CHAR.test(this.name.trim()) || (scan.marker !== null && this.name.trim() === '');
-            if (bad || (scan.marker === null && final)) {
+            // Decide at the first character that cannot be part of a name, wherever the chunks end.
+            const bad = NOT_NAME_CHAR.exec(scan.text);
+            const emptyName = scan.marker !== null && (this.name + scan.text).trim() === '';
+            if (bad !== null || emptyName || (scan.marker === null && final)) {
+              const end = bad !== null ? bad.index : scan.text.length;
+              this.name += scan.text.slice(0, end);
               this.warn(`kept a malformed ${TOOL_CALLS} call as text: ${preview(this.name)}`);
               this.content(TOOL_CALLS + this.name);
+              i = from + end; // the content state goes on from the offending character
               this.state = 'content';
               break;
             }
+            this.name += scan.text;
           }
           if (scan.marker === null) {
             if (final) this.warn(`${TOOL_CALLS} ${this.name.trim()}: missing ${ARGS}`);

@@ -79,7 +79,7 @@ export class PythonicToolStream extends ToolStreamBase {
             i++;
             this.beginCall(name);
           } else {
-            this.notCalls(`expected a function call at ${preview(this.name + s.slice(i, i + 20))}`);
+            this.notCalls(`expected a function call at ${preview(this.name + (s[i] ?? ''))}`);
           }
           break;
         }
@@ -88,7 +88,7 @@ export class PythonicToolStream extends ToolStreamBase {
           if (i >= s.length) {
             if (!final) return i;
             this.warn(`tool call "${this.name}": missing ")"`);
-            this.finishArgument();
+            this.finishArgument(true);
             this.closeCall();
             return i;
           }
@@ -109,7 +109,7 @@ export class PythonicToolStream extends ToolStreamBase {
             i++;
             this.state = 'afterList';
           } else {
-            this.warn(`unexpected text after a call: ${preview(s.slice(i, i + 20))}`);
+            this.warn(`unexpected ${JSON.stringify(s[i])} after a call; the rest is content`);
             this.state = 'content';
           }
           break;
@@ -185,7 +185,8 @@ export class PythonicToolStream extends ToolStreamBase {
     return i;
   }
 
-  private finishArgument(): void {
+  /** Adds the collected `name=value` to the arguments; `cutOff`: the output ended inside it. */
+  private finishArgument(cutOff = false): void {
     const text = this.argText;
     this.argText = '';
     if (text.trim() === '') return;
@@ -199,6 +200,9 @@ export class PythonicToolStream extends ToolStreamBase {
     let value: unknown;
     if (parsed.ok) {
       value = parsed.value;
+    } else if (cutOff) {
+      this.warn(`tool call "${this.name}", argument "${key}": cut off (${parsed.error}); dropped`);
+      return;
     } else {
       this.warn(`tool call "${this.name}", argument "${key}": ${parsed.error}; kept as text`);
       value = valueText!.trim();

@@ -10,6 +10,7 @@ import type { JsonSchema } from '../../text/types.js';
 import { CallBuilder } from '../call-builder.js';
 import { preview } from '../json/call-region.js';
 import { scanToMarker, skipWhitespace, startsWithWord } from '../markers.js';
+import { StrayText } from '../stray-text.js';
 import { ToolStreamBase } from '../tool-stream-base.js';
 import { convertParameter, streamsAsString } from './schema-values.js';
 
@@ -37,7 +38,7 @@ export class Qwen3CoderToolStream extends ToolStreamBase {
   private valueText = '';
   private valueStart = true;
   private heldNewline = false;
-  private junkWarned = false;
+  private readonly stray = new StrayText();
 
   protected process(s: string, final: boolean): number {
     let i = 0;
@@ -104,8 +105,9 @@ export class Qwen3CoderToolStream extends ToolStreamBase {
         }
         case 'params': {
           const scan = scanToMarker(s, i, [PARAMETER, FUNCTION_END, TOOL_CALL_END], final);
-          this.junk(scan.text);
+          this.stray.add(scan.text);
           i = scan.next;
+          if (scan.marker !== null || final) this.warnStray();
           if (scan.marker === PARAMETER) {
             this.paramName = '';
             this.state = 'paramName';
@@ -167,8 +169,9 @@ export class Qwen3CoderToolStream extends ToolStreamBase {
           }
           // Inside <tool_call>: another <function=, or the closing tag.
           const scan = scanToMarker(s, i, [TOOL_CALL_END, FUNCTION], final);
-          this.junk(scan.text);
+          this.stray.add(scan.text);
           i = scan.next;
+          if (scan.marker !== null || final) this.warnStray();
           if (scan.marker === null) {
             if (final) this.warn(`missing ${TOOL_CALL_END}`);
             return i;
@@ -189,7 +192,6 @@ export class Qwen3CoderToolStream extends ToolStreamBase {
   private startFunction(name: string): void {
     this.name = name;
     this.raw = '';
-    this.junkWarned = false;
     this.call = new CallBuilder(this);
     this.call.start(name);
     this.call.writer.open('{');
@@ -258,9 +260,8 @@ export class Qwen3CoderToolStream extends ToolStreamBase {
   }
 
   /** Text between tags where only whitespace belongs. */
-  private junk(text: string): void {
-    if (this.junkWarned || text.trim().length === 0) return;
-    this.junkWarned = true;
-    this.warn(`tool call "${this.name}": ignored unexpected text ${preview(text.trim())}`);
+  private warnStray(): void {
+    const text = this.stray.take();
+    if (text !== null) this.warn(`tool call "${this.name}": ignored unexpected text ${preview(text)}`);
   }
 }

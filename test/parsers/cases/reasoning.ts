@@ -1,0 +1,102 @@
+export interface ReasoningCase {
+  title: string;
+  parser: 'qwen3' | 'deepseek_r1';
+  startsInReasoning?: boolean;
+  text: string;
+  reasoning: string | null;
+  content: string | null;
+  warnings: RegExp[];
+}
+
+export const reasoningCases: ReasoningCase[] = [
+  {
+    title: 'think block then answer',
+    parser: 'qwen3',
+    text: '<think>\nLet me think.\n\nTwo plus two is four.\n</think>\n\nThe answer is 4.',
+    reasoning: 'Let me think.\n\nTwo plus two is four.',
+    content: 'The answer is 4.',
+    warnings: [],
+  },
+  {
+    title: 'the template opened the block',
+    parser: 'qwen3',
+    startsInReasoning: true,
+    text: 'I should add.\n</think>\n\n4',
+    reasoning: 'I should add.',
+    content: '4',
+    warnings: [],
+  },
+  {
+    title: 'no closing tag: everything is reasoning',
+    parser: 'qwen3',
+    text: '<think>\nhmm, still thinking about <b>tags</b> and </thi',
+    reasoning: 'hmm, still thinking about <b>tags</b> and </thi',
+    content: null,
+    warnings: [/not closed/],
+  },
+  {
+    title: 'no think block at all',
+    parser: 'qwen3',
+    text: 'Just an answer with </think> inside.',
+    reasoning: null,
+    content: 'Just an answer with </think> inside.',
+    warnings: [],
+  },
+  {
+    title: 'qwen3: a tool call inside an unclosed think block ends reasoning',
+    parser: 'qwen3',
+    text: '<think>\nI need the weather.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+    reasoning: 'I need the weather.',
+    content: '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+    warnings: [],
+  },
+  {
+    title: 'deepseek_r1 starts inside the block by default',
+    parser: 'deepseek_r1',
+    text: 'Thinking here 🤔.</think>Answer.',
+    reasoning: 'Thinking here 🤔.',
+    content: 'Answer.',
+    warnings: [],
+  },
+  {
+    title: 'deepseek_r1 re-emitting <think> is fine',
+    parser: 'deepseek_r1',
+    text: '<think>\nabc\n</think>\nxyz\n',
+    reasoning: 'abc',
+    content: 'xyz\n',
+    warnings: [],
+  },
+  {
+    title: 'deepseek_r1 keeps <tool_call> as reasoning text',
+    parser: 'deepseek_r1',
+    text: 'use <tool_call> maybe</think>done',
+    reasoning: 'use <tool_call> maybe',
+    content: 'done',
+    warnings: [],
+  },
+  {
+    title: 'empty think block (thinking disabled)',
+    parser: 'qwen3',
+    text: '<think>\n\n</think>\n\nHello',
+    reasoning: null,
+    content: 'Hello',
+    warnings: [],
+  },
+  {
+    title: 'partial tags that never complete',
+    parser: 'qwen3',
+    text: '<thin and <think',
+    reasoning: null,
+    content: '<thin and <think',
+    warnings: [],
+  },
+  {
+    title: 'deepseek_r1 told the output does not start in reasoning',
+    parser: 'deepseek_r1',
+    startsInReasoning: false,
+    text: 'Plain answer.',
+    reasoning: null,
+    content: 'Plain answer.',
+    warnings: [],
+  },
+];

@@ -1,0 +1,123 @@
+/**
+ * The central guarantee: how the output is cut into deltas changes nothing. For every corpus text
+ * (and for random texts made of each format's tags and JSON punctuation), streaming it in any
+ * split gives the same content, reasoning, calls, arguments and warnings as parse(text), and the
+ * argument deltas of each call concatenate to JSON equal to its final arguments.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  collectEvents,
+  createOutputParser,
+  createReasoningParser,
+  createToolParser,
+  type OutputParser,
+  type ParserEvent,
+  type ParserStream,
+} from '../../src/parsers/index.js';
+import { toolCorpora } from './cases/index.js';
+import { outputCases } from './cases/output.js';
+import { reasoningCases } from './cases/reasoning.js';
+import { chars, checkEventContract, runStream, splitAt, TOOLS } from './helpers.js';
+
+interface Subject {
+  parse(text: string): { warnings: string[] };
+  stream(): ParserStream<ParserEvent>;
+}
+
+/** Streams `pieces` and checks the result against parse() of the whole text. */
+function expectSameAsParse(subject: Subject, text: string, pieces: readonly string[]): void {
+  expect(pieces.join('')).toBe(text);
+  const whole = subject.stream();
+  const expected = collectEvents(runStream(whole, [text]));
+  const stream = subject.stream();
+  const events = runStream(stream, pieces);
+  checkEventContract(events);
+  expect(collectEvents(events)).toStrictEqual(expected);
+  expect(stream.warnings).toStrictEqual(whole.warnings);
+  const parsed = subject.parse(text) as Partial<ReturnType<typeof collectEvents>> & { warnings: string[] };
+  if ('content' in parsed) expect(parsed.content).toBe(expected.content);
+  if ('toolCalls' in parsed) expect(parsed.toolCalls).toStrictEqual(expected.toolCalls);
+  if ('reasoning' in parsed) expect(parsed.reasoning).toBe(expected.reasoning);
+  expect(parsed.warnings).toStrictEqual([...whole.warnings]);
+}
+
+/** Whole text, one character at a time, and fast-check's random splits. */
+function checkAllSplits(subject: Subject, text: string, runs = 60): void {
+  expectSameAsParse(subject, text, [text]);
+  expectSameAsParse(subject, text, chars(text));
+  fc.assert(
+    fc.property(fc.array(fc.nat({ max: text.length }), { maxLength: 24 }), (cuts) => {
+      expectSameAsParse(subject, text, splitAt(text, cuts));
+    }),
+    { numRuns: runs },
+  );
+}
+
+const FRAGMENTS: Record<string, string[]> = {
+  qwen3coder: ['<tool_call>', '</tool_call>', '<function=get_weather>', '<function=search>', '</function>', '<parameter=city>', '<parameter=limit>', '<parameter=filters>', '</parameter>', '<', '>', '/', '='],
+  hermes: ['<tool_call>', '</tool_call>', '{"name": "get_weather", "arguments": ', '"name"', '"arguments"', '<tool'],
+  llama3_json: ['<|python_tag|>', '{"name": "search", "parameters": ', '"name"', ';', '<|python'],
+  mistral: ['[TOOL_CALLS]', '[ARGS]', '[CALL_ID]', 'get_time', '[{"name": "search", "arguments": ', '[TOOL'],
+  pythonic: ['[', ']', '(', ')', 'get_weather(', 'city=', '"', "'", '"""', '<|python_start|>', '<|python_end|>', '=', 'True', 'None'],
+  deepseek_v3: ['<｜tool▁calls▁begin｜>', '<｜tool▁calls▁end｜>', '<｜tool▁call▁begin｜>', '<｜tool▁call▁end｜>', '<｜tool▁sep｜>', 'function', '```json\n', '```', '\n', '<｜tool'],
+};
+/** More runs for a deeper search: WEFT_FUZZ_RUNS=5000 npx vitest run test/parsers */
+const FUZZ_RUNS = Number(process.env.WEFT_FUZZ_RUNS ?? 150);
+
+const COMMON = ['{', '}', '[', ']', '"', ':', ',', ' ', '\n', '\\', 'a', 'é', '🎉', '1', '-2.5', 'true', 'null', '"city"', '"Paris"'];
+
+describe('chunking never changes the result', () => {
+  for (const corpus of toolCorpora) {
+    describe(corpus.parser, () => {
+      const parser = createToolParser(corpus.parser, { tools: TOOLS });
+      for (const c of corpus.cases) it(c.title, () => checkAllSplits(parser, c.text));
+
+      it('random texts of its tags and JSON punctuation', () => {
+        const alphabet = [...FRAGMENTS[corpus.parser]!, ...COMMON];
+        fc.assert(
+          fc.property(
+            fc.array(fc.constantFrom(...alphabet), { maxLength: 40 }).map((parts) => parts.join('')),
+            fc.array(fc.nat({ max: 400 }), { maxLength: 12 }),
+            (text, cuts) => {
+              expectSameAsParse(parser, text, splitAt(text, cuts));
+              expectSameAsParse(parser, text, chars(text));
+            },
+          ),
+          { numRuns: FUZZ_RUNS },
+        );
+      });
+    });
+  }
+
+  describe('reasoning', () => {
+    for (const c of reasoningCases) {
+      const parser = createReasoningParser(c.parser, c.startsInReasoning === undefined ? {} : { startsInReasoning: c.startsInReasoning });
+      it(`${c.parser}: ${c.title}`, () => checkAllSplits(parser, c.text));
+    }
+    it('random texts of think tags', () => {
+      const alphabet = ['<think>', '</think>', '<tool_call>', '<th', '</', ' ', '\n', 'a', 'é', '>'];
+      for (const name of ['qwen3', 'deepseek_r1']) {
+        const parser = createReasoningParser(name);
+        fc.assert(
+          fc.property(
+            fc.array(fc.constantFrom(...alphabet), { maxLength: 30 }).map((parts) => parts.join('')),
+            fc.array(fc.nat({ max: 200 }), { maxLength: 10 }),
+            (text, cuts) => expectSameAsParse(parser, text, splitAt(text, cuts)),
+          ),
+          { numRuns: FUZZ_RUNS },
+        );
+      }
+    });
+  });
+
+  describe('reasoning and tools chained', () => {
+    for (const c of outputCases) {
+      const parser: OutputParser = createOutputParser({
+        reasoning: createReasoningParser(c.reasoningParser, c.startsInReasoning === undefined ? {} : { startsInReasoning: c.startsInReasoning }),
+        tool: createToolParser(c.toolParser, { tools: TOOLS }),
+      });
+      it(c.title, () => checkAllSplits(parser, c.text));
+    }
+  });
+});
