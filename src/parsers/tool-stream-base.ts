@@ -39,6 +39,11 @@ export abstract class ToolStreamBase implements ToolStream, CallHost {
     return this.warningList;
   }
 
+  /** Characters held back for the next delta (a partial tag); bounded, which keeps pushes linear. */
+  get heldLength(): number {
+    return this.held.length;
+  }
+
   push(deltaText: string, _deltaIds?: readonly number[]): ToolEvent[] {
     if (this.ended) {
       this.warn('push() after end() was ignored');

@@ -90,6 +90,33 @@ describe('chunking never changes the result', () => {
     });
   }
 
+  describe('hold-back stays bounded (no delta is re-scanned more than a tag length)', () => {
+    const MAX_HELD = 32;
+    const expectBounded = (stream: ParserStream<ParserEvent>, text: string) => {
+      for (const c of text) {
+        stream.push(c);
+        expect((stream as unknown as { heldLength: number }).heldLength).toBeLessThanOrEqual(MAX_HELD);
+      }
+      stream.end();
+    };
+    for (const corpus of toolCorpora) {
+      it(corpus.parser, () => {
+        const parser = createToolParser(corpus.parser, { tools: TOOLS });
+        const alphabet = [...FRAGMENTS[corpus.parser]!, ...COMMON, '     ', 'abcdefghij'];
+        fc.assert(
+          fc.property(fc.array(fc.constantFrom(...alphabet), { maxLength: 60 }), (parts) => expectBounded(parser.stream(), parts.join(''))),
+          { numRuns: Math.ceil(FUZZ_RUNS / 3) },
+        );
+        for (const c of corpus.cases) expectBounded(parser.stream(), c.text + ' '.repeat(100) + c.text);
+      });
+    }
+    it('reasoning', () => {
+      for (const name of ['qwen3', 'deepseek_r1']) {
+        for (const c of reasoningCases) expectBounded(createReasoningParser(name).stream(), ' '.repeat(100) + c.text + ' '.repeat(100));
+      }
+    });
+  });
+
   describe('reasoning', () => {
     for (const c of reasoningCases) {
       const parser = createReasoningParser(c.parser, c.startsInReasoning === undefined ? {} : { startsInReasoning: c.startsInReasoning });

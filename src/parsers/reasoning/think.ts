@@ -49,6 +49,11 @@ export class ThinkStream implements ReasoningStream {
     return this.warningList;
   }
 
+  /** Characters held back for the next delta (a partial tag); bounded, which keeps pushes linear. */
+  get heldLength(): number {
+    return this.held.length;
+  }
+
   push(deltaText: string, _deltaIds?: readonly number[]): ReasoningStreamEvent[] {
     if (this.ended) {
       this.warningList.push('push() after end() was ignored');

@@ -19,7 +19,7 @@ const SEP = '<｜tool▁sep｜>';
 const FENCE = '```';
 
 
-type State = 'content' | 'calls' | 'header' | 'name' | 'fenceOpen' | 'args' | 'afterArgs';
+type State = 'content' | 'calls' | 'header' | 'name' | 'fenceOpen' | 'fenceLanguage' | 'argsStart' | 'args' | 'afterArgs';
 
 export class DeepseekV3ToolStream extends ToolStreamBase {
   private state: State = 'content';
@@ -85,22 +85,24 @@ export class DeepseekV3ToolStream extends ToolStreamBase {
           break;
         }
         case 'fenceOpen': {
+          // Optional "```json" before the arguments.
           i = skipWhitespace(s, i);
           if (i >= s.length && !final) return i;
           const fence = startsWithWord(s, i, FENCE);
           if (fence === 'maybe' && !final) return i;
-          if (fence === 'yes') {
-            // Skip the fence and its language tag up to the end of that line.
-            const eol = s.indexOf('\n', i);
-            if (eol === -1) {
-              if (!final) return i;
-              i = s.length;
-            } else {
-              i = eol + 1;
-            }
-            i = skipWhitespace(s, i);
-            if (i >= s.length && !final) return i;
-          }
+          if (fence === 'yes') i += FENCE.length;
+          this.state = fence === 'yes' ? 'fenceLanguage' : 'argsStart';
+          break;
+        }
+        case 'fenceLanguage': {
+          while (i < s.length && /[A-Za-z0-9_-]/.test(s[i]!)) i++;
+          if (i >= s.length && !final) return i;
+          this.state = 'argsStart';
+          break;
+        }
+        case 'argsStart': {
+          i = skipWhitespace(s, i);
+          if (i >= s.length && !final) return i;
           if (s[i] === '{') {
             this.scanner = new JsonScanner(this.call!.writer);
             this.state = 'args';

@@ -1,0 +1,131 @@
+/**
+ * Linear-time check for the streaming parsers: a ~100 KB and a ~1 MB model output are fed one
+ * character per push() for several formats, and the time ratio is printed (≈10 means linear; a
+ * parser that re-parsed the text on every delta would show ≈100).
+ *
+ *   npx tsx bench/parsers.bench.ts
+ *
+ * The last line is one JSON object: {"ratio1MBto100KB": <overall>, "formats": {...}}.
+ */
+import { performance } from 'node:perf_hooks';
+import { createOutputParser, createReasoningParser, createToolParser, type OutputParser } from '../src/parsers/index.js';
+import type { ToolDefinition } from '../src/text/types.js';
+
+const tools: ToolDefinition[] = [
+  {
+    type: 'function',
+    function: {
+      name: 'write_file',
+      parameters: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' }, mode: { type: 'integer' } } },
+    },
+  },
+];
+
+const CODE_LINE = 'const s = "a<b>{c}[d]" + \'e\'; // ünï 🎉 <tool and [TOOL </para\n';
+
+function repeatTo(unit: (k: number) => string, size: number): string {
+  const parts: string[] = [];
+  let length = 0;
+  for (let k = 0; length < size; k++) {
+    const piece = unit(k);
+    parts.push(piece);
+    length += piece.length;
+  }
+  return parts.join('');
+}
+
+interface Workload {
+  name: string;
+  parser: () => OutputParser;
+  text: (size: number) => string;
+}
+
+const workloads: Workload[] = [
+  {
+    name: 'qwen3+qwen3coder (one huge string parameter)',
+    parser: () => createOutputParser({ reasoning: createReasoningParser('qwen3'), tool: createToolParser('qwen3coder', { tools }) }),
+    text: (size) =>
+      '<think>\nWrite the file.\n</think>\n\n<tool_call>\n<function=write_file>\n<parameter=path>\nsrc/big.ts\n</parameter>\n<parameter=content>\n' +
+      repeatTo(() => CODE_LINE, size) +
+      '</parameter>\n<parameter=mode>\n420\n</parameter>\n</function>\n</tool_call>',
+  },
+  {
+    name: 'hermes (many calls with nested JSON)',
+    parser: () => createOutputParser({ tool: createToolParser('hermes', { tools }) }),
+    text: (size) =>
+      repeatTo(
+        (k) =>
+          `Step ${k}.\n<tool_call>\n${JSON.stringify({ name: 'write_file', arguments: { path: `f${k}.ts`, content: CODE_LINE.repeat(8), mode: k, meta: { tags: ['a', 'b', { x: [1, 2.5, null, true] }] } } })}\n</tool_call>\n`,
+        size,
+      ),
+  },
+  {
+    name: 'mistral v11 (one huge JSON argument)',
+    parser: () => createOutputParser({ tool: createToolParser('mistral', { tools }) }),
+    text: (size) => `[TOOL_CALLS]write_file[ARGS]${JSON.stringify({ path: 'big.txt', content: repeatTo(() => CODE_LINE, size) })}`,
+  },
+  {
+    name: 'deepseek_r1 reasoning + deepseek_v3 (long reasoning, then calls)',
+    parser: () => createOutputParser({ reasoning: createReasoningParser('deepseek_r1'), tool: createToolParser('deepseek_v3', { tools }) }),
+    text: (size) =>
+      repeatTo(() => 'Let me think about <think> tags and </thin partial ones.\n', size) +
+      '</think>\n\n<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>write_file\n```json\n{"path": "a", "content": "b"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+  },
+  {
+    name: 'pythonic (many calls)',
+    parser: () => createOutputParser({ tool: createToolParser('pythonic', { tools }) }),
+    text: (size) =>
+      '[' + repeatTo((k) => `write_file(path="f${k}.py", content='''${CODE_LINE.replaceAll("'", '"')}''', mode=${k}), `, size) + 'write_file(path="end")]',
+  },
+];
+
+/** Feeds the text one character per push and returns the elapsed milliseconds. */
+function timeOneCharDeltas(parser: OutputParser, text: string): { ms: number; calls: number } {
+  const stream = parser.stream();
+  let calls = 0;
+  const start = performance.now();
+  for (let k = 0; k < text.length; k++) {
+    for (const event of stream.push(text[k]!)) if (event.type === 'tool-call-end') calls++;
+  }
+  for (const event of stream.end()) if (event.type === 'tool-call-end') calls++;
+  return { ms: performance.now() - start, calls };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+const SMALL = 100 * 1024;
+const LARGE = 1024 * 1024;
+const results: Record<string, { ms100KB: number; ms1MB: number; ratio: number }> = {};
+let totalSmall = 0;
+let totalLarge = 0;
+
+// Warm-up: let the JIT compile every parser before anything is timed.
+for (const workload of workloads) for (let k = 0; k < 3; k++) timeOneCharDeltas(workload.parser(), workload.text(SMALL));
+
+for (const workload of workloads) {
+  const small = workload.text(SMALL);
+  const large = workload.text(LARGE);
+  const smallRuns = Array.from({ length: 5 }, () => timeOneCharDeltas(workload.parser(), small));
+  const smallRun = smallRuns[0]!;
+  const smallMs = median(smallRuns.map((r) => r.ms));
+  const largeRun = timeOneCharDeltas(workload.parser(), large);
+  const largeMs = Math.min(largeRun.ms, timeOneCharDeltas(workload.parser(), large).ms);
+  const ratio = largeMs / smallMs;
+  totalSmall += smallMs;
+  totalLarge += largeMs;
+  results[workload.name] = { ms100KB: round(smallMs), ms1MB: round(largeMs), ratio: round(ratio) };
+  console.log(
+    `${workload.name}: ${(small.length / 1024).toFixed(0)} KB ${smallMs.toFixed(1)} ms (${smallRun.calls} calls), ` +
+      `${(large.length / 1024).toFixed(0)} KB ${largeMs.toFixed(1)} ms (${largeRun.calls} calls), ratio ${ratio.toFixed(2)}, ` +
+      `${((large.length / largeMs) * 1000 / 1e6).toFixed(2)} M chars/s`,
+  );
+}
+
+function round(x: number): number {
+  return Math.round(x * 100) / 100;
+}
+
+console.log(JSON.stringify({ ratio1MBto100KB: round(totalLarge / totalSmall), formats: results }));
