@@ -9,7 +9,7 @@
 
 import { EventEmitter } from 'eventemitter3';
 import type { Backend } from './backends/backend.js';
-import { Engine, type StepInfo } from './engine/engine.js';
+import { Engine, type FinishInfo, type RequestDelta, type StepInfo } from './engine/engine.js';
 import { KvCacheManager, type PoolStats } from './engine/kv/kv-cache-manager.js';
 import { planPools } from './engine/kv/sizing.js';
 import type { FinishReason, RequestSpec } from './engine/request.js';
@@ -29,6 +29,7 @@ import {
   type GenerateOptions,
   type PipelineOptions,
   type ResolvedPipelineOptions,
+  type ResolvedRequestOptions,
 } from './options.js';
 import { OutputParser, type ParsedOutput } from './output-parser.js';
 import { createParserStream } from './parser-streams.js';
@@ -161,7 +162,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     let text = '';
     const tokenIds: number[] = [];
     const logprobs: TokenLogprobs[] = [];
-    for await (const item of this.run(prepared, options)) {
+    for await (const item of this.run(prepared, resolveRequestOptions(options, this.generationDefaults), options.signal)) {
       if (item.kind === 'delta') {
         text += item.delta.text;
         tokenIds.push(...item.delta.tokenIds);
@@ -185,7 +186,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     const prepared = this.prepareChat(messages, options);
     const parser = this.outputParser(prepared, options);
     let text = '';
-    for await (const item of this.run(prepared, options)) {
+    for await (const item of this.run(prepared, resolveRequestOptions(options, this.generationDefaults), options.signal)) {
       if (item.kind === 'delta') {
         text += item.delta.text;
         parser.push(item.delta.text, item.delta.tokenIds);
@@ -208,7 +209,8 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   stream(input: string | readonly number[] | readonly ChatMessage[], options: ChatOptions = {}): AsyncIterable<StreamPart> {
     const prepared = isMessages(input) ? this.prepareChat(input, options) : this.preparePrompt(input);
     const parser = this.outputParser(prepared, options);
-    const items = this.run(prepared, options);
+    // Validated now, so a bad option throws here rather than on the first next().
+    const items = this.run(prepared, resolveRequestOptions(options, this.generationDefaults), options.signal);
     const wantTokens = (options.logprobs ?? 0) > 0;
     return {
       [Symbol.asyncIterator]: async function* () {
@@ -295,14 +297,12 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
    */
   private async *run(
     prepared: PreparedPrompt,
-    options: GenerateOptions,
+    resolved: ResolvedRequestOptions,
+    signal: AbortSignal | undefined,
   ): AsyncGenerator<
-    | { kind: 'delta'; delta: import('./engine/engine.js').RequestDelta }
-    | { kind: 'finish'; info: import('./engine/engine.js').FinishInfo; finishReason: FinishReason; usage: Usage }
+    { kind: 'delta'; delta: RequestDelta } | { kind: 'finish'; info: FinishInfo; finishReason: FinishReason; usage: Usage }
   > {
     if (this.closed) throw new PipelineClosedError();
-    const resolved = resolveRequestOptions(options, this.generationDefaults);
-    const signal = options.signal;
     if (signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: signal.reason });
     const promptTokens = prepared.promptTokenIds.length;
     const room = this.backend.shape.maxContextLength - promptTokens;

@@ -335,3 +335,11 @@ async function waitFor(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
   expect(condition()).toBe(true);
 }
+
+describe('stream() validation', () => {
+  it('throws bad options synchronously, before any iteration', async () => {
+    const h = await harness();
+    expect(() => h.pipe.stream('x', { temperature: -2 })).toThrow(InvalidOptionError);
+    await h.pipe.close();
+  });
+});
