@@ -75,10 +75,10 @@ describe('CPU backend: bad batches', () => {
     for (const r of results) expect(r.logits).toEqual(goodLogits);
   });
 
-  it('rejects u8 KV cache precision with a typed error', async () => {
+  it('rejects an unknown KV cache precision and a cache too small, with typed errors', async () => {
     const other = await CpuBackend.load(QWEN3_TINY, { threads: 1 });
     try {
-      await expect(other.allocateCache({ numBlocks: 4, blockSize: 4, precision: 'u8' })).rejects.toBeInstanceOf(InvalidOptionError);
+      await expect(other.allocateCache({ numBlocks: 4, blockSize: 4, precision: 'i4' as 'u8' })).rejects.toBeInstanceOf(InvalidOptionError);
       await expect(other.execute(good)).rejects.toThrow(/before allocateCache/);
       await expect(other.allocateCache({ numBlocks: 1, blockSize: 4, precision: 'f32' })).rejects.toThrow(/at least 2/);
     } finally {

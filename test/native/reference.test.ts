@@ -8,7 +8,7 @@ for (const { name, dir } of referenceModels()) {
   const reference = readReference(dir);
   const longest = Math.max(...reference.cases.map((c) => c.prompt_ids.length + c.greedy_ids.length));
 
-  describe.each(['f32', 'f16'] as const)(`${name} with %s KV cache`, (precision) => {
+  describe.each(['f32', 'f16', 'u8'] as const)(`${name} with %s KV cache`, (precision) => {
     const blockSize = 16;
     const blocks = contiguousBlocks(1, Math.ceil(longest / blockSize));
     let backend: CpuBackend;
@@ -21,9 +21,12 @@ for (const { name, dir } of referenceModels()) {
     it.each(reference.cases.map((c, i) => [i, c] as const))('case %i: logits and greedy ids match the reference', async (_, c) => {
       const { ids, firstLogits } = await greedySolo(backend, c.prompt_ids, c.greedy_ids.length, blocks);
       expect(firstLogits.length).toBe(reference.vocab_size);
-      // f32 must match transformers to 1e-4; f16 KV rounds keys/values, so only loosely.
-      expect(maxAbsDiff(firstLogits, c.first_logits)).toBeLessThan(precision === 'f32' ? 1e-4 : 2e-2);
-      expect(ids).toEqual(c.greedy_ids);
+      // f32 must match transformers to 1e-4. f16 rounds cached keys/values (same greedy ids on
+      // these models); u8 quantises them to 8 bits per value, so only the start must agree.
+      const tolerance = { f32: 1e-4, f16: 2e-2, u8: 0.5 }[precision];
+      expect(maxAbsDiff(firstLogits, c.first_logits)).toBeLessThan(tolerance);
+      if (precision === 'u8') expect(ids.slice(0, 8)).toEqual(c.greedy_ids.slice(0, 8));
+      else expect(ids).toEqual(c.greedy_ids);
     });
   });
 }

@@ -255,9 +255,12 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       const int blocks = static_cast<int>(to_int64(env, info[0], "numBlocks", 0, 2147483647.0));
       const int block_size = static_cast<int>(to_int64(env, info[1], "blockSize", 0, 2147483647.0));
       const std::string p = info[2].As<Napi::String>();
-      if (p != "f32" && p != "f16") throw Napi::RangeError::New(env, "KV cache precision " + p + " is not supported (f32, f16)");
-      auto* job = new CacheJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), blocks, block_size,
-                               p == "f32" ? KvPrecision::F32 : KvPrecision::F16);
+      KvPrecision precision;
+      if (p == "f32") precision = KvPrecision::F32;
+      else if (p == "f16") precision = KvPrecision::F16;
+      else if (p == "u8") precision = KvPrecision::U8;
+      else throw Napi::RangeError::New(env, "KV cache precision " + p + " is not supported (f32, f16, u8)");
+      auto* job = new CacheJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), blocks, block_size, precision);
       job->Queue();
       return job->promise();
     } catch (const Napi::Error& e) {

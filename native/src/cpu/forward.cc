@@ -158,16 +158,34 @@ void rope(float* v, const float* cos, const float* sin, int half) {
   }
 }
 
-// Element access to the cache in either precision.
+// Row access to the cache in any precision. `at` is the start of a row of n =
+// head_dim values (cache_at() only returns row starts).
 inline void store(KvCache& c, size_t at, const float* src, int n) {
-  if (c.precision == KvPrecision::F32) std::memcpy(&c.f32[at], src, n * sizeof(float));
-  else for (int i = 0; i < n; ++i) c.f16[at + i] = f32_to_f16(src[i]);
+  if (c.precision == KvPrecision::F32) {
+    std::memcpy(&c.f32[at], src, n * sizeof(float));
+  } else if (c.precision == KvPrecision::F16) {
+    for (int i = 0; i < n; ++i) c.f16[at + i] = f32_to_f16(src[i]);
+  } else {
+    // Asymmetric 8-bit: the row's range [min, max] mapped onto 0..255.
+    float lo = src[0], hi = src[0];
+    for (int i = 1; i < n; ++i) lo = std::min(lo, src[i]), hi = std::max(hi, src[i]);
+    const float scale = (hi - lo) / 255.0f;
+    const float inv = scale > 0 ? 1.0f / scale : 0.0f;
+    for (int i = 0; i < n; ++i) c.u8[at + i] = static_cast<uint8_t>(std::min(255.0f, std::nearbyint((src[i] - lo) * inv)));
+    c.u8_params[at / n * 2] = scale;
+    c.u8_params[at / n * 2 + 1] = lo;
+  }
 }
 
-// Returns a pointer to n floats at `at`: the cache itself (f32) or `tmp` (f16, converted).
+// Returns a pointer to n floats at `at`: the cache itself (f32) or `tmp` (converted).
 inline const float* load(const KvCache& c, size_t at, int n, float* tmp) {
   if (c.precision == KvPrecision::F32) return &c.f32[at];
-  for (int i = 0; i < n; ++i) tmp[i] = f16_to_f32(c.f16[at + i]);
+  if (c.precision == KvPrecision::F16) {
+    for (int i = 0; i < n; ++i) tmp[i] = f16_to_f32(c.f16[at + i]);
+  } else {
+    const float scale = c.u8_params[at / n * 2], lo = c.u8_params[at / n * 2 + 1];
+    for (int i = 0; i < n; ++i) tmp[i] = lo + c.u8[at + i] * scale;
+  }
   return tmp;
 }
 
@@ -196,8 +214,14 @@ void forward(Model& model, const StepInput& s, float* logits) {
     for (int layer = 0; layer < c.layers; ++layer)
       for (int kv = 0; kv < 2; ++kv) {
         const size_t from = cache_at(layer, kv, s.block_copies[k], 0, 0), to = cache_at(layer, kv, s.block_copies[k + 1], 0, 0);
-        if (cache.precision == KvPrecision::F32) std::memmove(&cache.f32[to], &cache.f32[from], block_elements * 4);
-        else std::memmove(&cache.f16[to], &cache.f16[from], block_elements * 2);
+        if (cache.precision == KvPrecision::F32) {
+          std::memmove(&cache.f32[to], &cache.f32[from], block_elements * 4);
+        } else if (cache.precision == KvPrecision::F16) {
+          std::memmove(&cache.f16[to], &cache.f16[from], block_elements * 2);
+        } else {
+          std::memmove(&cache.u8[to], &cache.u8[from], block_elements);
+          std::memmove(&cache.u8_params[to / hd * 2], &cache.u8_params[from / hd * 2], block_elements / hd * 2 * sizeof(float));
+        }
       }
   }
 
@@ -228,7 +252,7 @@ void forward(Model& model, const StepInput& s, float* logits) {
   std::vector<float> q(static_cast<size_t>(T) * q_dim), k(static_cast<size_t>(T) * kv_dim), v(static_cast<size_t>(T) * kv_dim);
   std::vector<float> att(static_cast<size_t>(T) * q_dim);
   std::vector<float> gate(static_cast<size_t>(T) * c.intermediate), up(static_cast<size_t>(T) * c.intermediate);
-  // Per thread: attention scores over the longest context, and a row for f16 conversion.
+  // Per thread: attention scores over the longest context, and a row for f16/u8 conversion.
   const size_t scratch_per_thread = static_cast<size_t>(s.max_context_len) + 2 * hd;
   std::vector<float> scratch(scratch_per_thread * pool.size());
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));

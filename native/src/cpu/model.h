@@ -47,7 +47,7 @@ struct Weights {
   std::vector<LayerWeights> layers;
 };
 
-enum class KvPrecision { F32, F16 };
+enum class KvPrecision { F32, F16, U8 };
 
 // Paged KV cache. Layout [layer][k=0|v=1][block][kv_head][slot][head_dim]: one
 // head's keys of one block are contiguous, which is what attention scans.
@@ -58,6 +58,10 @@ struct KvCache {
   size_t elements = 0;          // total elements in the buffer below
   std::vector<float> f32;        // used when precision == F32
   std::vector<uint16_t> f16;     // used when precision == F16 (IEEE half bits)
+  // U8: each cached row (one token, one kv head: head_dim values) is stored as
+  // bytes q with x ~= min + q * scale; u8_params holds (scale, min) per row.
+  std::vector<uint8_t> u8;
+  std::vector<float> u8_params;  // [elements / head_dim * 2]
 };
 
 // One step, copied out of the JS typed arrays (see src/backends/backend.ts).

@@ -193,10 +193,13 @@ std::string allocate_cache(Model& model, int num_blocks, int block_size, KvPreci
   fresh.elements = elements;
   try {
     if (precision == KvPrecision::F32) fresh.f32.assign(elements, 0.0f);
-    else fresh.f16.assign(elements, 0);
+    else if (precision == KvPrecision::F16) fresh.f16.assign(elements, 0);
+    else {
+      fresh.u8.assign(elements, 0);
+      fresh.u8_params.assign(elements / c.head_dim * 2, 0.0f);
+    }
   } catch (const std::bad_alloc&) {
-    return "out of memory allocating the KV cache (" + std::to_string(elements * (precision == KvPrecision::F32 ? 4 : 2)) +
-           " bytes)";
+    return "out of memory allocating the KV cache (" + std::to_string(elements) + " elements)";
   }
   model.cache = std::move(fresh);
   return "";

@@ -110,8 +110,8 @@ export class CpuBackend implements Backend {
 
   allocateCache(config: CacheConfig): Promise<void> {
     return this.#enqueue(async (native) => {
-      if (config.precision !== 'f32' && config.precision !== 'f16')
-        throw new InvalidOptionError('precision', `KV cache precision ${config.precision} is not supported by the CPU backend (f32, f16)`);
+      if (!['f32', 'f16', 'u8'].includes(config.precision))
+        throw new InvalidOptionError('precision', `KV cache precision ${String(config.precision)} is not supported by the CPU backend (f32, f16, u8)`);
       try {
         await native.allocateCache(config.numBlocks, config.blockSize, config.precision);
       } catch (cause) {

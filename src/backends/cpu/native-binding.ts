@@ -37,7 +37,7 @@ export interface NativeModelConfig {
 export interface NativeCpuModel {
   readonly threads: number;
   loadTensor(kind: string, layer: number, path: string, offset: number, dtype: string, shape: readonly number[]): Promise<void>;
-  allocateCache(numBlocks: number, blockSize: number, precision: Exclude<KvPrecision, 'u8'>): Promise<void>;
+  allocateCache(numBlocks: number, blockSize: number, precision: KvPrecision): Promise<void>;
   execute(batch: StepBatch): Promise<Float32Array>;
   dispose(): void;
 }
