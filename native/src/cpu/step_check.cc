@@ -66,6 +66,16 @@ std::string validate_step(const Model& model, const StepInput& s) {
     if (context > blocks * cache.block_size)
       return "sequence " + std::to_string(i) + " needs " + std::to_string(context) + " cache slots but its " +
              std::to_string(blocks) + " blocks hold " + std::to_string(blocks * cache.block_size);
+    // Within a sequence every position has its own slot, so its blocks are
+    // distinct. This also bounds the context (and every scratch buffer sized
+    // from it) by the cache's real size: no huge pastLen over a repeated block.
+    const int64_t used = (context + cache.block_size - 1) / cache.block_size;
+    std::vector<int32_t> table(s.block_indices.begin() + s.block_indices_begins[i],
+                               s.block_indices.begin() + s.block_indices_begins[i] + used);
+    std::sort(table.begin(), table.end());
+    if (std::adjacent_find(table.begin(), table.end()) != table.end())
+      return "sequence " + std::to_string(i) + " lists block " + std::to_string(*std::adjacent_find(table.begin(), table.end())) +
+             " twice in its block table";
     max_context = std::max(max_context, context);
     if (fresh > 0) {
       const int64_t first = s.past_lens[i] / cache.block_size, last = (context - 1) / cache.block_size;
