@@ -26,6 +26,8 @@ export class PythonicToolStream extends ToolStreamBase {
   private depth = 0;
   private quote = '';
   private escaped = false;
+  /** A call of this list has started: a later syntax error is then a warning, not just content. */
+  private callsSeen = false;
 
   protected process(s: string, final: boolean): number {
     let i = 0;
@@ -136,8 +138,6 @@ export class PythonicToolStream extends ToolStreamBase {
     this.raw = '';
     this.state = 'content';
   }
-
-  private callsSeen = false;
 
   private beginCall(name: string): void {
     this.name = name;
