@@ -211,7 +211,7 @@ export class Qwen3CoderToolStream extends ToolStreamBase {
   private startValue(key: string): void {
     this.paramName = key;
     const properties = this.callSchema?.properties;
-    this.paramSchema = properties?.[key];
+    this.paramSchema = properties && Object.hasOwn(properties, key) ? properties[key] : undefined;
     if (properties && !this.paramSchema) this.warn(`tool call "${this.name}": unknown parameter "${key}"`);
     this.streaming = streamsAsString(this.paramSchema);
     this.valueText = '';

@@ -121,6 +121,13 @@ export const qwen3CoderCorpus: ToolCorpus = {
       warnings: [/not a valid boolean/],
     },
     {
+      title: 'parameter names that are Object.prototype members',
+      text: '<tool_call><function=get_weather><parameter=constructor>5</parameter><parameter=toString>x</parameter></function></tool_call>',
+      content: null,
+      calls: [{ name: 'get_weather', arguments: { constructor: 5, toString: 'x' } }],
+      warnings: [/unknown parameter "constructor"/, /unknown parameter "toString"/],
+    },
+    {
       title: 'missing </tool_call> at the end',
       text: '<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n</function>\n',
       content: null,
