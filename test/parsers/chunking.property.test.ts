@@ -90,6 +90,20 @@ describe('chunking never changes the result', () => {
     });
   }
 
+  it('arbitrary text never throws, in any format', () => {
+    const parsers = [
+      ...toolCorpora.map((c) => createToolParser(c.parser, { tools: TOOLS })),
+      createOutputParser({ reasoning: createReasoningParser('qwen3'), tool: createToolParser('qwen3coder', { tools: TOOLS }) }),
+      createOutputParser({ reasoning: createReasoningParser('deepseek_r1'), tool: createToolParser('deepseek_v3') }),
+    ];
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 120 }), fc.array(fc.nat({ max: 120 }), { maxLength: 8 }), (text, cutPoints) => {
+        for (const parser of parsers) expectSameAsParse(parser, text, splitAt(text, cutPoints));
+      }),
+      { numRuns: FUZZ_RUNS },
+    );
+  });
+
   describe('hold-back stays bounded (no delta is re-scanned more than a tag length)', () => {
     const MAX_HELD = 32;
     const expectBounded = (stream: ParserStream<ParserEvent>, text: string) => {

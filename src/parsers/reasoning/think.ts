@@ -3,7 +3,7 @@
  * the chat template already opened it (`startsInReasoning`); a `<think>` at the very start is then
  * simply skipped. Without `</think>` everything after the opening is reasoning. With qwen3, a
  * `<tool_call>` inside the block also ends it (the tag is passed on as content for the tool parser),
- * so a call made in an unclosed think block is not lost.
+ * so a call made in an unclosed think block is not lost; with deepseek_r1, `<｜tool▁calls▁begin｜>` does.
  *
  * Whitespace: reasoning is trimmed at both ends and content is trimmed at its start (templates put
  * newlines around the tags); trailing whitespace inside the block is held until we know whether
@@ -22,7 +22,8 @@ export interface ThinkFormat {
 }
 
 export const QWEN3_THINK: ThinkFormat = { endsReasoningAsContent: [TOOL_CALL] };
-export const DEEPSEEK_R1_THINK: ThinkFormat = { endsReasoningAsContent: [] };
+// DeepSeek's tool-call block is a special token that never occurs in ordinary reasoning text.
+export const DEEPSEEK_R1_THINK: ThinkFormat = { endsReasoningAsContent: ['<｜tool▁calls▁begin｜>'] };
 
 type State = 'start' | 'reasoning' | 'content';
 

@@ -17,7 +17,8 @@ import { ToolStreamBase } from '../tool-stream-base.js';
 const TOOL_CALLS = '[TOOL_CALLS]';
 const ARGS = '[ARGS]';
 const CALL_ID = '[CALL_ID]';
-const NOT_NAME_CHAR = /[^A-Za-z0-9_.\-\s]/;
+const NOT_NAME_CHAR = /[^A-Za-z0-9_.\- \t]/; // a newline or punctuation ends a would-be name
+const NAME = /^[A-Za-z0-9_.\-]+$/;
 
 type State = 'content' | 'afterMarker' | 'name' | 'callId' | 'expectArgs' | 'args' | 'array' | 'object';
 
@@ -67,22 +68,27 @@ export class MistralToolStream extends ToolStreamBase {
           const from = i;
           i = scan.next;
           if (this.state === 'name') {
-            // Decide at the first character that cannot be part of a name, wherever the chunks end.
+            // Decide at the first character that cannot be part of a name, wherever the chunks end,
+            // or once the name is complete (marker or end of output).
             const bad = NOT_NAME_CHAR.exec(scan.text);
-            const emptyName = scan.marker !== null && (this.name + scan.text).trim() === '';
-            if (bad !== null || emptyName || (scan.marker === null && final)) {
-              const end = bad !== null ? bad.index : scan.text.length;
-              this.name += scan.text.slice(0, end);
+            const end = bad !== null ? bad.index : scan.text.length;
+            this.name += scan.text.slice(0, end);
+            const complete = scan.marker !== null || final;
+            if (bad !== null || (complete && !NAME.test(this.name.trim()))) {
               this.warn(`kept a malformed ${TOOL_CALLS} call as text: ${preview(this.name)}`);
               this.content(TOOL_CALLS + this.name);
-              i = from + end; // the content state goes on from the offending character
+              i = from + end; // the content state goes on from the offending character (or the marker)
               this.state = 'content';
               break;
             }
-            this.name += scan.text;
           }
           if (scan.marker === null) {
-            if (final) this.warn(`${TOOL_CALLS} ${this.name.trim()}: missing ${ARGS}`);
+            if (final) {
+              // The name is known: the call is kept, without arguments.
+              this.call = new CallBuilder(this);
+              this.call.start(this.name.trim());
+              this.finishV11Call(`missing ${ARGS}`);
+            }
             return i;
           }
           if (scan.marker === CALL_ID) {

@@ -38,6 +38,27 @@ export const mistralCorpus: ToolCorpus = {
       warnings: [],
     },
     {
+      title: 'cut off after the call id',
+      text: 'Let me see.[TOOL_CALLS]get_time[CALL_ID]a1b2',
+      content: 'Let me see.',
+      calls: [{ name: 'get_time', arguments: {} }],
+      warnings: [/missing \[ARGS\]/],
+    },
+    {
+      title: 'cut off right after the name',
+      text: '[TOOL_CALLS]get_time',
+      content: null,
+      calls: [{ name: 'get_time', arguments: {} }],
+      warnings: [/missing \[ARGS\]/],
+    },
+    {
+      title: 'a name with a space is not a name',
+      text: '[TOOL_CALLS]get time[ARGS]{}',
+      content: '[TOOL_CALLS]get time[ARGS]{}',
+      calls: [],
+      warnings: [/malformed/],
+    },
+    {
       title: 'array cut off',
       text: '[TOOL_CALLS][{"name": "search", "arguments": {"query": "café", "tags": ["x"',
       content: null,

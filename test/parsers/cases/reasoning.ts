@@ -75,6 +75,14 @@ export const reasoningCases: ReasoningCase[] = [
     warnings: [],
   },
   {
+    title: 'deepseek_r1: a tool-call block inside an unclosed think block ends reasoning',
+    parser: 'deepseek_r1',
+    text: 'Call it.\n<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    reasoning: 'Call it.',
+    content: '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    warnings: [],
+  },
+  {
     title: 'empty think block (thinking disabled)',
     parser: 'qwen3',
     text: '<think>\n\n</think>\n\nHello',
