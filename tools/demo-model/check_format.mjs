@@ -5,7 +5,7 @@ import { Template } from '@huggingface/jinja';
 
 const dir = new URL('.', import.meta.url);
 const template = new Template(readFileSync(new URL('chat_template.jinja', dir), 'utf8'));
-const tools = JSON.parse(readFileSync(new URL('tools.json', dir), 'utf8'));
+const tools = JSON.parse(readFileSync(new URL('../../models/weft-demo/tools.json', dir), 'utf8'));
 const lines = readFileSync(process.argv[2], 'utf8').trim().split('\n');
 let bad = 0;
 for (const line of lines) {

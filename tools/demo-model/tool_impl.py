@@ -122,3 +122,7 @@ def run_tool(name, args):
 def result_text(result):
     """Tool results as the conversation carries them: compact JSON, like JS's JSON.stringify."""
     return json.dumps(result, separators=(",", ":"), ensure_ascii=False)
+
+
+if __name__ == "__main__":  # python3 tools/demo-model/tool_impl.py > models/weft-demo/tools.json
+    print(json.dumps(TOOLS, indent=1))
