@@ -85,11 +85,12 @@ export class Qwen3CoderToolStream extends ToolStreamBase {
         }
         case 'functionName': {
           const scan = scanToMarker(s, i, ['>'], final);
-          this.name += scan.text;
-          this.raw += scan.text + (scan.marker ?? '');
-          i = scan.next;
-          const bad = /[\n<]/.test(this.name) || (scan.marker !== null && this.name.trim() === '');
-          if (bad || (scan.marker === null && final)) {
+          // A newline or '<' cannot be in a name: decide there, wherever the chunks end.
+          const badAt = scan.text.search(/[\n<]/);
+          if (badAt !== -1 || (scan.marker === null && final) || (scan.marker !== null && (this.name + scan.text).trim() === '')) {
+            const end = badAt !== -1 ? badAt : scan.text.length;
+            this.raw += scan.text.slice(0, end);
+            i += end;
             if (this.inToolCall) {
               this.state = 'malformed';
             } else {
@@ -99,6 +100,9 @@ export class Qwen3CoderToolStream extends ToolStreamBase {
             }
             break;
           }
+          this.name += scan.text;
+          this.raw += scan.text + (scan.marker ?? '');
+          i = scan.next;
           if (scan.marker === null) return i;
           this.startFunction(this.name.trim());
           break;

@@ -128,6 +128,13 @@ export const qwen3CoderCorpus: ToolCorpus = {
       warnings: [/unknown parameter "constructor"/, /unknown parameter "toString"/],
     },
     {
+      title: 'a broken <function= does not swallow the next call',
+      text: 'See <function=x\n<tool_call><function=get_time></function></tool_call> ok <function=>',
+      content: 'See <function=x\n ok <function=>',
+      calls: [{ name: 'get_time', arguments: {} }],
+      warnings: [/malformed/],
+    },
+    {
       title: 'missing </tool_call> at the end',
       text: '<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n</function>\n',
       content: null,
