@@ -16,13 +16,28 @@ export class CallObjectSink implements JsonSink {
   private route: Route = 'none';
   private text = '';
   private sawArgs = false;
+  private name: string | null = null;
   /** The top-level value is not an object. */
   notObject = false;
 
+  /**
+   * `requireArguments`: the call starts only once it also has an "arguments"/"parameters" key (for
+   * formats where a bare JSON answer such as `{"name": "Alice"}` must not be mistaken for a call).
+   */
   constructor(
     private readonly call: CallBuilder,
     private readonly warn: (message: string) => void,
+    private readonly requireArguments = false,
   ) {}
+
+  /** Why the object is not a call, when it is not one. */
+  get missing(): string {
+    return this.name === null ? 'it has no "name"' : 'it has no "arguments"';
+  }
+
+  private tryStart(): void {
+    if (this.name !== null && (this.sawArgs || !this.requireArguments)) this.call.start(this.name);
+  }
 
   open(kind: '{' | '['): void {
     if (this.depth === 0) {
@@ -74,7 +89,10 @@ export class CallObjectSink implements JsonSink {
     if (this.depth === 0) return;
     const value = JSON.parse(`"${this.text}"`) as string;
     this.text = '';
-    if (this.route === 'name') this.call.start(value);
+    if (this.route === 'name') {
+      this.name = value;
+      this.tryStart();
+    }
     else if (this.route === 'argsString') this.decodeArgumentString(value);
     this.route = 'none';
   }
@@ -94,7 +112,7 @@ export class CallObjectSink implements JsonSink {
   private routeFor(kind: 'object' | 'string' | 'null' | 'other'): Route {
     const key = this.currentKey;
     if (key === 'name') {
-      if (kind === 'string' && !this.call.started) return 'name';
+      if (kind === 'string' && this.name === null) return 'name';
       if (kind !== 'string') this.warn('a tool call "name" is not a string');
       return 'skip';
     }
@@ -104,6 +122,7 @@ export class CallObjectSink implements JsonSink {
         return 'skip';
       }
       this.sawArgs = true;
+      this.tryStart();
       if (kind === 'object' || kind === 'null') return 'args';
       if (kind === 'string') return 'argsString';
       this.warn(`tool call arguments are not an object; using {}`);

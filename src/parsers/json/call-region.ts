@@ -3,6 +3,7 @@
  * no call has started, so that output which turns out not to be a call can be given back as content.
  */
 import { CallBuilder } from '../call-builder.js';
+import { preview } from '../preview.js';
 import type { CallHost } from '../tool-stream-base.js';
 import { CallObjectSink } from './call-object-sink.js';
 import { JsonScanner } from './scanner.js';
@@ -16,9 +17,10 @@ export class JsonCallRegion {
   constructor(
     private readonly host: CallHost,
     opening: string,
+    options: { requireArguments?: boolean } = {},
   ) {
     this.call = new CallBuilder(host);
-    this.sink = new CallObjectSink(this.call, (m) => host.warn(m));
+    this.sink = new CallObjectSink(this.call, (m) => host.warn(m), options.requireArguments ?? false);
     this.scanner = new JsonScanner(this.sink);
     this.raw = opening;
   }
@@ -48,12 +50,8 @@ export class JsonCallRegion {
       this.call.end();
       return null;
     }
-    const reason = this.sink.notObject ? 'it is not a JSON object' : this.scanner.done ? 'it has no "name"' : why ?? 'it is incomplete';
+    const reason = this.sink.notObject ? 'it is not a JSON object' : this.scanner.done ? this.sink.missing : why ?? 'it is incomplete';
     this.host.warn(`kept a malformed tool call as text (${reason}): ${preview(this.raw)}`);
     return this.raw;
   }
-}
-
-export function preview(text: string): string {
-  return JSON.stringify(text.length > 80 ? text.slice(0, 77) + '...' : text);
 }

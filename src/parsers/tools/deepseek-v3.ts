@@ -5,7 +5,7 @@
  * (no type, no code fence) is read as well, and a call outside the calls block is accepted.
  */
 import { CallBuilder } from '../call-builder.js';
-import { preview } from '../json/call-region.js';
+import { preview } from '../preview.js';
 import { JsonScanner } from '../json/scanner.js';
 import { scanToMarker, skipWhitespace, startsWithWord } from '../markers.js';
 import { StrayText } from '../stray-text.js';

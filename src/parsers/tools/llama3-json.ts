@@ -2,7 +2,8 @@
  * llama3_json: the message is tool calls when it starts with `{` (after whitespace) or when a
  * `<|python_tag|>` appears; then `{"name": ..., "parameters"|"arguments": {...}}` objects follow,
  * separated by `;`. An object without a name (say, a JSON answer) is content, and so is any text
- * after the last object.
+ * after the last object. Without the tag, an object is a call only when it has both "name" and
+ * "parameters"/"arguments", so that an answer like `{"name": "Alice", "age": 3}` stays content.
  */
 import { JsonCallRegion } from '../json/call-region.js';
 import { scanToMarker, skipWhitespace, startsWithWord } from '../markers.js';
@@ -15,6 +16,8 @@ type State = 'start' | 'content' | 'expectObject' | 'object' | 'afterObject';
 export class Llama3JsonToolStream extends ToolStreamBase {
   private state: State = 'start';
   private region: JsonCallRegion | null = null;
+  /** Calls behind <|python_tag|> are certain; a bare JSON object must also have arguments to be one. */
+  private tagged = false;
 
   protected process(s: string, final: boolean): number {
     let i = 0;
@@ -29,6 +32,7 @@ export class Llama3JsonToolStream extends ToolStreamBase {
           if (tag === 'maybe' && !final) return i;
           if (tag === 'yes') {
             i += PYTHON_TAG.length;
+            this.tagged = true;
             this.state = 'expectObject';
           } else {
             this.state = s[i] === '{' ? 'expectObject' : 'content';
@@ -40,6 +44,7 @@ export class Llama3JsonToolStream extends ToolStreamBase {
           this.content(scan.text);
           i = scan.next;
           if (scan.marker === null) return i;
+          this.tagged = true;
           this.state = 'expectObject';
           break;
         }
@@ -47,7 +52,7 @@ export class Llama3JsonToolStream extends ToolStreamBase {
           i = skipWhitespace(s, i);
           if (i >= s.length) return i;
           if (s[i] === '{') {
-            this.region = new JsonCallRegion(this, '');
+            this.region = new JsonCallRegion(this, '', { requireArguments: !this.tagged });
             this.state = 'object';
           } else {
             this.state = 'content';

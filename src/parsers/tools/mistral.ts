@@ -9,7 +9,8 @@
  */
 import { CallBuilder } from '../call-builder.js';
 import { ArrayOfCallsSink } from '../json/array-of-calls-sink.js';
-import { JsonCallRegion, preview } from '../json/call-region.js';
+import { JsonCallRegion } from '../json/call-region.js';
+import { preview } from '../preview.js';
 import { JsonScanner } from '../json/scanner.js';
 import { scanToMarker, skipWhitespace } from '../markers.js';
 import { ToolStreamBase } from '../tool-stream-base.js';

@@ -6,7 +6,7 @@
  * tracks brackets and quotes so commas and parentheses inside strings and lists are not boundaries.
  */
 import { CallBuilder } from '../call-builder.js';
-import { preview } from '../json/call-region.js';
+import { preview } from '../preview.js';
 import { scanToMarker, skipWhitespace, startsWithWord } from '../markers.js';
 import { parsePythonLiteral } from '../python-literal.js';
 import { ToolStreamBase } from '../tool-stream-base.js';

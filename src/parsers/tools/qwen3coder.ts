@@ -8,7 +8,7 @@
  */
 import type { JsonSchema } from '../../text/types.js';
 import { CallBuilder } from '../call-builder.js';
-import { preview } from '../json/call-region.js';
+import { preview } from '../preview.js';
 import { scanToMarker, skipWhitespace, startsWithWord } from '../markers.js';
 import { StrayText } from '../stray-text.js';
 import { ToolStreamBase } from '../tool-stream-base.js';

@@ -35,6 +35,20 @@ export const llama3JsonCorpus: ToolCorpus = {
       warnings: [/has no "name"/],
     },
     {
+      title: 'a JSON answer with a "name" but no arguments is content',
+      text: '{"name": "Alice", "age": 3}',
+      content: '{"name": "Alice", "age": 3}',
+      calls: [],
+      warnings: [/has no "arguments"/],
+    },
+    {
+      title: 'behind the tag, a call needs no arguments',
+      text: '<|python_tag|>{"name": "get_time"}',
+      content: null,
+      calls: [{ name: 'get_time', arguments: {} }],
+      warnings: [],
+    },
+    {
       title: 'content, then python_tag with nested JSON, quotes and braces',
       text: String.raw`Let me look.<|python_tag|>{"name": "search", "arguments": {"query": "x \"y\" {z}; w", "filters": {"a": [1, {"b": null}]}}}`,
       content: 'Let me look.',
