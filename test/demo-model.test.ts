@@ -150,3 +150,35 @@ describe.skipIf(!present)('weft-demo model through chat()', () => {
     });
   });
 });
+
+describe.skipIf(!present)('weft demo (the agent loop in the terminal)', () => {
+  it('answers every question from its tool results, aborts one midway, and prints stats', async () => {
+    const { runCli } = await import('../src/cli/run-cli.js');
+    const { runDemoTool } = await import('../src/cli/demo.js');
+    const { testIo } = await import('./cli/cli-harness.js');
+    const io = testIo();
+    expect(await runCli(['demo', '--threads', '2'], io)).toBe(0);
+    const out = io.out();
+    const lines = (n: number) => out.split('\n').filter((line) => line.startsWith(`[${n}] `));
+    // The answer: the conversation's plain text lines (wrapped at the terminal width), joined.
+    const answer = (n: number) =>
+      lines(n)
+        .map((line) => line.slice(`[${n}] `.length))
+        .filter((text) => !/^(\(thinking\)|→|\?|✂) /.test(text))
+        .join(' ');
+    // Conversation 3 is the one cancelled on purpose; the others finish with answers.
+    expect(lines(3).at(-1)).toContain('aborted midway');
+    const product = runDemoTool('calculator', { operation: 'multiply', a: 37, b: 12.5 }).result;
+    expect(lines(2)).toContain(`[2] → calculator({"operation":"multiply","a":37,"b":12.5}) = {"result":${product}}`);
+    expect(answer(2)).toContain(`is ${product}.`);
+    const miles = runDemoTool('convert_units', { value: 12, from_unit: 'kilometers', to_unit: 'miles' }).value;
+    expect(answer(1)).toContain(`is ${miles} miles.`);
+    const tokyo = runDemoTool('get_weather', { city: 'Tokyo', days: 3 });
+    expect(answer(5)).toContain(`highs of ${tokyo.high} and lows of ${tokyo.low}`);
+    expect(answer(4)).toContain('Tokyo');
+    expect(answer(3)).toBe('');
+    expect(lines(6).filter((line) => line.includes('→ ')).length).toBe(2);
+    expect(out).toContain('(thinking) ');
+    expect(io.err()).toMatch(/6 conversations \(1 aborted\), \d+ requests, \d+ tokens in [\d.]+ s = [\d.]+ tokens\/s, preemptions \d+, KV peak \d+\/\d+ blocks/);
+  });
+});
