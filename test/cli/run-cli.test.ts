@@ -262,9 +262,15 @@ describe('weft chat', () => {
 });
 
 describe('weft demo', () => {
-  it('calls runDemo, which says the demo model is not built yet', async () => {
+  // The full demo run on models/weft-demo is tested in test/demo-model.test.ts.
+  it('names the missing demo model folder and exits 1', async () => {
     const io = testIo();
-    expect(await runCli(['demo'], io)).toBe(1);
-    expect(io.err()).toContain('not built yet');
+    expect(await runCli(['demo', '--model', '/nonexistent/weft-demo'], io)).toBe(1);
+    expect(io.err()).toContain('no demo model at /nonexistent/weft-demo');
+  });
+
+  it('rejects arguments it does not take with exit code 2', async () => {
+    const io = testIo();
+    expect(await runCli(['demo', 'extra'], io)).toBe(2);
   });
 });
