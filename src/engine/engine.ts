@@ -11,7 +11,7 @@
 
 import type { Backend, StepBatch } from '../backends/backend.js';
 import { BackendError, EngineError } from '../errors.js';
-import { Sampler, type SampledToken } from '../sampling/sampler.js';
+import { Sampler, argmax, type SampledToken } from '../sampling/sampler.js';
 import type { KvCacheManager } from './kv/kv-cache-manager.js';
 import { IncrementalDetokenizer, StopStringMatcher, type TokenDecoder } from './output.js';
 import { Request, type FinishReason, type RequestSpec } from './request.js';
@@ -70,12 +70,24 @@ export interface EngineOptions {
   readonly observer?: EngineObserver;
 }
 
-interface Live {
-  readonly request: Request;
+/**
+ * A request with the engine's own state for it. The engine creates every
+ * request the scheduler sees, so the step loop reaches this state from a plan
+ * entry directly, without a lookup per request per step.
+ */
+class LiveRequest extends Request {
   readonly sink: RequestSink;
   readonly sampler: Sampler;
   readonly detokenizer: IncrementalDetokenizer;
   readonly stops: StopStringMatcher;
+
+  constructor(id: number, spec: RequestSpec, sink: RequestSink, decoder: TokenDecoder) {
+    super(id, id, spec);
+    this.sink = sink;
+    this.sampler = new Sampler(spec.sampling, spec.promptTokenIds);
+    this.detokenizer = new IncrementalDetokenizer(decoder, spec.promptTokenIds);
+    this.stops = new StopStringMatcher(spec.stop.stopStrings);
+  }
 }
 
 export class Engine {
@@ -85,7 +97,8 @@ export class Engine {
   private readonly decoder: TokenDecoder;
   private readonly eos: ReadonlySet<number>;
   private readonly observer: EngineObserver;
-  private readonly live = new Map<number, Live>();
+  /** Requests not finished yet; a request leaves it exactly when it finishes. */
+  private readonly live = new Map<number, LiveRequest>();
   private nextId = 1;
   private looping = false;
   private closed = false;
@@ -118,14 +131,8 @@ export class Engine {
       return err({ kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the whole KV cache cannot hold ${prompt + 1}` });
     }
     const id = this.nextId++;
-    const request = new Request(id, id, spec);
-    this.live.set(id, {
-      request,
-      sink,
-      sampler: new Sampler(spec.sampling, spec.promptTokenIds),
-      detokenizer: new IncrementalDetokenizer(this.decoder, spec.promptTokenIds),
-      stops: new StopStringMatcher(spec.stop.stopStrings),
-    });
+    const request = new LiveRequest(id, spec, sink, this.decoder);
+    this.live.set(id, request);
     this.scheduler.add(request);
     this.kick();
     return ok(id);
@@ -138,7 +145,7 @@ export class Engine {
   }
 
   request(requestId: number): Request | undefined {
-    return this.live.get(requestId)?.request;
+    return this.live.get(requestId);
   }
 
   /** Fails every request with `error` and refuses new ones. */
@@ -185,10 +192,10 @@ export class Engine {
     const plan = this.scheduler.schedule();
     for (const victim of plan.preempted) this.observer.onPreempt?.(victim.id);
     for (const failure of plan.failed) {
-      const live = this.live.get(failure.request.id);
-      if (live === undefined) continue;
-      if (failure.reason === 'error') this.log(`request ${failure.request.id} failed: ${failure.message}`);
-      this.finish(live, failure.reason, failure.reason === 'error' ? new EngineError(failure.message) : undefined, true);
+      const request = failure.request as LiveRequest;
+      if (request.status === 'finished') continue;
+      if (failure.reason === 'error') this.log(`request ${request.id} failed: ${failure.message}`);
+      this.finish(request, failure.reason, failure.reason === 'error' ? new EngineError(failure.message) : undefined, true);
     }
     if (plan.scheduled.length === 0) return;
 
@@ -201,10 +208,7 @@ export class Engine {
     } catch (error) {
       const failure = new BackendError(`the backend failed a step: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
       this.log(failure.message);
-      for (const { request } of plan.scheduled) {
-        const live = this.live.get(request.id);
-        if (live !== undefined) this.finish(live, 'error', failure, false);
-      }
+      for (const { request } of plan.scheduled) this.finish(request as LiveRequest, 'error', failure, false);
       return;
     }
     this.steps++;
@@ -222,52 +226,67 @@ export class Engine {
 
   private applyResults(plan: StepPlan, logits: Float32Array): void {
     const vocab = this.backend.shape.vocabSize;
+    const caching = this.kv.prefixCaching;
+    const blockSize = this.kv.blockSize;
+    const entries = plan.scheduled;
     let row = 0;
-    for (const entry of plan.scheduled) {
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i]!;
       const rowOffset = entry.samples ? row++ * vocab : -1;
-      const live = this.live.get(entry.request.id);
-      if (live === undefined) continue; // aborted while the step ran: discard its output
-      const { request } = live;
-      request.numComputed += entry.numTokens;
-      this.kv.cacheComputed(request.id, request.tokens, request.numComputed);
+      const request = entry.request as LiveRequest;
+      if (request.status === 'finished') continue; // aborted while the step ran: discard its output
+      const before = request.numComputed;
+      const after = before + entry.numTokens;
+      request.numComputed = after;
+      // The cache's hashes cover every full block computed before this step, so
+      // only a step that completes a block has anything to cache.
+      if (caching && Math.floor(after / blockSize) > Math.floor(before / blockSize)) {
+        this.kv.cacheComputed(request.id, request.tokens, after);
+      }
       if (!entry.samples) continue;
-      const sampled = live.sampler.sample(logits, rowOffset, vocab);
-      this.accept(live, sampled);
+      const { sampler } = request;
+      if (sampler.isPlainGreedy) this.accept(request, argmax(logits, rowOffset, rowOffset + vocab), undefined);
+      else {
+        const sampled = sampler.sample(logits, rowOffset, vocab);
+        this.accept(request, sampled.token, sampled.logprob === undefined ? undefined : [sampled]);
+      }
     }
   }
 
   /** Appends a sampled token, emits its text and decides whether the request is done. */
-  private accept(live: Live, sampled: SampledToken): void {
-    const { request } = live;
-    const { token } = sampled;
+  private accept(request: LiveRequest, token: number, logprobs: readonly SampledToken[] | undefined): void {
     request.tokens.push(token);
-    const logprobs = sampled.logprob === undefined ? undefined : [sampled];
-    const stopToken = request.spec.stop.stopTokenIds.includes(token) || (!request.spec.stop.ignoreEos && this.eos.has(token));
+    const { stop } = request.spec;
+    const stopToken = (stop.stopTokenIds.length > 0 && stop.stopTokenIds.includes(token)) || (!stop.ignoreEos && this.eos.has(token));
     if (stopToken) {
-      live.sink.onDelta({ text: '', tokenIds: [token], ...(logprobs && { logprobs }) });
-      this.finish(live, 'stop', undefined, true);
+      request.sink.onDelta(delta('', token, logprobs));
+      this.finish(request, 'stop', undefined, true);
       return;
     }
-    const stop = live.stops.push(live.detokenizer.push(token));
-    live.sink.onDelta({ text: stop.text, tokenIds: [token], ...(logprobs && { logprobs }) });
-    if (stop.stopped) this.finish(live, 'stop', undefined, false);
-    else if (request.numOutputTokens >= request.spec.stop.maxTokens) this.finish(live, 'length', undefined, true);
-    else if (request.tokens.length >= this.backend.shape.maxContextLength) this.finish(live, 'length', undefined, true);
+    const matched = request.stops.push(request.detokenizer.push(token));
+    request.sink.onDelta(delta(matched.text, token, logprobs));
+    if (matched.stopped) this.finish(request, 'stop', undefined, false);
+    else if (request.numOutputTokens >= stop.maxTokens) this.finish(request, 'length', undefined, true);
+    else if (request.tokens.length >= this.backend.shape.maxContextLength) this.finish(request, 'length', undefined, true);
   }
 
-  private finish(live: Live, reason: FinishReason, error: Error | undefined, flush: boolean): void {
-    const { request } = live;
+  private finish(request: LiveRequest, reason: FinishReason, error: Error | undefined, flush: boolean): void {
     if (!request.finish(reason, error)) return;
     this.live.delete(request.id);
     this.scheduler.remove(request);
     this.kv.free(request.id);
-    const finalText = flush ? live.stops.flush() : '';
-    live.sink.onFinish({ reason, ...(error && { error }), finalText, cachedPromptTokens: request.numCachedPrefix });
+    const finalText = flush ? request.stops.flush() : '';
+    request.sink.onFinish({ reason, ...(error && { error }), finalText, cachedPromptTokens: request.numCachedPrefix });
   }
 
   private log(message: string): void {
     this.observer.onLog?.(message);
   }
+}
+
+/** One step's output for one request; `logprobs` only when asked for (no spread on the hot path). */
+function delta(text: string, token: number, logprobs: readonly SampledToken[] | undefined): RequestDelta {
+  return logprobs === undefined ? { text, tokenIds: [token] } : { text, tokenIds: [token], logprobs };
 }
 
 /** Flattens a plan into the PagedAttention batch every backend consumes. */

@@ -77,42 +77,54 @@ export class Scheduler {
   }
 
   schedule(): StepPlan {
-    const scheduled = new Map<Request, ScheduledRequest>();
+    // In running order; an entry is taken back only if its request is preempted.
+    const scheduled: ScheduledRequest[] = [];
     const preempted: Request[] = [];
     const failed: FailedRequest[] = [];
     let budget = this.config.maxNumBatchedTokens;
 
-    for (const request of [...this.running]) {
-      if (request.status !== 'running') continue; // preempted earlier in this loop
+    // Walks `running` in place: a request that leaves it (dropped, or preempted
+    // as its own victim) is at index i, victims are taken from the end, so the
+    // requests not visited yet are always running[i..].
+    const running = this.running;
+    for (let i = 0; i < running.length; ) {
+      const request = running[i]!;
       const numTokens = Math.min(request.numPending, budget);
-      if (numTokens <= 0) continue;
+      let stays = true;
       for (;;) {
+        if (numTokens <= 0) break;
         const grown = this.kv.appendSlots(request.id, request.numComputed + numTokens);
         if (grown.ok) {
-          scheduled.set(request, this.entry(request, numTokens));
+          scheduled.push(this.entry(request, numTokens));
           budget -= numTokens;
           break;
         }
         if (grown.error.kind !== 'NoCapacity') {
           this.drop(request);
           failed.push({ request, reason: 'error', message: describe(grown.error) });
+          stays = false;
           break;
         }
-        if (this.running.length === 1) {
+        if (running.length === 1) {
           this.drop(request);
           failed.push({ request, reason: 'length', message: `the KV cache cannot hold ${request.numComputed + numTokens} tokens` });
+          stays = false;
           break;
         }
-        const victim = this.running[this.running.length - 1]!;
-        const undone = scheduled.get(victim);
-        if (undone !== undefined) {
-          budget += undone.numTokens;
-          scheduled.delete(victim);
+        const victim = running[running.length - 1]!;
+        const undone = scheduled.findIndex((entry) => entry.request === victim);
+        if (undone !== -1) {
+          budget += scheduled[undone]!.numTokens;
+          scheduled.splice(undone, 1);
         }
         this.preempt(victim);
         preempted.push(victim);
-        if (victim === request) break;
+        if (victim === request) {
+          stays = false;
+          break;
+        }
       }
+      if (stays) i++;
     }
 
     if (preempted.length === 0) {
@@ -133,13 +145,12 @@ export class Scheduler {
         request.numComputed = hit.numTokens;
         request.numCachedPrefix = hit.numTokens;
         this.insertRunning(request);
-        scheduled.set(request, this.entry(request, numTokens));
+        scheduled.push(this.entry(request, numTokens));
         budget -= numTokens;
       }
     }
 
-    const entries = [...scheduled.values()];
-    return { scheduled: entries, preempted, failed, numTokens: this.config.maxNumBatchedTokens - budget };
+    return { scheduled, preempted, failed, numTokens: this.config.maxNumBatchedTokens - budget };
   }
 
   private entry(request: Request, numTokens: number): ScheduledRequest {

@@ -36,10 +36,19 @@ export class Sampler {
   private readonly outputCounts = new Map<number, number>();
   /** Every token of prompt and output (repetition penalty). */
   private readonly seen = new Set<number>();
+  private readonly penalised: boolean;
+  /**
+   * Plain greedy (no penalties, no logprobs): the token is the row's argmax and
+   * sampling keeps no state, so a caller may take argmax itself and skip `sample`.
+   */
+  readonly isPlainGreedy: boolean;
 
   constructor(params: SamplingParams, promptTokenIds: readonly number[]) {
     this.params = params;
     this.rng = new Rng(params.seed);
+    const { repetitionPenalty, presencePenalty, frequencyPenalty } = params;
+    this.penalised = repetitionPenalty !== 1 || presencePenalty !== 0 || frequencyPenalty !== 0;
+    this.isPlainGreedy = (params.temperature === 0 || params.topK === 1) && params.logprobs === 0 && !this.penalised;
     if (params.repetitionPenalty !== 1) for (const token of promptTokenIds) this.seen.add(token);
   }
 
@@ -47,8 +56,8 @@ export class Sampler {
   sample(logits: Float32Array, offset: number, vocab: number): SampledToken {
     const { temperature, topK, logprobs } = this.params;
     const greedy = temperature === 0 || topK === 1;
-    if (greedy && logprobs === 0 && !this.penalised) {
-      // The hot path of greedy decoding: no copies, no allocations.
+    if (this.isPlainGreedy) {
+      // The hot path of greedy decoding: no copies.
       return { token: argmax(logits, offset, offset + vocab) };
     }
     const row = logits.subarray(offset, offset + vocab);
@@ -58,11 +67,6 @@ export class Sampler {
     this.record(token);
     if (reported === undefined) return { token };
     return { token, logprob: reported.row[token]! - reported.logSumExp, topLogprobs: reported.top };
-  }
-
-  private get penalised(): boolean {
-    const { repetitionPenalty, presencePenalty, frequencyPenalty } = this.params;
-    return repetitionPenalty !== 1 || presencePenalty !== 0 || frequencyPenalty !== 0;
   }
 
   private record(token: number): void {
@@ -126,11 +130,40 @@ export class Sampler {
   }
 }
 
-/** Index (relative to `begin`) of the largest of values[begin..end); the first on ties, as torch.argmax. */
+/**
+ * Index (relative to `begin`) of the largest of values[begin..end); the first on ties, as torch.argmax.
+ * NaN entries are skipped (a NaN at `begin` wins, as the plain scan would have it).
+ *
+ * Greedy decoding runs this over every row of every step, so it scans eight
+ * values per branch: the max of a chunk is compared with the best so far, and
+ * only a chunk that beats it (rare once a large logit is seen) is searched for
+ * the position. A chunk holding NaN has a NaN max and is scanned one by one.
+ */
 export function argmax(values: Float32Array, begin: number, end: number): number {
   let best = begin;
   let bestValue = values[begin]!;
-  for (let i = begin + 1; i < end; i++) {
+  let i = begin + 1;
+  for (; i + 8 <= end; i += 8) {
+    const chunkMax = Math.max(
+      Math.max(Math.max(values[i]!, values[i + 1]!), Math.max(values[i + 2]!, values[i + 3]!)),
+      Math.max(Math.max(values[i + 4]!, values[i + 5]!), Math.max(values[i + 6]!, values[i + 7]!)),
+    );
+    if (chunkMax > bestValue) {
+      let at = i;
+      while (values[at] !== chunkMax) at++; // the first of the chunk's maxima (-0 and 0 are equal here)
+      best = at;
+      bestValue = chunkMax;
+    } else if (chunkMax !== chunkMax) {
+      for (let j = i; j < i + 8; j++) {
+        const value = values[j]!;
+        if (value > bestValue) {
+          bestValue = value;
+          best = j;
+        }
+      }
+    }
+  }
+  for (; i < end; i++) {
     const value = values[i]!;
     if (value > bestValue) {
       bestValue = value;
