@@ -132,28 +132,28 @@ export class Sampler {
 
 /**
  * Index (relative to `begin`) of the largest of values[begin..end); the first on ties, as torch.argmax.
- * NaN entries are skipped (a NaN at `begin` wins, as the plain scan would have it).
+ * NaN entries are never chosen, except a NaN at `begin`, which wins.
  *
- * Greedy decoding runs this over every row of every step, so it scans eight
- * values per branch: the max of a chunk is compared with the best so far, and
- * only a chunk that beats it (rare once a large logit is seen) is searched for
- * the position. A chunk holding NaN has a NaN max and is scanned one by one.
+ * Greedy decoding runs this over every row of every step, so the scan asks one
+ * question per eight values ("does any beat the best so far?"), which is almost
+ * always no once a large logit has been seen, and only then looks at them one
+ * by one. Comparisons with NaN are false, as in the plain scan.
  */
 export function argmax(values: Float32Array, begin: number, end: number): number {
   let best = begin;
   let bestValue = values[begin]!;
   let i = begin + 1;
   for (; i + 8 <= end; i += 8) {
-    const chunkMax = Math.max(
-      Math.max(Math.max(values[i]!, values[i + 1]!), Math.max(values[i + 2]!, values[i + 3]!)),
-      Math.max(Math.max(values[i + 4]!, values[i + 5]!), Math.max(values[i + 6]!, values[i + 7]!)),
-    );
-    if (chunkMax > bestValue) {
-      let at = i;
-      while (values[at] !== chunkMax) at++; // the first of the chunk's maxima (-0 and 0 are equal here)
-      best = at;
-      bestValue = chunkMax;
-    } else if (chunkMax !== chunkMax) {
+    if (
+      values[i]! > bestValue ||
+      values[i + 1]! > bestValue ||
+      values[i + 2]! > bestValue ||
+      values[i + 3]! > bestValue ||
+      values[i + 4]! > bestValue ||
+      values[i + 5]! > bestValue ||
+      values[i + 6]! > bestValue ||
+      values[i + 7]! > bestValue
+    ) {
       for (let j = i; j < i + 8; j++) {
         const value = values[j]!;
         if (value > bestValue) {
