@@ -195,8 +195,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
         parser.push(item.info.finalText, []);
         parser.end();
         const parsed: ParsedOutput = parser.result();
-        const finishReason = parsed.toolCalls.length > 0 && item.finishReason === 'stop' ? 'tool_calls' : item.finishReason;
-        return { ...parsed, text, finishReason, usage: item.usage };
+        return { ...parsed, text, finishReason: withToolCalls(item.finishReason, parsed), usage: item.usage };
       }
     }
     throw new EngineError('the request ended without a finish');
@@ -204,7 +203,8 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
 
   /**
    * Streams typed parts of a completion (a string prompt) or a chat reply (an
-   * array of messages). Breaking out of the loop cancels the request.
+   * array of messages). Options are checked at once; the request starts when
+   * iteration starts, and breaking out of the loop cancels it.
    */
   stream(input: string | readonly number[] | readonly ChatMessage[], options: ChatOptions = {}): AsyncIterable<StreamPart> {
     const prepared = isMessages(input) ? this.prepareChat(input, options) : this.preparePrompt(input);
@@ -224,10 +224,9 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
           } else {
             yield* parser.push(item.info.finalText, []);
             yield* parser.end();
-            const toolCalls = parser.result().toolCalls.length;
-            const finishReason = toolCalls > 0 && item.finishReason === 'stop' ? 'tool_calls' : item.finishReason;
-            const warnings = parser.result().warnings;
-            yield { type: 'finish', finishReason, usage: item.usage, ...(warnings.length > 0 && { warnings }) };
+            const parsed = parser.result();
+            const finishReason = withToolCalls(item.finishReason, parsed);
+            yield { type: 'finish', finishReason, usage: item.usage, ...(parsed.warnings.length > 0 && { warnings: parsed.warnings }) };
           }
         }
       },
@@ -356,6 +355,11 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     }
   }
 
+}
+
+/** A reply that ended normally after emitting tool calls finishes with 'tool_calls'. */
+function withToolCalls(reason: FinishReason, parsed: ParsedOutput): FinishReason {
+  return parsed.toolCalls.length > 0 && reason === 'stop' ? 'tool_calls' : reason;
 }
 
 function isMessages(input: unknown): input is readonly ChatMessage[] {
