@@ -79,16 +79,95 @@ inline void store(KvCache& c, size_t at, const float* src, int n) {
   }
 }
 
-// Returns a pointer to n floats at `at`: the cache itself (f32) or `tmp` (converted).
-inline const float* load(const KvCache& c, size_t at, int n, float* tmp) {
+// Returns `rows` consecutive cached rows of n values starting at row start
+// `at`: the cache itself (f32) or `tmp` (f16/u8, converted).
+inline const float* load_rows(const KvCache& c, size_t at, int rows, int n, float* tmp) {
   if (c.precision == KvPrecision::F32) return &c.f32[at];
+  const size_t count = static_cast<size_t>(rows) * n;
   if (c.precision == KvPrecision::F16) {
-    for (int i = 0; i < n; ++i) tmp[i] = f16_to_f32(c.f16[at + i]);
+    for (size_t i = 0; i < count; ++i) tmp[i] = f16_to_f32(c.f16[at + i]);
   } else {
-    const float scale = c.u8_params[at / n * 2], lo = c.u8_params[at / n * 2 + 1];
-    for (int i = 0; i < n; ++i) tmp[i] = lo + c.u8[at + i] * scale;
+    for (int r = 0; r < rows; ++r) {
+      const size_t row = at / n + r;
+      const float scale = c.u8_params[row * 2], lo = c.u8_params[row * 2 + 1];
+      for (int i = 0; i < n; ++i) tmp[static_cast<size_t>(r) * n + i] = lo + c.u8[row * n + i] * scale;
+    }
   }
   return tmp;
+}
+
+// Offset of the cache row (layer, k=0|v=1, block, kv head, slot); layout in model.h.
+inline size_t cache_row(const KvCache& cache, const ModelConfig& c, int layer, int kv, size_t block, int head, size_t slot) {
+  return ((((static_cast<size_t>(layer) * 2 + kv) * cache.num_blocks + block) * c.kv_heads + head) * cache.block_size + slot) *
+         c.head_dim;
+}
+
+// One query row of an attention tile: a (token, query head) pair.
+struct QueryRow {
+  const float* q;
+  float* out;
+  int64_t begin, end;  // cache positions it attends to: [begin, end)
+};
+
+// Attention for rows that share one kv head of one sequence (a tile of its new
+// tokens times the query heads of a GQA group). The sequence's cache is visited
+// one block at a time with an online softmax: each block's keys and values are
+// read (and converted) once for all rows. Each row's arithmetic depends only on
+// its own positions and the block boundaries, which are fixed by absolute
+// position, so a row gets the same result in any tile, batch or thread.
+// scratch: 2 * block_size * head_dim + block_size + rows * (head_dim + 2) floats.
+void attend(const KvCache& cache, const ModelConfig& c, int layer, int kv_head, const int32_t* table, const QueryRow* rows,
+            int n_rows, float* scratch) {
+  const int hd = c.head_dim;
+  const int64_t bs = cache.block_size;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  float* key_buf = scratch;
+  float* value_buf = key_buf + bs * hd;
+  float* scores = value_buf + bs * hd;
+  float* acc = scores + bs;             // [n_rows][hd] running sum of weight * value
+  float* running_max = acc + static_cast<size_t>(n_rows) * hd;
+  float* running_sum = running_max + n_rows;
+  int64_t lo = rows[0].begin, hi = rows[0].end;
+  for (int r = 0; r < n_rows; ++r) {
+    lo = std::min(lo, rows[r].begin);
+    hi = std::max(hi, rows[r].end);
+    running_max[r] = -INFINITY;
+    running_sum[r] = 0;
+  }
+  std::fill(acc, acc + static_cast<size_t>(n_rows) * hd, 0.0f);
+
+  for (int64_t b = lo / bs; b * bs < hi; ++b) {
+    const int64_t p0 = b * bs, p1 = std::min(p0 + bs, hi);
+    const int n = static_cast<int>(p1 - p0);
+    const float* keys = load_rows(cache, cache_row(cache, c, layer, 0, table[b], kv_head, 0), n, hd, key_buf);
+    const float* values = load_rows(cache, cache_row(cache, c, layer, 1, table[b], kv_head, 0), n, hd, value_buf);
+    for (int r = 0; r < n_rows; ++r) {
+      const int64_t a = std::max(p0, rows[r].begin), e = std::min(p1, rows[r].end);
+      if (a >= e) continue;  // this block is outside the row's window
+      float block_max = -INFINITY;
+      for (int64_t p = a; p < e; ++p) {
+        scores[p - a] = dot(rows[r].q, keys + (p - p0) * hd, hd) * scale;
+        block_max = std::max(block_max, scores[p - a]);
+      }
+      const float new_max = std::max(running_max[r], block_max);
+      const float correction = std::exp(running_max[r] - new_max);  // 0 on the row's first block
+      float* out = acc + static_cast<size_t>(r) * hd;
+      float sum = running_sum[r] * correction;
+      for (int d = 0; d < hd; ++d) out[d] *= correction;
+      for (int64_t p = a; p < e; ++p) {
+        const float weight = std::exp(scores[p - a] - new_max);
+        sum += weight;
+        const float* v = values + (p - p0) * hd;
+        for (int d = 0; d < hd; ++d) out[d] += weight * v[d];
+      }
+      running_sum[r] = sum;
+      running_max[r] = new_max;
+    }
+  }
+  for (int r = 0; r < n_rows; ++r) {
+    const float inv = 1.0f / running_sum[r];
+    for (int d = 0; d < hd; ++d) rows[r].out[d] = acc[static_cast<size_t>(r) * hd + d] * inv;
+  }
 }
 
 }  // namespace
@@ -105,9 +184,8 @@ void forward(Model& model, const StepInput& s, float* logits) {
   const int group = c.heads / c.kv_heads;  // query heads per kv head
   const size_t bs = cache.block_size;
 
-  // Cache offset of (layer, k|v, block, kv head, slot); the layout is in model.h.
   auto cache_at = [&](int layer, int kv, size_t block, int head, size_t slot) {
-    return ((((static_cast<size_t>(layer) * 2 + kv) * cache.num_blocks + block) * c.kv_heads + head) * bs + slot) * hd;
+    return cache_row(cache, c, layer, kv, block, head, slot);
   };
 
   // Copy-on-write block copies come first: this step may read the copies.
@@ -154,10 +232,20 @@ void forward(Model& model, const StepInput& s, float* logits) {
   std::vector<float> q(static_cast<size_t>(T) * q_dim), k(static_cast<size_t>(T) * kv_dim), v(static_cast<size_t>(T) * kv_dim);
   std::vector<float> att(static_cast<size_t>(T) * q_dim);
   std::vector<float> gate(static_cast<size_t>(T) * c.intermediate), up(static_cast<size_t>(T) * c.intermediate);
-  // Per thread: attention scores over the longest context, and a row for f16/u8 conversion.
-  const size_t scratch_per_thread = static_cast<size_t>(s.max_context_len) + 2 * hd;
+  // Attention work items: up to kTile consecutive new tokens of one sequence
+  // with the query heads of one kv head.
+  constexpr int kTile = 16;
+  struct Tile {
+    int seq, t0, t1, kv_head;
+  };
+  std::vector<Tile> tiles;
+  for (int i = 0; i < B; ++i)
+    for (int t0 = s.subsequence_begins[i]; t0 < s.subsequence_begins[i + 1]; t0 += kTile)
+      for (int g = 0; g < c.kv_heads; ++g) tiles.push_back({i, t0, std::min(t0 + kTile, s.subsequence_begins[i + 1]), g});
+  const int max_rows = kTile * group;
+  const size_t scratch_per_thread = 2 * bs * hd + bs + static_cast<size_t>(max_rows) * (hd + 2);
   std::vector<float> scratch(scratch_per_thread * pool.size());
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  std::vector<QueryRow> row_buf(static_cast<size_t>(max_rows) * pool.size());
 
   for (int t = 0; t < T; ++t)
     std::memcpy(&x[static_cast<size_t>(t) * H], &w.embed.data[static_cast<size_t>(s.input_ids[t]) * H], H * sizeof(float));
@@ -193,33 +281,23 @@ void forward(Model& model, const StepInput& s, float* logits) {
       }
     });
 
-    // Attention, one (token, query head) per item: causal over the sequence's
-    // cache up to and including the token's own position.
-    pool.parallel_for(static_cast<size_t>(T) * c.heads, 1, [&](size_t i0, size_t i1, int thread) {
-      float* scores = &scratch[thread * scratch_per_thread];
-      float* tmp = scores + s.max_context_len;
+    // Attention: causal over each sequence's cache up to and including the
+    // token's own position (the last sliding_window positions, if set).
+    pool.parallel_for(tiles.size(), 1, [&](size_t i0, size_t i1, int thread) {
+      QueryRow* rows = &row_buf[static_cast<size_t>(thread) * max_rows];
       for (size_t item = i0; item < i1; ++item) {
-        const int t = static_cast<int>(item / c.heads), h = static_cast<int>(item % c.heads), kvh = h / group;
-        const int64_t end = pos_in_cache[t] + 1;
-        const int64_t begin = c.sliding_window > 0 ? std::max<int64_t>(0, end - c.sliding_window) : 0;
-        const float* qh = &q[static_cast<size_t>(t) * q_dim + h * hd];
-        float max_score = -INFINITY;
-        for (int64_t p = begin; p < end; ++p) {
-          const auto [block, slot] = slot_of(t, p);
-          const float score = dot(qh, load(cache, cache_at(layer, 0, block, kvh, slot), hd, tmp), hd) * scale;
-          scores[p - begin] = score;
-          max_score = std::max(max_score, score);
+        const Tile& tile = tiles[item];
+        int n = 0;
+        for (int t = tile.t0; t < tile.t1; ++t) {
+          const int64_t end = pos_in_cache[t] + 1;
+          const int64_t begin = c.sliding_window > 0 ? std::max<int64_t>(0, end - c.sliding_window) : 0;
+          for (int h = tile.kv_head * group; h < (tile.kv_head + 1) * group; ++h) {
+            const size_t at = static_cast<size_t>(t) * q_dim + static_cast<size_t>(h) * hd;
+            rows[n++] = {&q[at], &att[at], begin, end};
+          }
         }
-        float total = 0;
-        for (int64_t p = begin; p < end; ++p) total += (scores[p - begin] = std::exp(scores[p - begin] - max_score));
-        float* out = &att[static_cast<size_t>(t) * q_dim + h * hd];
-        std::fill(out, out + hd, 0.0f);
-        for (int64_t p = begin; p < end; ++p) {
-          const auto [block, slot] = slot_of(t, p);
-          const float* vh = load(cache, cache_at(layer, 1, block, kvh, slot), hd, tmp);
-          const float weight = scores[p - begin] / total;
-          for (int d = 0; d < hd; ++d) out[d] += weight * vh[d];
-        }
+        attend(cache, c, layer, tile.kv_head, &s.block_indices[s.block_indices_begins[tile.seq]], rows, n,
+               &scratch[static_cast<size_t>(thread) * scratch_per_thread]);
       }
     });
 
