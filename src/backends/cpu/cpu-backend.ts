@@ -95,11 +95,11 @@ export class CpuBackend implements Backend {
         loaded += info.byteLength;
         progress({ phase: 'weights', loaded, total });
       }
+      progress({ phase: 'done', loaded, total });
     } catch (error) {
-      native.dispose();
+      native.dispose(); // also when onProgress throws: nothing is left behind
       throw error;
     }
-    progress({ phase: 'done', loaded, total });
     return new CpuBackend(native, config);
   }
 
