@@ -204,7 +204,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
   }
 
  private:
-  // Returns a rejected promise, or nullptr when the model can take a new job.
+  // Rejects `d` and returns true when the model is disposed or busy.
   bool unavailable(Napi::Env env, Napi::Promise::Deferred& d) {
     if (!model_) {
       d.Reject(Napi::Error::New(env, "the model has been disposed").Value());
