@@ -263,9 +263,10 @@ export class Engine {
       this.finish(request, 'stop', undefined, true);
       return;
     }
-    const matched = request.stops.push(request.detokenizer.push(token));
-    request.sink.onDelta(delta(matched.text, token, logprobs));
-    if (matched.stopped) this.finish(request, 'stop', undefined, false);
+    const text = request.detokenizer.push(token);
+    const matched = request.stops.isEmpty ? undefined : request.stops.push(text);
+    request.sink.onDelta(delta(matched === undefined ? text : matched.text, token, logprobs));
+    if (matched?.stopped === true) this.finish(request, 'stop', undefined, false);
     else if (request.numOutputTokens >= stop.maxTokens) this.finish(request, 'length', undefined, true);
     else if (request.tokens.length >= this.backend.shape.maxContextLength) this.finish(request, 'length', undefined, true);
   }
@@ -298,7 +299,8 @@ export function buildBatch(plan: StepPlan, kv: KvCacheManager): StepBatch {
   const pastLens = new Int32Array(numSeqs);
   const subsequenceBegins = new Int32Array(numSeqs + 1);
   const blockIndicesBegins = new Int32Array(numSeqs + 1);
-  const logitsIndices: number[] = [];
+  const logitsIndices = new Int32Array(numSeqs);
+  let numLogits = 0;
   const tables: (readonly number[])[] = new Array(numSeqs);
   let token = 0;
   let maxContextLen = 0;
@@ -312,7 +314,7 @@ export function buildBatch(plan: StepPlan, kv: KvCacheManager): StepBatch {
     }
     pastLens[i] = start;
     subsequenceBegins[i + 1] = token;
-    if (samples) logitsIndices.push(token - 1);
+    if (samples) logitsIndices[numLogits++] = token - 1;
     if (start + numTokens > maxContextLen) maxContextLen = start + numTokens;
     const table = kv.blockTable(request.id);
     tables[i] = table;
@@ -320,7 +322,10 @@ export function buildBatch(plan: StepPlan, kv: KvCacheManager): StepBatch {
   }
   const blockIndices = new Int32Array(blockIndicesBegins[numSeqs]!);
   let at = 0;
-  for (const table of tables) for (let j = 0; j < table.length; j++) blockIndices[at++] = table[j]!;
+  for (let i = 0; i < numSeqs; i++) {
+    const table = tables[i]!;
+    for (let j = 0; j < table.length; j++) blockIndices[at++] = table[j]!;
+  }
   const batch: StepBatch = {
     inputIds,
     positions,
@@ -329,7 +334,7 @@ export function buildBatch(plan: StepPlan, kv: KvCacheManager): StepBatch {
     blockIndices,
     blockIndicesBegins,
     maxContextLen,
-    logitsIndices: Int32Array.from(logitsIndices),
+    logitsIndices: numLogits === numSeqs ? logitsIndices : logitsIndices.slice(0, numLogits),
   };
   if (kv.specs.length === 1) return batch;
   const extraBlockTables: Record<string, { indices: Int32Array; begins: Int32Array }> = {};

@@ -11,7 +11,7 @@ export interface TokenDecoder {
 
 /** Prompt tokens that seed the decoding window, so the first output token keeps its leading space. */
 const PROMPT_CONTEXT = 5;
-const REPLACEMENT = '\uFFFD';
+const REPLACEMENT = 0xfffd;
 
 /**
  * Decodes a sliding window of ids: the text of window[prefix..] minus the text
@@ -36,7 +36,7 @@ export class IncrementalDetokenizer {
     this.ids.push(token);
     const before = this.decoder.decode(this.ids.slice(this.prefixOffset, this.readOffset));
     const after = this.decoder.decode(this.ids.slice(this.prefixOffset));
-    if (after.length <= before.length || after.endsWith(REPLACEMENT)) return '';
+    if (after.length <= before.length || after.charCodeAt(after.length - 1) === REPLACEMENT) return '';
     this.prefixOffset = this.readOffset;
     this.readOffset = this.ids.length;
     // Drop ids that can no longer influence decoding, keeping the window small.
@@ -62,11 +62,14 @@ export interface StopResult {
  */
 export class StopStringMatcher {
   private readonly stops: readonly string[];
+  /** No stop strings: `push` passes text through unchanged, so a caller may skip it. */
+  readonly isEmpty: boolean;
   private readonly holdBack: number;
   private pending = '';
 
   constructor(stops: readonly string[]) {
     this.stops = stops;
+    this.isEmpty = stops.length === 0;
     this.holdBack = stops.reduce((max, stop) => Math.max(max, stop.length - 1), 0);
   }
 
