@@ -242,10 +242,17 @@ void forward(Model& model, const StepInput& s, float* logits) {
   for (int i = 0; i < B; ++i)
     for (int t0 = s.subsequence_begins[i]; t0 < s.subsequence_begins[i + 1]; t0 += kTile)
       for (int g = 0; g < c.kv_heads; ++g) tiles.push_back({i, t0, std::min(t0 + kTile, s.subsequence_begins[i + 1]), g});
+  // Small attention work (tiny models, short contexts) runs on one thread.
+  size_t attention_work = 0;
+  for (int t = 0; t < T; ++t) attention_work += static_cast<size_t>(pos_in_cache[t] + 1) * c.heads * hd;
+  const size_t tiles_per_chunk = attention_work < (1u << 16) ? tiles.size() : 1;
   const int max_rows = kTile * group;
   const size_t scratch_per_thread = 2 * bs * hd + bs + static_cast<size_t>(max_rows) * (hd + 2);
   std::vector<float> scratch(scratch_per_thread * pool.size());
   std::vector<QueryRow> row_buf(static_cast<size_t>(max_rows) * pool.size());
+
+  // Per-token loops go 4 tokens per chunk, or all inline when the step is small.
+  const size_t token_grain = static_cast<size_t>(T) * (H + c.intermediate) < (1u << 14) ? T : 4;
 
   for (int t = 0; t < T; ++t)
     std::memcpy(&x[static_cast<size_t>(t) * H], &w.embed.data[static_cast<size_t>(s.input_ids[t]) * H], H * sizeof(float));
@@ -253,7 +260,7 @@ void forward(Model& model, const StepInput& s, float* logits) {
   for (int layer = 0; layer < c.layers; ++layer) {
     const LayerWeights& l = w.layers[layer];
 
-    pool.parallel_for(T, 4, [&](size_t t0, size_t t1, int) {
+    pool.parallel_for(T, token_grain, [&](size_t t0, size_t t1, int) {
       for (size_t t = t0; t < t1; ++t) rmsnorm(&xb[t * H], &x[t * H], l.attn_norm.data.data(), H, c.rms_eps);
     });
     matmul(pool, q.data(), xb.data(), l.wq, &l.bq, T);
@@ -261,7 +268,7 @@ void forward(Model& model, const StepInput& s, float* logits) {
     matmul(pool, v.data(), xb.data(), l.wv, &l.bv, T);
 
     // Per token: q/k norm (Qwen3), RoPE, then write k and v into the cache.
-    pool.parallel_for(T, 4, [&](size_t t0, size_t t1, int) {
+    pool.parallel_for(T, token_grain, [&](size_t t0, size_t t1, int) {
       for (size_t t = t0; t < t1; ++t) {
         const float* cs = &cos_table[t * half];
         const float* sn = &sin_table[t * half];
@@ -283,7 +290,7 @@ void forward(Model& model, const StepInput& s, float* logits) {
 
     // Attention: causal over each sequence's cache up to and including the
     // token's own position (the last sliding_window positions, if set).
-    pool.parallel_for(tiles.size(), 1, [&](size_t i0, size_t i1, int thread) {
+    pool.parallel_for(tiles.size(), tiles_per_chunk, [&](size_t i0, size_t i1, int thread) {
       QueryRow* rows = &row_buf[static_cast<size_t>(thread) * max_rows];
       for (size_t item = i0; item < i1; ++item) {
         const Tile& tile = tiles[item];
@@ -304,7 +311,7 @@ void forward(Model& model, const StepInput& s, float* logits) {
     matmul(pool, xb.data(), att.data(), l.wo, &l.bo, T);
 
     // Residual, then the SwiGLU MLP on the normalised stream.
-    pool.parallel_for(T, 4, [&](size_t t0, size_t t1, int) {
+    pool.parallel_for(T, token_grain, [&](size_t t0, size_t t1, int) {
       for (size_t t = t0; t < t1; ++t) {
         for (int i = 0; i < H; ++i) x[t * H + i] += xb[t * H + i];
         rmsnorm(&xb[t * H], &x[t * H], l.ffn_norm.data.data(), H, c.rms_eps);
@@ -313,7 +320,7 @@ void forward(Model& model, const StepInput& s, float* logits) {
     matmul(pool, gate.data(), xb.data(), l.w_gate, nullptr, T);
     matmul(pool, up.data(), xb.data(), l.w_up, nullptr, T);
     const size_t I = c.intermediate;
-    pool.parallel_for(T, 4, [&](size_t t0, size_t t1, int) {
+    pool.parallel_for(T, token_grain, [&](size_t t0, size_t t1, int) {
       for (size_t i = t0 * I; i < t1 * I; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];  // silu(gate) * up
     });
     matmul(pool, xb.data(), gate.data(), l.w_down, nullptr, T);

@@ -113,6 +113,8 @@ void matmul(ThreadPool& pool, float* out, const float* in, const float* w, const
   size_t grain = std::max<size_t>(1, 16384 / std::max(1, K));
   grain = std::min(grain, std::max<size_t>(1, N / (4 * static_cast<size_t>(pool.size()))));
   grain = (grain + 23) / 24 * 24;  // whole 3- and 8-row tiles
+  // Below ~64K multiply-adds, waking other threads costs more than it saves.
+  if (static_cast<size_t>(T) * N * K < (1u << 16)) grain = N;
   pool.parallel_for(N, grain, [&](size_t n0, size_t n1, int) { matmul_rows(out, in, w, bias, T, N, K, n0, n1); });
 }
 

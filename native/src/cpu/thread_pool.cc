@@ -1,8 +1,25 @@
 #include "thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace weft {
+
+namespace {
+// Spins until pred() or about `micros` microseconds have passed; true if pred().
+template <typename Pred>
+bool spin_until(Pred pred, int micros) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(micros);
+  for (int i = 0;; ++i) {
+    if (pred()) return true;
+    if ((i & 63) == 63) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::yield();
+    }
+  }
+}
+constexpr int kSpinMicros = 50;
+}  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   const int workers = std::max(1, threads) - 1;
@@ -30,16 +47,17 @@ void ThreadPool::run_chunks(int thread_index) {
 void ThreadPool::worker_loop(int index) {
   uint64_t seen = 0;
   for (;;) {
-    {
+    auto ready = [&] { return stopping_.load() || generation_.load(std::memory_order_acquire) != seen; };
+    if (!spin_until(ready, kSpinMicros)) {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-      if (stopping_) return;
-      seen = generation_;
+      wake_.wait(lock, ready);
     }
+    if (stopping_) return;
+    seen = generation_.load(std::memory_order_acquire);
     run_chunks(index);
-    {
+    if (active_.fetch_sub(1) == 1) {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (--active_ == 0) done_.notify_one();
+      done_.notify_one();
     }
   }
 }
@@ -51,19 +69,24 @@ void ThreadPool::parallel_for(size_t n, size_t grain, const RangeFn& fn) {
     fn(0, n, 0);
     return;
   }
+  job_ = &fn;
+  job_size_ = n;
+  job_grain_ = grain;
+  next_.store(0);
+  active_.store(static_cast<int>(workers_.size()));
   {
+    // Bumped under the mutex so a worker about to sleep cannot miss it.
     std::lock_guard<std::mutex> lock(mutex_);
-    job_ = &fn;
-    job_size_ = n;
-    job_grain_ = grain;
-    next_.store(0);
-    active_ = static_cast<int>(workers_.size());
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
   run_chunks(0);
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [&] { return active_ == 0; });
+  // Every worker must leave the job before fn (owned by the caller) goes away.
+  auto finished = [&] { return active_.load() == 0; };
+  if (!spin_until(finished, kSpinMicros)) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, finished);
+  }
   job_ = nullptr;
 }
 

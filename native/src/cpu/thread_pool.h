@@ -1,6 +1,10 @@
 // A small persistent thread pool. The calling thread takes part in the work, so
 // a pool of N threads starts N - 1 workers. One parallel_for runs at a time
 // (the model runs one step at a time).
+//
+// A forward pass calls parallel_for ~10 times per layer, so waking workers must
+// be cheap: between jobs a worker spins briefly on the job counter before it
+// sleeps on a condition variable.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -28,7 +32,7 @@ class ThreadPool {
   // Runs fn over [0, n) in chunks of `grain` items handed out dynamically, and
   // returns when every item is done. Which thread runs which chunk varies, so fn
   // must compute each item the same way whoever runs it (that keeps results
-  // identical across thread counts and batch shapes).
+  // identical across thread counts and batch shapes). n <= grain runs inline.
   void parallel_for(size_t n, size_t grain, const RangeFn& fn);
 
  private:
@@ -39,11 +43,11 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  uint64_t generation_ = 0;  // bumped for every job; workers wait for a new one
-  int active_ = 0;           // workers still inside the current job
-  bool stopping_ = false;
+  std::atomic<uint64_t> generation_{0};  // bumped (under mutex_) for every job
+  std::atomic<int> active_{0};           // workers still inside the current job
+  std::atomic<bool> stopping_{false};
 
-  // The current job (valid while generation_ is current).
+  // The current job, published before generation_ is bumped.
   const RangeFn* job_ = nullptr;
   size_t job_size_ = 0;
   size_t job_grain_ = 1;
