@@ -83,6 +83,9 @@ describe('CPU backend: bad batches', () => {
       await expect(other.allocateCache({ numBlocks: 4, blockSize: 4, precision: 'i4' as 'u8' })).rejects.toBeInstanceOf(InvalidOptionError);
       await expect(other.execute(good)).rejects.toThrow(/before allocateCache/);
       await expect(other.allocateCache({ numBlocks: 1, blockSize: 4, precision: 'f32' })).rejects.toThrow(/at least 2/);
+      // 2^31 - 1 blocks of 4096 tokens: far beyond any machine's memory, refused without trying.
+      await expect(other.allocateCache({ numBlocks: 2 ** 31 - 1, blockSize: 4096, precision: 'f32' })).rejects.toThrow(/too large|exceeds the physical memory/);
+      await expect(other.allocateCache({ numBlocks: 2 ** 20, blockSize: 4096, precision: 'u8' })).rejects.toThrow(/too large|exceeds the physical memory/);
     } finally {
       await other.dispose();
     }

@@ -9,6 +9,9 @@
 #include <cstring>
 #include <fstream>
 #include <new>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
 
 #include "half.h"
 #include "model.h"
@@ -176,6 +179,15 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
   return "";
 }
 
+// Total physical memory, or 0 when unknown.
+static double physical_memory_bytes() {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) return static_cast<double>(pages) * static_cast<double>(page);
+#endif
+  return 0;
+}
+
 std::string allocate_cache(Model& model, int num_blocks, int block_size, KvPrecision precision) {
   const ModelConfig& c = model.config;
   if (num_blocks < 2) return "numBlocks must be at least 2 (block 0 is the null block)";
@@ -186,6 +198,13 @@ std::string allocate_cache(Model& model, int num_blocks, int block_size, KvPreci
   if (estimate > 9.0e15) return "KV cache too large";
   const size_t elements = static_cast<size_t>(2) * c.layers * static_cast<size_t>(num_blocks) * c.kv_heads *
                           static_cast<size_t>(block_size) * c.head_dim;
+  const double bytes = static_cast<double>(elements) * (precision == KvPrecision::F32 ? 4 : precision == KvPrecision::F16 ? 2 : 1);
+  // The cache is zero-filled at once; more than the machine's RAM would get the
+  // process killed by the OOM killer instead of failing here.
+  const double ram = physical_memory_bytes();
+  if (ram > 0 && bytes > ram)
+    return "a KV cache of " + std::to_string(static_cast<uint64_t>(bytes)) + " bytes exceeds the physical memory (" +
+           std::to_string(static_cast<uint64_t>(ram)) + " bytes)";
   KvCache fresh;
   fresh.num_blocks = num_blocks;
   fresh.block_size = block_size;
