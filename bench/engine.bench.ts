@@ -43,13 +43,22 @@ class ReadyLogitsBackend implements Backend {
   dispose(): void {}
 }
 
-/** Wall-clock µs of each timed step of one round (a fresh engine with `seqs` requests decoding). */
-async function measureRound(seqs: number, steps: number): Promise<number[]> {
+interface Round {
+  /** Wall-clock µs of each timed step. */
+  readonly durations: number[];
+  /** Process CPU µs (all threads, GC included) from the end of the last warm-up step to the end of the last timed one. */
+  readonly cpuUs: number;
+}
+
+/** One round: a fresh engine with `seqs` requests decoding. */
+async function measureRound(seqs: number, steps: number): Promise<Round> {
   const backend = new ReadyLogitsBackend();
   const blockSize = 16;
   const kv = new KvCacheManager([{ name: 'attention', blockSize, numBlocks: seqs * 64 + 1 }], { prefixCaching: true });
   const durations: number[] = [];
   let decodeSteps = 0;
+  let cpuStart = process.cpuUsage();
+  let cpuUs = 0;
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   const engine = new Engine({
@@ -62,8 +71,13 @@ async function measureRound(seqs: number, steps: number): Promise<number[]> {
       onStep: (info: StepInfo) => {
         if (info.scheduledTokens !== seqs) return; // still prefilling
         decodeSteps++;
+        if (decodeSteps === 20) cpuStart = process.cpuUsage();
         if (decodeSteps > 20) durations.push(info.durationMs * 1000);
-        if (durations.length === steps) resolveDone();
+        if (durations.length === steps && cpuUs === 0) {
+          const cpu = process.cpuUsage(cpuStart);
+          cpuUs = cpu.user + cpu.system;
+          resolveDone();
+        }
       },
     },
   });
@@ -78,7 +92,7 @@ async function measureRound(seqs: number, steps: number): Promise<number[]> {
   await done;
   engine.close(new Error('benchmark over'));
   await engine.whenIdle();
-  return durations;
+  return { durations, cpuUs };
 }
 
 function quantile(sorted: readonly number[], q: number): number {
@@ -93,13 +107,17 @@ interface SizeResult {
   p90: number;
   rounds: number;
   roundMedians: [number, number];
+  /** Mean process CPU time per step cycle (the step, the loop's turn between steps, GC): less moved by other processes than wall time. */
+  cpuUsPerStep: number;
 }
 
 async function measure(seqs: number, steps: number, rounds: number): Promise<SizeResult> {
   const all: number[] = [];
   const medians: number[] = [];
+  let cpuUs = 0;
   for (let round = 0; round < rounds; round++) {
-    const durations = await measureRound(seqs, steps);
+    const { durations, cpuUs: roundCpuUs } = await measureRound(seqs, steps);
+    cpuUs += roundCpuUs;
     all.push(...durations);
     medians.push(quantile([...durations].sort((a, b) => a - b), 0.5));
   }
@@ -111,6 +129,7 @@ async function measure(seqs: number, steps: number, rounds: number): Promise<Siz
     p90: round1(quantile(all, 0.9)),
     rounds,
     roundMedians: [round1(medians[0]!), round1(medians[medians.length - 1]!)],
+    cpuUsPerStep: round1(cpuUs / (rounds * steps)),
   };
 }
 
@@ -122,7 +141,8 @@ for (const seqs of [1, 16, 64, 256, 1024]) {
   console.log(
     `${String(seqs).padStart(5)} running requests: ${result.usPerStep.toFixed(1).padStart(8)} µs/step median, ` +
       `${result.p90.toFixed(1)} p90, ${(result.usPerStep / seqs).toFixed(2)} µs per request ` +
-      `(${result.rounds} rounds, their medians ${result.roundMedians[0]}-${result.roundMedians[1]})`,
+      `(${result.rounds} rounds, their medians ${result.roundMedians[0]}-${result.roundMedians[1]}; ` +
+      `process CPU ${result.cpuUsPerStep} µs per step cycle)`,
   );
 }
 const loadAverage = round1((loadBefore + loadavg()[0]!) / 2);
