@@ -14,7 +14,7 @@ import { BackendError, EngineError } from '../errors.js';
 import { Sampler, argmax, type SampledToken } from '../sampling/sampler.js';
 import type { KvCacheManager } from './kv/kv-cache-manager.js';
 import { IncrementalDetokenizer, StopStringMatcher, type TokenDecoder } from './output.js';
-import { Request, type FinishReason, type RequestSpec } from './request.js';
+import { Request, type FinishReason, type RequestSpec, type StopCriteria } from './request.js';
 import { err, ok, type Result } from './result.js';
 import { Scheduler, type SchedulerConfig, type StepPlan } from './scheduler.js';
 
@@ -80,13 +80,20 @@ class LiveRequest extends Request {
   readonly sampler: Sampler;
   readonly detokenizer: IncrementalDetokenizer;
   readonly stops: StopStringMatcher;
+  // Stop rules folded into two fields, so a decode step reads no other object for them.
+  /** Whether a sampled token can end the request (stop token ids, or EOS not ignored). */
+  readonly checksStopTokens: boolean;
+  /** Token count that ends it with 'length': the prompt plus maxTokens, or the model's context. */
+  readonly lengthLimit: number;
 
-  constructor(id: number, spec: RequestSpec, sink: RequestSink, decoder: TokenDecoder) {
+  constructor(id: number, spec: RequestSpec, sink: RequestSink, decoder: TokenDecoder, maxContextLength: number) {
     super(id, id, spec);
     this.sink = sink;
     this.sampler = new Sampler(spec.sampling, spec.promptTokenIds);
     this.detokenizer = new IncrementalDetokenizer(decoder, spec.promptTokenIds);
     this.stops = new StopStringMatcher(spec.stop.stopStrings);
+    this.checksStopTokens = spec.stop.stopTokenIds.length > 0 || !spec.stop.ignoreEos;
+    this.lengthLimit = Math.min(spec.promptTokenIds.length + spec.stop.maxTokens, maxContextLength);
   }
 }
 
@@ -131,7 +138,7 @@ export class Engine {
       return err({ kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the whole KV cache cannot hold ${prompt + 1}` });
     }
     const id = this.nextId++;
-    const request = new LiveRequest(id, spec, sink, this.decoder);
+    const request = new LiveRequest(id, spec, sink, this.decoder, maxContext);
     this.live.set(id, request);
     this.scheduler.add(request);
     this.kick();
@@ -256,9 +263,7 @@ export class Engine {
   /** Appends a sampled token, emits its text and decides whether the request is done. */
   private accept(request: LiveRequest, token: number, logprobs: readonly SampledToken[] | undefined): void {
     request.tokens.push(token);
-    const { stop } = request.spec;
-    const stopToken = (stop.stopTokenIds.length > 0 && stop.stopTokenIds.includes(token)) || (!stop.ignoreEos && this.eos.has(token));
-    if (stopToken) {
+    if (request.checksStopTokens && this.isStopToken(request.spec.stop, token)) {
       request.sink.onDelta(delta('', token, logprobs));
       this.finish(request, 'stop', undefined, true);
       return;
@@ -267,8 +272,11 @@ export class Engine {
     const matched = request.stops.isEmpty ? undefined : request.stops.push(text);
     request.sink.onDelta(delta(matched === undefined ? text : matched.text, token, logprobs));
     if (matched?.stopped === true) this.finish(request, 'stop', undefined, false);
-    else if (request.numOutputTokens >= stop.maxTokens) this.finish(request, 'length', undefined, true);
-    else if (request.tokens.length >= this.backend.shape.maxContextLength) this.finish(request, 'length', undefined, true);
+    else if (request.tokens.length >= request.lengthLimit) this.finish(request, 'length', undefined, true);
+  }
+
+  private isStopToken(stop: StopCriteria, token: number): boolean {
+    return stop.stopTokenIds.includes(token) || (!stop.ignoreEos && this.eos.has(token));
   }
 
   private finish(request: LiveRequest, reason: FinishReason, error: Error | undefined, flush: boolean): void {
