@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { reasoningParserNames, toolParserNames } from '../parsers/registry.js';
 import { UsageError } from './usage-error.js';
 
 /** Sampling and size flags shared by generate and chat. */
@@ -21,11 +22,22 @@ export type Command =
   | { name: 'help'; topic?: CommandName }
   | { name: 'version' }
   | ({ name: 'generate'; prompt?: string; echo: boolean } & LoadFlags & SamplingFlags)
-  | ({ name: 'chat'; system?: string; templateKwargs?: Record<string, unknown> } & LoadFlags & SamplingFlags)
+  | ({ name: 'chat'; system?: string; templateKwargs?: Record<string, unknown> } & LoadFlags & SamplingFlags & ToolFlags)
   | { name: 'demo'; model?: string; threads?: number; quiet: boolean };
 
 export type CommandName = 'generate' | 'chat' | 'demo';
 const COMMANDS: readonly CommandName[] = ['generate', 'chat', 'demo'];
+
+/** Parsers and tools for chat. `reasoningParser: 'none'` turns off the automatic reasoning parser. */
+export interface ToolFlags {
+  reasoningParser?: string;
+  toolParser?: string;
+  /** A JSON file with an array of tool definitions (read by the chat command, not here). */
+  toolsFile?: string;
+}
+
+/** Turns the automatic reasoning parser off. */
+export const NO_PARSER = 'none';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -91,6 +103,9 @@ function parseChat(args: string[]): Command {
     ...samplingOptions,
     system: { type: 'string', short: 's' },
     'template-kwargs': { type: 'string' },
+    'reasoning-parser': { type: 'string' },
+    'tool-parser': { type: 'string' },
+    tools: { type: 'string' },
   });
   if (values.help) return { name: 'help', topic: 'chat' };
   if (positionals.length > 0) {
@@ -104,7 +119,30 @@ function parseChat(args: string[]): Command {
     ...samplingFlags('chat', values),
     ...(system !== undefined ? { system } : {}),
     ...(templateKwargs !== undefined ? { templateKwargs } : {}),
+    ...toolFlags('chat', values),
   };
+}
+
+function toolFlags(command: CommandName, values: Values): ToolFlags {
+  const flags: ToolFlags = {};
+  const reasoning = parserName(command, '--reasoning-parser', values['reasoning-parser'], [...reasoningParserNames(), NO_PARSER]);
+  if (reasoning !== undefined) flags.reasoningParser = reasoning;
+  const tool = parserName(command, '--tool-parser', values['tool-parser'], toolParserNames());
+  if (tool !== undefined) flags.toolParser = tool;
+  const toolsFile = stringValue(values.tools);
+  if (toolsFile !== undefined) {
+    if (toolsFile.trim() === '') throw new UsageError('--tools needs a JSON file of tool definitions', command);
+    flags.toolsFile = toolsFile;
+  }
+  return flags;
+}
+
+/** Checked here, before the model loads, so a typo costs no loading time. */
+function parserName(command: CommandName, flag: string, value: Values[string], known: readonly string[]): string | undefined {
+  const name = stringValue(value);
+  if (name === undefined) return undefined;
+  if (!known.includes(name)) throw new UsageError(`${flag}: unknown parser ${JSON.stringify(name)} (known: ${known.join(', ')})`, command);
+  return name;
 }
 
 function parseDemo(args: string[]): Command {

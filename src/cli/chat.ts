@@ -1,18 +1,31 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ChatTemplateError, WeftError } from '../errors.js';
-import type { ChatMessage, ToolCall } from '../text/types.js';
-import type { Command } from './args.js';
+import type { ParserOptions } from '../options.js';
+import type { ChatMessage, ToolCall, ToolDefinition } from '../text/types.js';
+import { NO_PARSER, type Command } from './args.js';
 import { requestOptions } from './generate.js';
 import type { CliIo } from './io.js';
 import { openModel } from './open-model.js';
 import type { CliPipeline, OpenPipeline } from './pipeline-port.js';
+import { DEFAULT_REASONING_PARSER, thinkingSign } from './reasoning-default.js';
 import { PartWriter } from './render-parts.js';
 import { RequestTimer } from './stats.js';
+import { readToolsFile } from './tools-file.js';
 import { EXIT_FAILURE, EXIT_OK } from './usage-error.js';
 
 type ChatCommand = Extract<Command, { name: 'chat' }>;
 
-const CHAT_HELP = 'Commands: /reset forgets the conversation, /exit quits (or Ctrl-D). Ctrl-C stops an answer.\n';
+const CHAT_HELP =
+  'Commands: /tool <result> answers a tool call, /reset forgets the conversation, /exit quits (or Ctrl-D). Ctrl-C stops an answer.\n';
+const TOOL_HINT = 'weft: the CLI does not run tools: type the result as the next message with /tool <json>, e.g. /tool {"result":42}\n';
+
+/** What every turn of one chat sends along with the messages. */
+interface ChatSetup {
+  parsers: ParserOptions;
+  tools?: ToolDefinition[];
+}
 
 /**
  * `weft chat`: a read-eval-print loop over pipe.stream(messages). Each line the
@@ -20,6 +33,8 @@ const CHAT_HELP = 'Commands: /reset forgets the conversation, /exit quits (or Ct
  * Works on a terminal and with piped stdin (one message per line).
  */
 export async function runChat(command: ChatCommand, io: CliIo, openPipeline: OpenPipeline): Promise<number> {
+  // Read before loading, so a bad file costs no loading time (and exits 2).
+  const tools = command.toolsFile !== undefined ? readToolsFile(command.toolsFile) : undefined;
   const pipeline = await openModel(command, io, openPipeline);
   const interactive = io.stdin.isTTY === true;
   const rl = createInterface({
@@ -37,8 +52,28 @@ export async function runChat(command: ChatCommand, io: CliIo, openPipeline: Ope
 
   const initial: ChatMessage[] = command.system !== undefined ? [{ role: 'system', content: command.system }] : [];
   let messages = [...initial];
-  if (interactive && !command.quiet) io.stderr.write(CHAT_HELP);
+  // Tool calls of the last answer still waiting for a /tool result, in order.
+  let pendingCalls: ToolCall[] = [];
+  let toolHintShown = false;
   try {
+    const setup: ChatSetup = { parsers: chooseParsers(command, pipeline, io), ...(tools !== undefined ? { tools } : {}) };
+    if (interactive && !command.quiet) io.stderr.write(CHAT_HELP);
+    /** Generates the next assistant message for `input`; false if the chat cannot go on. */
+    const reply = async (input: ChatMessage[], onReply: (reply: ChatMessage) => void): Promise<boolean> => {
+      answering = new AbortController();
+      const turn = await answer(pipeline, input, command, setup, io, answering.signal);
+      answering = undefined;
+      if (turn.fatal) return false;
+      if (turn.reply) {
+        onReply(turn.reply);
+        pendingCalls = [...(turn.reply.toolCalls ?? [])];
+        if (pendingCalls.length > 0 && !toolHintShown) {
+          io.stderr.write(TOOL_HINT);
+          toolHintShown = true;
+        }
+      }
+      return true;
+    };
     const prompt = (): void => {
       if (interactive) {
         rl.setPrompt('> ');
@@ -51,15 +86,28 @@ export async function runChat(command: ChatCommand, io: CliIo, openPipeline: Ope
       if (line === '/exit' || line === '/quit') break;
       if (line === '/reset') {
         messages = [...initial];
+        pendingCalls = [];
         io.stderr.write('weft: conversation reset\n');
       } else if (line === '/help') {
         io.stderr.write(CHAT_HELP);
+      } else if (line === '/tool' || line.startsWith('/tool ')) {
+        const result = line.slice('/tool'.length).trim();
+        if (result === '') {
+          io.stderr.write('weft: /tool needs the tool\'s result, e.g. /tool {"result":42}\n');
+        } else {
+          // The k-th result answers the k-th call, as chat templates expect.
+          const call = pendingCalls.shift();
+          messages.push({ role: 'tool', content: result, ...(call ? { toolCallId: call.id, name: call.name } : {}) });
+          const next = pendingCalls[0];
+          if (next) {
+            io.stderr.write(`weft: ${pendingCalls.length} more tool result(s) expected, next for ${next.name}\n`);
+          } else if (!(await reply(messages, (assistant) => messages.push(assistant)))) {
+            return EXIT_FAILURE;
+          }
+        }
       } else if (line !== '') {
-        answering = new AbortController();
-        const turn = await answer(pipeline, [...messages, { role: 'user', content: rawLine }], command, io, answering.signal);
-        answering = undefined;
-        if (turn.fatal) return EXIT_FAILURE;
-        if (turn.reply) messages.push({ role: 'user', content: rawLine }, turn.reply);
+        const user: ChatMessage = { role: 'user', content: rawLine };
+        if (!(await reply([...messages, user], (assistant) => messages.push(user, assistant)))) return EXIT_FAILURE;
       }
       prompt();
     }
@@ -70,6 +118,32 @@ export async function runChat(command: ChatCommand, io: CliIo, openPipeline: Ope
     rl.close();
     await pipeline.close();
   }
+}
+
+/** The parsers from the flags; the reasoning parser defaults to qwen3 for a model that thinks in <think> blocks. */
+function chooseParsers(command: ChatCommand, pipeline: CliPipeline, io: CliIo): ParserOptions {
+  const parsers: ParserOptions = {};
+  const note = (text: string): void => {
+    if (!command.quiet) io.stderr.write(`weft: ${text}\n`);
+  };
+  if (command.reasoningParser === undefined) {
+    const sign = thinkingSign(pipeline);
+    if (sign !== undefined) {
+      parsers.reasoning = DEFAULT_REASONING_PARSER;
+      note(`reasoning parser ${DEFAULT_REASONING_PARSER}, since ${sign} (--reasoning-parser none turns it off)`);
+    }
+  } else if (command.reasoningParser !== NO_PARSER) {
+    parsers.reasoning = command.reasoningParser;
+  }
+  if (command.toolParser !== undefined) parsers.tool = command.toolParser;
+  if (command.toolsFile !== undefined && parsers.tool === undefined) {
+    note('--tools without --tool-parser: the model sees the tools, but its calls are printed as plain text');
+  }
+  const shippedTools = join(command.model, 'tools.json');
+  if (command.toolsFile === undefined && existsSync(shippedTools)) {
+    note(`the model folder has tools.json; pass --tools ${shippedTools} to offer those tools`);
+  }
+  return parsers;
 }
 
 interface Turn {
@@ -83,6 +157,7 @@ async function answer(
   pipeline: CliPipeline,
   messages: ChatMessage[],
   command: ChatCommand,
+  setup: ChatSetup,
   io: CliIo,
   signal: AbortSignal,
 ): Promise<Turn> {
@@ -96,6 +171,8 @@ async function answer(
     const options = {
       ...requestOptions(command),
       ...(command.templateKwargs !== undefined ? { templateKwargs: command.templateKwargs } : {}),
+      ...(setup.parsers.reasoning !== undefined || setup.parsers.tool !== undefined ? { parsers: setup.parsers } : {}),
+      ...(setup.tools !== undefined ? { tools: setup.tools } : {}),
       signal,
     };
     for await (const part of pipeline.stream(messages, options)) {
@@ -119,8 +196,9 @@ async function answer(
   writer.end();
   if (signal.aborted) io.stderr.write('weft: answer stopped\n');
   else if (!command.quiet && finish) io.stderr.write(`weft: ${timer.summary(finish.completionTokens, finish.finishReason)}\n`);
-  const reply: ChatMessage = { role: 'assistant', content };
-  if (reasoning !== '') reply.reasoning = reasoning;
+  // Trimmed like the text a template would print back (the newlines around <think> blocks are the template's).
+  const reply: ChatMessage = { role: 'assistant', content: content.trim() };
+  if (reasoning.trim() !== '') reply.reasoning = reasoning.trim();
   if (toolCalls.length > 0) reply.toolCalls = toolCalls;
   return { reply };
 }

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { reasoningParserNames, toolParserNames } from '../parsers/registry.js';
 import type { CommandName } from './args.js';
 
 const GENERAL = `weft: in-process LLM generation for Node
@@ -46,15 +47,27 @@ Example:
   chat: `Usage: weft chat --model <dir> [options]
 
 An interactive chat using the model's chat template. Type a message and press
-Enter. Commands: /reset (forget the conversation), /exit (or Ctrl-D).
+Enter. Commands: /tool <result> (the result of the tool call just made),
+/reset (forget the conversation), /exit (or Ctrl-D).
 Ctrl-C stops the answer being written; at the > prompt it exits.
-Reasoning (<think>...</think>) is shown dimmed.
+Reasoning is shown dimmed, tool calls as "→ name({...})". weft does not run
+the tools: type each result with /tool and the model goes on.
 
 Options:
 ${LOAD_OPTIONS}
 ${SAMPLING_OPTIONS}
   -s, --system <text>      a system message for the conversation
       --template-kwargs <json>  extra chat template variables, e.g. '{"enable_thinking":false}'
+      --reasoning-parser <name> ${reasoningParserNames().join(', ')}; "none" shows <think> blocks raw
+                           (default: qwen3 if the model has a <think> token or its
+                           chat template writes one, otherwise none)
+      --tool-parser <name> ${toolParserNames().join(', ')}
+                           (default: none; tool calls are then printed as text)
+      --tools <file.json>  a JSON array of tool definitions to offer the model
+                           (a model folder's tools.json is not used unless given here)
+
+Example (weft's demo model):
+  weft chat -m models/weft-demo --tools models/weft-demo/tools.json --tool-parser qwen3coder
 `,
   demo: `Usage: weft demo [options]
 

@@ -1,6 +1,6 @@
-import type { LoadProgress } from '../options.js';
+import type { LoadProgress, ParserOptions } from '../options.js';
 import type { StreamPart } from '../stream-parts.js';
-import type { ChatMessage } from '../text/types.js';
+import type { ChatMessage, ToolDefinition } from '../text/types.js';
 
 export type { LoadProgress, StreamPart };
 
@@ -13,12 +13,19 @@ export interface CliRequestOptions {
   signal?: AbortSignal;
   /** Extra chat template variables (chat only). */
   templateKwargs?: Record<string, unknown>;
+  /** Reasoning and tool-call parser names (chat only). */
+  parsers?: ParserOptions;
+  /** Tools offered to the model through the chat template (chat only). */
+  tools?: ToolDefinition[];
 }
 
 /** What the CLI needs of a Pipeline: a structural subset, so tests can pass a stand-in. */
 export interface CliPipeline {
   stream(input: string | ChatMessage[], options?: CliRequestOptions): AsyncIterable<StreamPart>;
   close(): Promise<void>;
+  /** Looked at to pick a default reasoning parser; a stand-in may leave them out. */
+  readonly tokenizer?: { tokenToId(token: string): number | undefined };
+  readonly chatTemplate?: { render(messages: readonly ChatMessage[], options?: { addGenerationPrompt?: boolean }): string } | undefined;
 }
 
 export interface CliPipelineOptions {

@@ -29,7 +29,7 @@ export class PartWriter {
         return;
       case 'tool-call': {
         this.endReasoning();
-        const call = `[tool call] ${part.name}(${JSON.stringify(part.arguments)})`;
+        const call = `→ ${part.name}(${JSON.stringify(part.arguments)})`;
         this.emit(`${this.lastChar === '\n' ? '' : '\n'}${this.color ? ansi.bold(call) : call}\n`, '\n');
         return;
       }

@@ -51,6 +51,9 @@ export class FakePipeline implements CliPipeline {
   closed = false;
   /** Milliseconds between parts (to interrupt mid-stream). */
   delayMs = 0;
+  /** What the CLI may look at to pick a default reasoning parser; none unless a test sets them. */
+  tokenizer?: CliPipeline['tokenizer'];
+  chatTemplate?: CliPipeline['chatTemplate'];
 
   constructor(private readonly reply: (call: StreamCall, index: number) => StreamPart[]) {}
 

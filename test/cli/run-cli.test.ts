@@ -138,7 +138,7 @@ describe('weft generate', () => {
     ];
     const io = testIo();
     await runCli(['generate', '-m', 'x', 'q'], io, { openPipeline: opener(new FakePipeline(() => parts)).open });
-    expect(io.out()).toBe('<think>need a tool</think>\n[tool call] add({"a":1,"b":2})\n');
+    expect(io.out()).toBe('<think>need a tool</think>\n→ add({"a":1,"b":2})\n');
   });
 
   it('dims reasoning on a color terminal, and not with NO_COLOR', async () => {
