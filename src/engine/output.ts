@@ -14,37 +14,39 @@ const PROMPT_CONTEXT = 5;
 const REPLACEMENT = 0xfffd;
 
 /**
- * Decodes a sliding window of ids: the text of window[prefix..] minus the text
- * of window[prefix..read] is new. A delta ending in U+FFFD is an incomplete
- * UTF-8 sequence and waits for the next token. Cost per token is bounded by
- * the window, not the output length.
+ * Decodes a sliding window of ids: the text of `window` (context + pending
+ * ids) minus the text of `context` is new. A delta ending in U+FFFD is an
+ * incomplete UTF-8 sequence and waits for the next token. Once text is
+ * emitted, the ids that produced it become the next context. Cost per token is
+ * bounded by the window, not the output length.
  */
 export class IncrementalDetokenizer {
   private readonly decoder: TokenDecoder;
-  private readonly ids: number[];
-  private prefixOffset = 0;
-  private readOffset: number;
+  /** Ids already turned into text, kept as decoding context (leading spaces, merges). Never mutated. */
+  private context: number[];
+  /** `context` followed by the ids whose text has not been emitted yet. */
+  private readonly window: number[];
+  /** Decoded `context`; it changes only when text is emitted, so it is decoded once per emission. */
+  private contextText: string | undefined;
 
   constructor(decoder: TokenDecoder, promptTokenIds: readonly number[]) {
     this.decoder = decoder;
-    this.ids = promptTokenIds.slice(-PROMPT_CONTEXT);
-    this.readOffset = this.ids.length;
+    this.context = promptTokenIds.slice(-PROMPT_CONTEXT);
+    this.window = this.context.slice();
   }
 
   /** Adds one token and returns the text it completes ('' while a character is incomplete). */
   push(token: number): string {
-    this.ids.push(token);
-    const before = this.decoder.decode(this.ids.slice(this.prefixOffset, this.readOffset));
-    const after = this.decoder.decode(this.ids.slice(this.prefixOffset));
+    this.window.push(token);
+    const before = (this.contextText ??= this.decoder.decode(this.context));
+    const after = this.decoder.decode(this.window);
     if (after.length <= before.length || after.charCodeAt(after.length - 1) === REPLACEMENT) return '';
-    this.prefixOffset = this.readOffset;
-    this.readOffset = this.ids.length;
-    // Drop ids that can no longer influence decoding, keeping the window small.
-    if (this.prefixOffset > 64) {
-      this.ids.splice(0, this.prefixOffset);
-      this.readOffset -= this.prefixOffset;
-      this.prefixOffset = 0;
-    }
+    // The pending ids become the context; the window drops the old context in place.
+    const dropped = this.context.length;
+    this.context = this.window.slice(dropped);
+    // Usually one id; shift() moves the array's start instead of copying it.
+    for (let i = 0; i < dropped; i++) this.window.shift();
+    this.contextText = undefined;
     return after.slice(before.length);
   }
 }
