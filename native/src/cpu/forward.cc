@@ -40,7 +40,7 @@ inline float dot(const float* a, const float* b, int n) {
 // out[T][w.rows] = in[T][w.cols] @ w^T (+ bias, when the model has that bias).
 void matmul(ThreadPool& pool, float* out, const float* in, const Tensor& w, const Tensor* bias, int T) {
   const float* b = bias && bias->required ? bias->data.data() : nullptr;
-  weft::matmul(pool, out, in, w.data.data(), b, T, static_cast<int>(w.rows), static_cast<int>(w.cols));
+  weft::matmul(pool, out, in, w.raw(), w.type, b, T, static_cast<int>(w.rows), static_cast<int>(w.cols));
 }
 
 void rmsnorm(float* out, const float* x, const float* weight, int n, float eps) {
@@ -254,8 +254,14 @@ void forward(Model& model, const StepInput& s, float* logits) {
   // Per-token loops go 4 tokens per chunk, or all inline when the step is small.
   const size_t token_grain = static_cast<size_t>(T) * (H + c.intermediate) < (1u << 14) ? T : 4;
 
-  for (int t = 0; t < T; ++t)
-    std::memcpy(&x[static_cast<size_t>(t) * H], &w.embed.data[static_cast<size_t>(s.input_ids[t]) * H], H * sizeof(float));
+  // Embedding rows, widened from 16 bits when stored so.
+  for (int t = 0; t < T; ++t) {
+    const size_t from = static_cast<size_t>(s.input_ids[t]) * H;
+    float* to = &x[static_cast<size_t>(t) * H];
+    if (w.embed.type == WeightType::F32) std::memcpy(to, &w.embed.data[from], H * sizeof(float));
+    else if (w.embed.type == WeightType::F16) for (int i = 0; i < H; ++i) to[i] = f16_to_f32(w.embed.half[from + i]);
+    else for (int i = 0; i < H; ++i) to[i] = bf16_to_f32(w.embed.half[from + i]);
+  }
 
   for (int layer = 0; layer < c.layers; ++layer) {
     const LayerWeights& l = w.layers[layer];

@@ -1,44 +1,39 @@
 // IEEE half (f16) and bfloat16 conversions, portable (no F16C needed).
+// static: every translation unit keeps its own copy (matmul_f16c.cc is built
+// for newer CPUs than the rest).
 #pragma once
 #include <cstdint>
 #include <cstring>
 
 namespace weft {
 
-inline float bits_to_float(uint32_t bits) {
+static inline float bits_to_float(uint32_t bits) {
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;
 }
 
-inline uint32_t float_to_bits(float f) {
+static inline uint32_t float_to_bits(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);
   return bits;
 }
 
 // bfloat16 is the top half of a float32.
-inline float bf16_to_f32(uint16_t h) { return bits_to_float(static_cast<uint32_t>(h) << 16); }
+static inline float bf16_to_f32(uint16_t h) { return bits_to_float(static_cast<uint32_t>(h) << 16); }
 
-inline float f16_to_f32(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu;
-  uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0x1f) return bits_to_float(sign | 0x7f800000u | (mantissa << 13));  // inf / nan
-  if (exponent != 0) return bits_to_float(sign | ((exponent + 112) << 23) | (mantissa << 13));
-  if (mantissa == 0) return bits_to_float(sign);  // signed zero
-  // Subnormal half: renormalise into a normal float.
-  int e = 113;
-  while ((mantissa & 0x400u) == 0) {
-    mantissa <<= 1;
-    --e;
-  }
-  mantissa &= 0x3ffu;
-  return bits_to_float(sign | (static_cast<uint32_t>(e) << 23) | (mantissa << 13));
+// Branch-free (so loops of it vectorise): the half's exponent and mantissa
+// placed in a float's low exponent bits give the value times 2^-112, exactly,
+// for normal and subnormal halves alike; exponent 31 (inf/nan) is patched in.
+static inline float f16_to_f32(uint16_t h) {
+  const uint32_t magnitude = static_cast<uint32_t>(h & 0x7fffu) << 13;
+  uint32_t bits = float_to_bits(bits_to_float(magnitude) * 0x1p112f);
+  bits |= (h & 0x7c00u) == 0x7c00u ? 0x7f800000u : 0u;
+  return bits_to_float(bits | (static_cast<uint32_t>(h & 0x8000u) << 16));
 }
 
 // Round to nearest, ties to even; overflow becomes inf, NaN stays NaN.
-inline uint16_t f32_to_f16(float f) {
+static inline uint16_t f32_to_f16(float f) {
   const uint32_t x = float_to_bits(f);
   const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
   const uint32_t abs = x & 0x7fffffffu;

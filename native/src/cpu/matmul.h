@@ -3,9 +3,16 @@
 
 namespace weft {
 
-// out[t * N + n] = sum_k in[t * K + k] * w[n * K + k] (+ bias[n]) for t < T, n < N.
-// Every output is summed in one fixed order (see matmul.cc), so a row's result
-// does not depend on T, on the other rows or on the thread count.
-void matmul(ThreadPool& pool, float* out, const float* in, const float* w, const float* bias, int T, int N, int K);
+// How a weight matrix is stored: as the checkpoint had it. Matrices in F16 or
+// BF16 stay 16-bit (half the memory, half the bytes read per token) and are
+// widened to float32 exactly inside the matmul; vectors are always float32.
+enum class WeightType { F32, F16, BF16 };
+
+// out[t * N + n] = sum_k in[t * K + k] * w[n * K + k] (+ bias[n]) for t < T, n < N,
+// with w's elements of `type`. Every output is summed in one fixed order (see
+// matmul.cc), so a row's result does not depend on T, on the other rows, on the
+// thread count or on whether w is 16-bit or its float32 copy.
+void matmul(ThreadPool& pool, float* out, const float* in, const void* w, WeightType type, const float* bias, int T, int N,
+            int K);
 
 }  // namespace weft

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "matmul.h"
 #include "thread_pool.h"
 
 namespace weft {
@@ -29,12 +30,16 @@ struct ModelConfig {
   std::vector<double> inv_freq;  // [head_dim / 2] RoPE frequencies, scaling already applied
 };
 
-// One weight tensor, float32, row-major [rows, cols] (PyTorch's [out, in]).
+// One weight tensor, row-major [rows, cols] (PyTorch's [out, in]).
 struct Tensor {
-  std::vector<float> data;
+  WeightType type = WeightType::F32;
+  std::vector<float> data;     // when type == F32
+  std::vector<uint16_t> half;  // when type == F16 or BF16 (raw bits)
   int64_t rows = 0, cols = 0;  // expected shape (cols = 1 for vectors)
   bool loaded = false;
   bool required = false;
+
+  const void* raw() const { return type == WeightType::F32 ? static_cast<const void*>(data.data()) : half.data(); }
 };
 
 struct LayerWeights {
@@ -93,8 +98,9 @@ Tensor* find_weight_slot(Model& model, const std::string& kind, int layer);
 // Names of required tensors not loaded yet, for an error message ("" = complete).
 std::string missing_weights(const Model& model);
 
-// Reads `count` elements of `dtype` ("F32", "F16", "BF16") at byte `offset` of
-// `path` into the slot as float32. Returns "" or an error message.
+// Reads the slot's tensor of `dtype` ("F32", "F16", "BF16") at byte `offset`
+// of `path`: matrices keep a 16-bit dtype, vectors become float32.
+// Returns "" or an error message.
 std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
                         const std::vector<int64_t>& shape);
 

@@ -24,6 +24,8 @@ static void define(Tensor& t, int64_t rows, int64_t cols, bool required) {
   t.required = required;
   t.loaded = false;
   t.data.clear();
+  t.half.clear();
+  t.type = WeightType::F32;
 }
 
 void init_weight_slots(Model& model) {
@@ -147,23 +149,32 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
     return "tensor data [" + std::to_string(offset) + ", +" + std::to_string(bytes) + ") lies outside the file (" +
            std::to_string(size) + " bytes)";
 
+  // Matrices keep a 16-bit dtype; vectors (norms, biases) are widened here.
+  const bool keep_16bit = element_bytes == 2 && slot.cols > 1;
+  slot.loaded = false;  // until every byte is in
   try {
-    slot.data.assign(static_cast<size_t>(count), 0.0f);
+    slot.data.clear();
+    slot.half.clear();
+    if (keep_16bit) slot.half.assign(static_cast<size_t>(count), 0);
+    else slot.data.assign(static_cast<size_t>(count), 0.0f);
   } catch (const std::bad_alloc&) {
-    return "out of memory allocating " + std::to_string(count * 4) + " bytes";
+    return "out of memory allocating " + std::to_string(count * (keep_16bit ? 2 : 4)) + " bytes";
   }
+  slot.type = !keep_16bit ? WeightType::F32 : dtype == "F16" ? WeightType::F16 : WeightType::BF16;
   file.seekg(static_cast<std::streamoff>(offset), std::ios::beg);
-  // Read in chunks and convert; the file is little-endian, as are all supported hosts.
+  // Read in chunks; the file is little-endian, as are all supported hosts.
   const size_t chunk_elements = 1 << 20;
   std::vector<uint16_t> buffer;
-  if (element_bytes == 2) buffer.resize(std::min<uint64_t>(chunk_elements, count));
+  if (element_bytes == 2 && !keep_16bit) buffer.resize(std::min<uint64_t>(chunk_elements, count));
   for (uint64_t done = 0; done < count;) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk_elements, count - done));
-    float* dst = slot.data.data() + done;
     if (element_bytes == 4) {
-      file.read(reinterpret_cast<char*>(dst), static_cast<std::streamsize>(n * 4));
+      file.read(reinterpret_cast<char*>(slot.data.data() + done), static_cast<std::streamsize>(n * 4));
+    } else if (keep_16bit) {
+      file.read(reinterpret_cast<char*>(slot.half.data() + done), static_cast<std::streamsize>(n * 2));
     } else {
       file.read(reinterpret_cast<char*>(buffer.data()), static_cast<std::streamsize>(n * 2));
+      float* dst = slot.data.data() + done;
       if (dtype == "F16")
         for (size_t i = 0; i < n; ++i) dst[i] = f16_to_f32(buffer[i]);
       else
@@ -171,6 +182,7 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
     }
     if (!file) {
       slot.data.clear();
+      slot.half.clear();
       return "read error in " + path;
     }
     done += n;

@@ -1,0 +1,242 @@
+// The matmul kernels, shared by matmul.cc (generic, cloned per CPU) and
+// matmul_f16c.cc (built for AVX2/FMA/F16C). Everything here has internal
+// linkage, so each translation unit keeps its own copy, compiled for its own
+// instruction set (no std:: templates either: an AVX2 copy of one could be
+// picked by the linker for code that runs on older CPUs).
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "half.h"
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
+// Helpers of the kernels must be inlined into each clone to run with its instructions.
+#if defined(__GNUC__)
+#define WEFT_INLINE inline __attribute__((always_inline))
+#else
+#define WEFT_INLINE inline
+#endif
+
+namespace weft {
+namespace {
+
+
+// Eight float lanes: a GCC/Clang vector (one AVX register, two SSE/NEON ones),
+// or a plain struct elsewhere. Lane j accumulates the products at k = j mod 8.
+#if defined(__GNUC__)
+typedef float lanes8 __attribute__((vector_size(32)));
+#else
+struct lanes8 {
+  float v[8];
+  float operator[](int i) const { return v[i]; }
+  lanes8 operator*(const lanes8& o) const { lanes8 r; for (int i = 0; i < 8; ++i) r.v[i] = v[i] * o.v[i]; return r; }
+  lanes8& operator+=(const lanes8& o) { for (int i = 0; i < 8; ++i) v[i] += o.v[i]; return *this; }
+};
+#endif
+
+WEFT_INLINE lanes8 load8(const float* p) {
+  lanes8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Weight element types. load() widens eight weights to float lanes exactly;
+// one() widens a single weight (for the tail columns).
+// `direct`: the decode tiles widen in registers; otherwise they widen a row
+// block into memory first (cheaper when widening needs many registers).
+struct F32Weights {
+  using Element = float;
+  static constexpr bool direct = true;
+  static WEFT_INLINE lanes8 load(const float* p) { return load8(p); }
+  static WEFT_INLINE float one(const float* p) { return *p; }
+};
+
+#if defined(__GNUC__)
+typedef uint16_t u16x8 __attribute__((vector_size(16)));
+typedef uint32_t u32x8 __attribute__((vector_size(32)));
+
+WEFT_INLINE u32x8 load_u16x8(const uint16_t* p) {
+  u16x8 h;
+  std::memcpy(&h, p, sizeof h);
+  return __builtin_convertvector(h, u32x8);
+}
+WEFT_INLINE lanes8 as_lanes(u32x8 bits) {
+  lanes8 f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+struct BF16Weights {
+  using Element = uint16_t;
+  static constexpr bool direct = true;
+  static WEFT_INLINE lanes8 load(const uint16_t* p) { return as_lanes(load_u16x8(p) << 16); }
+  static WEFT_INLINE float one(const uint16_t* p) { return bf16_to_f32(*p); }
+};
+
+// The same steps as f16_to_f32 (half.h), eight at a time: portable, but ~10
+// instructions per eight weights.
+struct F16Weights {
+  using Element = uint16_t;
+  static constexpr bool direct = false;
+  static WEFT_INLINE lanes8 load(const uint16_t* p) {
+    const u32x8 h = load_u16x8(p);
+    const lanes8 scaled = as_lanes((h & 0x7fffu) << 13) * 0x1p112f;
+    u32x8 bits;
+    std::memcpy(&bits, &scaled, sizeof bits);
+    bits |= reinterpret_cast<u32x8>((h & 0x7c00u) == 0x7c00u) & 0x7f800000u;
+    return as_lanes(bits | ((h & 0x8000u) << 16));
+  }
+  static WEFT_INLINE float one(const uint16_t* p) { return f16_to_f32(*p); }
+};
+
+#if defined(__F16C__) && defined(__AVX2__)
+// F16C: one instruction per eight weights. Only in matmul_f16c.cc, which is
+// built for AVX2/FMA/F16C and called only on CPUs that have them.
+struct F16CWeights {
+  using Element = uint16_t;
+  static constexpr bool direct = true;
+  static WEFT_INLINE lanes8 load(const uint16_t* p) {
+    const __m256 v = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    lanes8 f;
+    std::memcpy(&f, &v, sizeof f);
+    return f;
+  }
+  static WEFT_INLINE float one(const uint16_t* p) { return f16_to_f32(*p); }
+};
+#elif defined(__aarch64__) && defined(__FLT16_MAX__)
+// ARM converts halves natively (fcvtl).
+typedef _Float16 f16x8 __attribute__((vector_size(16)));
+struct F16CWeights {
+  using Element = uint16_t;
+  static constexpr bool direct = true;
+  static WEFT_INLINE lanes8 load(const uint16_t* p) {
+    f16x8 h;
+    std::memcpy(&h, p, sizeof h);
+    return __builtin_convertvector(h, lanes8);
+  }
+  static WEFT_INLINE float one(const uint16_t* p) { return f16_to_f32(*p); }
+};
+#define WEFT_HAVE_F16C_WEIGHTS 1
+#endif
+#else
+struct BF16Weights {
+  using Element = uint16_t;
+  static constexpr bool direct = false;
+  static lanes8 load(const uint16_t* p) { lanes8 v; for (int i = 0; i < 8; ++i) v.v[i] = bf16_to_f32(p[i]); return v; }
+  static float one(const uint16_t* p) { return bf16_to_f32(*p); }
+};
+struct F16Weights {
+  using Element = uint16_t;
+  static constexpr bool direct = false;
+  static lanes8 load(const uint16_t* p) { lanes8 v; for (int i = 0; i < 8; ++i) v.v[i] = f16_to_f32(p[i]); return v; }
+  static float one(const uint16_t* p) { return f16_to_f32(*p); }
+};
+#endif
+
+// Every output of the matmul is summed in this one order, whichever kernel
+// computes it: lane j sums x[k] * w[k] for k = j, j + 8, ... below K rounded
+// down to 8; the lanes are added pairwise; the tail k is added last, in order.
+// That is what keeps logits bit-identical across batch shapes. (Widening a
+// 16-bit weight is exact, so a 16-bit matrix gives exactly the results of its
+// float32 copy.)
+template <class W>
+WEFT_INLINE float finish(const lanes8& acc, const float* x, const typename W::Element* w, int k8, int K) {
+  float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (int k = k8; k < K; ++k) sum += x[k] * W::one(w + k);
+  return sum;
+}
+
+// A TB x RB tile: tokens x[0..TB) against weight rows w[0..RB), K columns each.
+// out[t * out_stride + r] = dot(x_t, w_r) + bias[r]. The RB * TB accumulators
+// stay in registers, so each loaded weight vector is used TB times.
+template <class W, int TB, int RB>
+WEFT_INLINE void tile(const float* x, const typename W::Element* w, int K, float* out, size_t out_stride, const float* bias) {
+  lanes8 acc[TB][RB];
+  for (int t = 0; t < TB; ++t)
+    for (int r = 0; r < RB; ++r) acc[t][r] = lanes8{};
+  const int k8 = K & ~7;
+  for (int k = 0; k < k8; k += 8) {
+    lanes8 wv[RB];
+    for (int r = 0; r < RB; ++r) wv[r] = W::load(w + static_cast<size_t>(r) * K + k);
+    for (int t = 0; t < TB; ++t) {
+      const lanes8 xv = load8(x + static_cast<size_t>(t) * K + k);
+      for (int r = 0; r < RB; ++r) acc[t][r] += xv * wv[r];
+    }
+  }
+  for (int t = 0; t < TB; ++t)
+    for (int r = 0; r < RB; ++r)
+      out[t * out_stride + r] = finish<W>(acc[t][r], x + static_cast<size_t>(t) * K, w + static_cast<size_t>(r) * K, k8, K) +
+                                (bias ? bias[r] : 0.0f);
+}
+
+// n weights as float32: the weights themselves (F32) or widened into `to`.
+template <class W>
+WEFT_INLINE const float* widen(const typename W::Element* from, int n, float* to) {
+  if constexpr (std::is_same<W, F32Weights>::value) {
+    return from;
+  } else {
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+      const lanes8 v = W::load(from + i);
+      std::memcpy(to + i, &v, sizeof v);
+    }
+    for (; i < n; ++i) to[i] = W::one(from + i);
+    return to;
+  }
+}
+
+// out[t][n] = dot(in[t], w[n]) + bias[n] for weight rows n in [n0, n1) and all
+// T tokens. Tokens go in tiles of 16 so their inputs stay in cache while this
+// thread's weight rows stream past. Inside: with 4+ tokens, 4 tokens x 3 rows
+// at a time (12 accumulators + 3 weight vectors + 1 input = 16 AVX registers);
+// with fewer (decode), 1 token x 8 rows, which keeps more memory reads in flight.
+// 16-bit weights are widened a row block at a time into `wide` (8 * K floats)
+// and then go through the float32 tiles: widening is exact, so the result is
+// the same; its cost is shared by up to 16 tokens, and the tiles keep all their
+// registers for accumulators.
+template <class W>
+WEFT_INLINE void rows(float* out, const float* in, const typename W::Element* w, const float* bias, int T, int N, int K,
+                      size_t n0, size_t n1, float* wide) {
+  auto at = [&](int t, size_t n) { return out + static_cast<size_t>(t) * N + n; };
+  auto input = [&](int t) { return in + static_cast<size_t>(t) * K; };
+  for (int t0 = 0; t0 < T; t0 += 16) {
+    const int t1 = t0 + 16 < T ? t0 + 16 : T;
+    size_t n = n0;
+    if (t1 - t0 >= 4) {
+      for (; n + 3 <= n1; n += 3) {
+        const float* b = bias ? bias + n : nullptr;
+        const float* block = widen<W>(w + n * K, 3 * K, wide);
+        int t = t0;
+        for (; t + 4 <= t1; t += 4) tile<F32Weights, 4, 3>(input(t), block, K, at(t, n), N, b);
+        for (; t < t1; ++t) tile<F32Weights, 1, 3>(input(t), block, K, at(t, n), N, b);
+      }
+    } else {
+      for (; n + 8 <= n1; n += 8) {
+        if constexpr (W::direct) {
+          for (int t = t0; t < t1; ++t) tile<W, 1, 8>(input(t), w + n * K, K, at(t, n), N, bias ? bias + n : nullptr);
+        } else {
+          const float* block = widen<W>(w + n * K, 8 * K, wide);
+          for (int t = t0; t < t1; ++t) tile<F32Weights, 1, 8>(input(t), block, K, at(t, n), N, bias ? bias + n : nullptr);
+        }
+      }
+    }
+    for (; n < n1; ++n)
+      for (int t = t0; t < t1; ++t) tile<W, 1, 1>(input(t), w + n * K, K, at(t, n), N, bias ? bias + n : nullptr);
+  }
+}
+
+}  // namespace
+
+// The signature of every row kernel: rows [n0, n1) of out = in @ w^T (+ bias).
+// `wide` is per-thread room for 8 * K floats (16-bit weights only).
+using RowKernel = void (*)(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
+                           size_t n1, float* wide);
+
+// Defined in matmul_f16c.cc when the build has it (WEFT_F16C_KERNEL).
+void rows_f16_f16c(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0, size_t n1,
+                   float* wide);
+
+}  // namespace weft
