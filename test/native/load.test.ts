@@ -131,8 +131,8 @@ describe('CPU backend: loading', () => {
     for (let i = 1; i < weights.length; i++) expect((weights[i] as LoadProgress).loaded).toBeGreaterThanOrEqual((weights[i - 1] as LoadProgress).loaded);
   });
 
-  it('weights go to native memory, not the JS heap', async () => {
-    // A 72 MB model (mostly a 32768 x 512 embedding), written in chunks.
+  it.each([['F32', 4], ['F16', 2]] as const)('%s weights go to native memory (about the file size), not the JS heap', async (dtype, bytesPer) => {
+    // A 72 MB (F32) or 36 MB (F16) model, mostly a 32768 x 512 embedding, written in chunks.
     const dir = tmp();
     const hidden = 512, vocab = 32768, inter = 512;
     writeFileSync(join(dir, 'config.json'), JSON.stringify({
@@ -147,10 +147,10 @@ describe('CPU backend: loading', () => {
       [`${layer}mlp.gate_proj.weight`, [inter, hidden]], [`${layer}mlp.up_proj.weight`, [inter, hidden]], [`${layer}mlp.down_proj.weight`, [hidden, inter]],
     ];
     // Header from empty stand-ins with the right byte sizes, then the data in 1 MB chunks.
-    const header = encodeSafetensors(specs.map(([name, shape]) => ({ name, dtype: 'F32', shape, data: new Uint8Array(0) })), (h) => {
+    const header = encodeSafetensors(specs.map(([name, shape]) => ({ name, dtype, shape, data: new Uint8Array(0) })), (h) => {
       let offset = 0;
       for (const [name, shape] of specs) {
-        const bytes = shape.reduce((a, b) => a * b, 4);
+        const bytes = shape.reduce((a, b) => a * b, bytesPer);
         h[name].data_offsets = [offset, offset + bytes];
         offset += bytes;
       }
@@ -158,8 +158,8 @@ describe('CPU backend: loading', () => {
     const file = join(dir, 'model.safetensors');
     const fd = openSync(file, 'w');
     writeSync(fd, header);
-    const chunk = new Float32Array(1 << 18).fill(0.01);
-    const total = specs.reduce((sum, [, shape]) => sum + shape.reduce((a, b) => a * b, 4), 0);
+    const chunk = dtype === 'F32' ? new Float32Array(1 << 18).fill(0.01) : new Uint16Array(1 << 19).fill(0x211f); // 0.01
+    const total = specs.reduce((sum, [, shape]) => sum + shape.reduce((a, b) => a * b, bytesPer), 0);
     for (let written = 0; written < total; written += chunk.byteLength)
       writeSync(fd, new Uint8Array(chunk.buffer, 0, Math.min(chunk.byteLength, total - written)));
     closeSync(fd);
@@ -171,6 +171,7 @@ describe('CPU backend: loading', () => {
       const jsGrowth = after.heapUsed + after.arrayBuffers - (before.heapUsed + before.arrayBuffers);
       expect(jsGrowth).toBeLessThan(16 * 1024 * 1024);
       expect(after.rss - before.rss).toBeGreaterThan(0.8 * total);
+      expect(after.rss - before.rss).toBeLessThan(1.4 * total); // 16-bit matrices stay 16-bit
       await backend.allocateCache({ numBlocks: 2, blockSize: 16, precision: 'f32' });
       const out = await backend.execute(buildBatch([{ tokens: [1, 2, 3], pastLen: 0, blocks: [1] }]));
       expect(out.logits.length).toBe(vocab);
