@@ -91,6 +91,8 @@ export interface GenerateOptions {
   /** Top-n log probabilities per generated token (0-20). */
   logprobs?: number;
   signal?: AbortSignal;
+  /** Leave special tokens out of the text. Default true, or false when a tool parser reads the reply. */
+  skipSpecialTokens?: boolean;
   /** Parsers for this request (overrides the pipeline's). */
   parsers?: ParserOptions;
 }
@@ -154,6 +156,8 @@ export interface ResolvedRequestOptions {
   readonly stopTokenIds: number[];
   readonly ignoreEos: boolean;
   readonly priority: number;
+  /** Undefined: the pipeline decides (see Pipeline). */
+  readonly skipSpecialTokens: boolean | undefined;
 }
 
 export function resolveRequestOptions(options: GenerateOptions, defaults: GenerationDefaults): ResolvedRequestOptions {
@@ -169,6 +173,9 @@ export function resolveRequestOptions(options: GenerateOptions, defaults: Genera
     throw new InvalidOptionError('stopTokenIds', 'expected an array of token ids');
   }
   if (options.ignoreEos !== undefined && typeof options.ignoreEos !== 'boolean') throw new InvalidOptionError('ignoreEos', 'expected a boolean');
+  if (options.skipSpecialTokens !== undefined && typeof options.skipSpecialTokens !== 'boolean') {
+    throw new InvalidOptionError('skipSpecialTokens', 'expected a boolean');
+  }
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidOptionError('signal', 'expected an AbortSignal');
   return {
     sampling: {
@@ -187,6 +194,7 @@ export function resolveRequestOptions(options: GenerateOptions, defaults: Genera
     stopTokenIds,
     ignoreEos: options.ignoreEos ?? false,
     priority: number('priority', options.priority, 0, -Number.MAX_VALUE, Number.MAX_VALUE),
+    skipSpecialTokens: options.skipSpecialTokens,
   };
 }
 

@@ -20,9 +20,13 @@ export class OutputParser {
   private reasoning = '';
   private readonly calls = new Map<number, { id: string; name: string; arguments?: Record<string, unknown> }>();
 
+  /** Whether a tool parser reads this reply. */
+  readonly parsesToolCalls: boolean;
+
   /** `stream`: the request's chained reasoning + tool parser stream, if it has parsers. */
-  constructor(stream?: ParserStream<ParserEvent>) {
+  constructor(stream?: ParserStream<ParserEvent>, parsesToolCalls = false) {
     this.stream = stream;
+    this.parsesToolCalls = parsesToolCalls;
   }
 
   push(text: string, tokenIds: readonly number[]): StreamPart[] {

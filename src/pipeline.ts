@@ -119,7 +119,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
       backend: parts.backend,
       kv,
       scheduler: { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: resolved.maxNumBatchedTokens, policy: resolved.policy },
-      decoder: { decode: (ids) => parts.tokenizer.decode(ids) },
+      decoder: parts.tokenizer,
       eosTokenIds: [...new Set([...parts.tokenizer.eosTokenIds, ...(parts.generationDefaults.eosTokenIds ?? [])])],
       observer: {
         onStep: (info) => this.emit('step', info),
@@ -162,7 +162,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     let text = '';
     const tokenIds: number[] = [];
     const logprobs: TokenLogprobs[] = [];
-    for await (const item of this.run(prepared, resolveRequestOptions(options, this.generationDefaults), options.signal)) {
+    for await (const item of this.run(prepared, this.resolve(options, false), options.signal)) {
       if (item.kind === 'delta') {
         text += item.delta.text;
         tokenIds.push(...item.delta.tokenIds);
@@ -186,7 +186,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     const prepared = this.prepareChat(messages, options);
     const parser = this.outputParser(prepared, options);
     let text = '';
-    for await (const item of this.run(prepared, resolveRequestOptions(options, this.generationDefaults), options.signal)) {
+    for await (const item of this.run(prepared, this.resolve(options, parser.parsesToolCalls), options.signal)) {
       if (item.kind === 'delta') {
         text += item.delta.text;
         parser.push(item.delta.text, item.delta.tokenIds);
@@ -210,7 +210,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     const prepared = isMessages(input) ? this.prepareChat(input, options) : this.preparePrompt(input);
     const parser = this.outputParser(prepared, options);
     // Validated now, so a bad option throws here rather than on the first next().
-    const items = this.run(prepared, resolveRequestOptions(options, this.generationDefaults), options.signal);
+    const items = this.run(prepared, this.resolve(options, parser.parsesToolCalls), options.signal);
     const wantTokens = (options.logprobs ?? 0) > 0;
     return {
       [Symbol.asyncIterator]: async function* () {
@@ -283,10 +283,20 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     return { promptTokenIds, promptText, chat: true, tools: options.tools };
   }
 
+  /**
+   * Validates a request's options. Special tokens are kept in the text when a
+   * tool parser reads it (some formats mark calls with special tokens), unless
+   * the request says otherwise.
+   */
+  private resolve(options: GenerateOptions, parsesToolCalls: boolean): ResolvedRequestOptions {
+    const resolved = resolveRequestOptions(options, this.generationDefaults);
+    return { ...resolved, skipSpecialTokens: resolved.skipSpecialTokens ?? !parsesToolCalls };
+  }
+
   private outputParser(prepared: PreparedPrompt, options: ChatOptions): OutputParser {
     const names = { ...this.options.parsers, ...options.parsers };
     if (!prepared.chat) return new OutputParser();
-    return new OutputParser(createParserStream(names, prepared.tools ?? [], prepared.promptText ?? ''));
+    return new OutputParser(createParserStream(names, prepared.tools ?? [], prepared.promptText ?? ''), names.tool !== undefined);
   }
 
   /**
@@ -315,6 +325,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
         ignoreEos: resolved.ignoreEos,
       },
       priority: resolved.priority,
+      skipSpecialTokens: resolved.skipSpecialTokens,
     };
     const channel = new RequestChannel();
     const added = this.engine.add(spec, channel);

@@ -90,7 +90,7 @@ class LiveRequest extends Request {
     super(id, id, spec);
     this.sink = sink;
     this.sampler = new Sampler(spec.sampling, spec.promptTokenIds);
-    this.detokenizer = new IncrementalDetokenizer(decoder, spec.promptTokenIds);
+    this.detokenizer = new IncrementalDetokenizer(decoder, spec.promptTokenIds, spec.skipSpecialTokens ?? true);
     this.stops = new StopStringMatcher(spec.stop.stopStrings);
     this.checksStopTokens = spec.stop.stopTokenIds.length > 0 || !spec.stop.ignoreEos;
     this.lengthLimit = Math.min(spec.promptTokenIds.length + spec.stop.maxTokens, maxContextLength);

@@ -4,9 +4,9 @@
  * held back until they can no longer match.
  */
 
-/** The one tokenizer capability the engine needs. */
+/** The one tokenizer capability the engine needs (a Tokenizer has it). */
 export interface TokenDecoder {
-  decode(ids: readonly number[]): string;
+  decode(ids: readonly number[], options?: { skipSpecialTokens?: boolean }): string;
 }
 
 /** Prompt tokens that seed the decoding window, so the first output token keeps its leading space. */
@@ -28,9 +28,12 @@ export class IncrementalDetokenizer {
   private readonly window: number[];
   /** Decoded `context`; it changes only when text is emitted, so it is decoded once per emission. */
   private contextText: string | undefined;
+  private readonly decodeOptions: { readonly skipSpecialTokens: boolean };
 
-  constructor(decoder: TokenDecoder, promptTokenIds: readonly number[]) {
+  /** `skipSpecialTokens: false` keeps special tokens' text (tool-call markers of some formats). */
+  constructor(decoder: TokenDecoder, promptTokenIds: readonly number[], skipSpecialTokens = true) {
     this.decoder = decoder;
+    this.decodeOptions = { skipSpecialTokens };
     this.context = promptTokenIds.slice(-PROMPT_CONTEXT);
     this.window = this.context.slice();
   }
@@ -38,8 +41,8 @@ export class IncrementalDetokenizer {
   /** Adds one token and returns the text it completes ('' while a character is incomplete). */
   push(token: number): string {
     this.window.push(token);
-    const before = (this.contextText ??= this.decoder.decode(this.context));
-    const after = this.decoder.decode(this.window);
+    const before = (this.contextText ??= this.decoder.decode(this.context, this.decodeOptions));
+    const after = this.decoder.decode(this.window, this.decodeOptions);
     if (after.length <= before.length || after.charCodeAt(after.length - 1) === REPLACEMENT) return '';
     // The pending ids become the context; the window drops the old context in place.
     const dropped = this.context.length;

@@ -35,6 +35,8 @@ export interface RequestSpec {
   readonly stop: StopCriteria;
   /** Higher runs first under the priority policy; the lowest is preempted first. */
   readonly priority: number;
+  /** Whether the output text leaves out special tokens (default true). */
+  readonly skipSpecialTokens?: boolean;
 }
 
 export class Request {

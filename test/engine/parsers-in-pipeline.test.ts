@@ -4,6 +4,7 @@ import { InvalidOptionError } from '../../src/errors.js';
 import type { StreamPart } from '../../src/stream-parts.js';
 import { ChatTemplate } from '../../src/text/chat-template.js';
 import type { ToolDefinition } from '../../src/text/types.js';
+import { TOOL_CALLS } from '../support/byte-tokenizer.js';
 import { harness, type Harness } from '../support/harness.js';
 import { scriptedRule } from '../support/scripted.js';
 
@@ -34,7 +35,7 @@ afterEach(async () => {
   open = [];
 });
 
-async function scripted(script: string, extra: Parameters<typeof harness>[0] = {}): Promise<Harness> {
+async function scripted(script: string | readonly number[], extra: Parameters<typeof harness>[0] = {}): Promise<Harness> {
   const h = await harness({
     chatTemplate: TEMPLATE,
     parsers: { tool: 'qwen3coder', reasoning: 'qwen3' },
@@ -96,6 +97,18 @@ describe('parsers in the pipeline', () => {
     const raw = await h.pipe.chat(messages, { tools: TOOLS, temperature: 0, parsers: { tool: 'hermes', reasoning: 'deepseek_r1' } });
     expect(raw.toolCalls).toEqual([]); // hermes does not read qwen3coder markup
     await expect(h.pipe.chat(messages, { parsers: { tool: 'nope' } })).rejects.toBeInstanceOf(InvalidOptionError);
+  });
+
+  it('keeps special tokens in the text when a tool parser reads it, so marker-based formats parse', async () => {
+    const call = [...new TextEncoder().encode('[{"name": "get_weather", "arguments": {"city": "Oslo"}}]')];
+    const h = await scripted([TOOL_CALLS, ...call], { parsers: { tool: 'mistral' } });
+    const parsed = await h.pipe.chat(messages, { tools: TOOLS, temperature: 0 });
+    expect(parsed.toolCalls.map((c) => [c.name, c.arguments])).toEqual([['get_weather', { city: 'Oslo' }]]);
+    expect(parsed.text.startsWith('[TOOL_CALLS]')).toBe(true);
+    const skipped = await h.pipe.chat(messages, { tools: TOOLS, temperature: 0, skipSpecialTokens: true });
+    expect(skipped.toolCalls).toEqual([]);
+    const plain = await h.pipe.generate('<|assistant|><think>\n', { temperature: 0 });
+    expect(plain.text.startsWith('[TOOL_CALLS]')).toBe(false); // no parser: special tokens skipped
   });
 
   it('generate() on a plain prompt never parses', async () => {

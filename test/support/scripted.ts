@@ -1,13 +1,13 @@
 import { EOS } from './byte-tokenizer.js';
 
 /**
- * A next-token rule that answers with `script` (bytes, then EOS) after the
+ * A next-token rule that answers with `script` (its bytes, or token ids; then EOS) after the
  * last occurrence of `marker` in the context: a model that "says" exactly
  * this, however the engine batches, chunks or preempts it.
  */
-export function scriptedRule(marker: string, script: string): (context: readonly number[]) => number {
+export function scriptedRule(marker: string, script: string | readonly number[]): (context: readonly number[]) => number {
   const markerBytes = [...new TextEncoder().encode(marker)];
-  const scriptBytes = [...new TextEncoder().encode(script)];
+  const scriptBytes = typeof script === 'string' ? [...new TextEncoder().encode(script)] : script;
   return (context) => {
     let start = -1;
     for (let at = context.length - markerBytes.length; at >= 0; at--) {
