@@ -7,6 +7,9 @@
 #include "matmul.h"
 
 #include <cstdlib>
+#if defined(WEFT_F16C_KERNEL)
+#include <cpuid.h>
+#endif
 #include <string>
 #include <vector>
 
@@ -46,17 +49,17 @@ RowKernel f16_kernel() {
   // WEFT_NO_F16C=1 forces the portable kernel (tests use it to cover that path).
   static const bool f16c = [] {
     __builtin_cpu_init();
+    unsigned eax, ebx, ecx = 0, edx;
+    const bool has_f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29));  // CPUID.1:ECX.F16C
     const char* off = std::getenv("WEFT_NO_F16C");
-    return (!off || std::string(off) != "1") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c");
+    return (!off || std::string(off) != "1") && has_f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }();
   if (f16c) return rows_f16_f16c;
 #endif
 #if defined(WEFT_HAVE_F16C_WEIGHTS)
   return rows_f16_native;
-#else
-  return rows_f16_portable;
 #endif
+  return rows_f16_portable;
 }
 WEFT_KERNEL void rows_bf16(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
                            size_t n1, float* wide) {

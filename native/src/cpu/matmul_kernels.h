@@ -11,6 +11,8 @@
 #include "half.h"
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 // Helpers of the kernels must be inlined into each clone to run with its instructions.
@@ -106,16 +108,17 @@ struct F16CWeights {
   }
   static WEFT_INLINE float one(const uint16_t* p) { return f16_to_f32(*p); }
 };
-#elif defined(__aarch64__) && defined(__FLT16_MAX__)
+#elif defined(__aarch64__)
 // ARM converts halves natively (fcvtl).
-typedef _Float16 f16x8 __attribute__((vector_size(16)));
 struct F16CWeights {
   using Element = uint16_t;
   static constexpr bool direct = true;
   static WEFT_INLINE lanes8 load(const uint16_t* p) {
-    f16x8 h;
-    std::memcpy(&h, p, sizeof h);
-    return __builtin_convertvector(h, lanes8);
+    const float16x8_t h = vreinterpretq_f16_u16(vld1q_u16(p));
+    const float32x4_t halves[2] = {vcvt_f32_f16(vget_low_f16(h)), vcvt_f32_f16(vget_high_f16(h))};
+    lanes8 f;
+    std::memcpy(&f, halves, sizeof f);
+    return f;
   }
   static WEFT_INLINE float one(const uint16_t* p) { return f16_to_f32(*p); }
 };
