@@ -1,5 +1,5 @@
 // IEEE half (f16) and bfloat16 conversions, portable (no F16C needed).
-// static: every translation unit keeps its own copy (matmul_f16c.cc is built
+// static: every translation unit keeps its own copy (matmul_avx2.cc is built
 // for newer CPUs than the rest).
 #pragma once
 #include <cstdint>

@@ -1,5 +1,5 @@
-// The matmul kernels, shared by matmul.cc (generic, cloned per CPU) and
-// matmul_f16c.cc (built for AVX2/FMA/F16C). Everything here has internal
+// The matmul kernels, shared by matmul.cc (baseline) and matmul_avx2.cc
+// (built for AVX2/FMA/F16C). Everything here has internal
 // linkage, so each translation unit keeps its own copy, compiled for its own
 // instruction set (no std:: templates either: an AVX2 copy of one could be
 // picked by the linker for code that runs on older CPUs).
@@ -15,7 +15,7 @@
 #include <arm_neon.h>
 #endif
 
-// Helpers of the kernels must be inlined into each clone to run with its instructions.
+// Helpers of the kernels are inlined into each kernel, so they run with its instruction set.
 #if defined(__GNUC__)
 #define WEFT_INLINE inline __attribute__((always_inline))
 #else
@@ -95,7 +95,7 @@ struct F16Weights {
 };
 
 #if defined(__F16C__) && defined(__AVX2__)
-// F16C: one instruction per eight weights. Only in matmul_f16c.cc, which is
+// F16C: one instruction per eight weights. Only in matmul_avx2.cc, which is
 // built for AVX2/FMA/F16C and called only on CPUs that have them.
 struct F16CWeights {
   using Element = uint16_t;
@@ -238,8 +238,12 @@ WEFT_INLINE void rows(float* out, const float* in, const typename W::Element* w,
 using RowKernel = void (*)(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
                            size_t n1, float* wide);
 
-// Defined in matmul_f16c.cc when the build has it (WEFT_F16C_KERNEL).
-void rows_f16_f16c(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0, size_t n1,
+// Defined in matmul_avx2.cc when the build has it (WEFT_AVX2_KERNELS).
+void rows_f32_avx2(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0, size_t n1,
                    float* wide);
+void rows_f16_avx2(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0, size_t n1,
+                   float* wide);
+void rows_bf16_avx2(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
+                    size_t n1, float* wide);
 
 }  // namespace weft
