@@ -116,6 +116,21 @@ describe('native CpuModel guards', () => {
     model.dispose();
   });
 
+  it('a getter that starts another operation while its batch is read cannot run two at once', async () => {
+    const model = new (loadNativeBinding().CpuModel)(config);
+    let inner: Promise<void> | undefined;
+    const batch = buildBatch([{ tokens: [1], pastLen: 0, blocks: [1] }]);
+    const sneaky = Object.defineProperty({ ...batch }, 'positions', {
+      get() {
+        inner = model.allocateCache(4, 4, 'f32');
+        return batch.positions;
+      },
+    });
+    await expect(model.execute(sneaky as never)).rejects.toThrow(/one step at a time/);
+    await inner;
+    model.dispose();
+  });
+
   it('refuses to execute before every weight is loaded', async () => {
     const model = new (loadNativeBinding().CpuModel)(config);
     await model.allocateCache(4, 4, 'f32');

@@ -235,6 +235,9 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       if (dims.Length() > 8) throw Napi::RangeError::New(env, "shape has too many dimensions");
       Tensor* slot = find_weight_slot(*model_, kind, layer);
       if (!slot) throw Napi::Error::New(env, "the model has no weight " + kind + (layer >= 0 ? " in layer " + std::to_string(layer) : ""));
+      // Reading the arguments may have run JS (getters) that started another
+      // operation on this model: check again right before queueing.
+      if (unavailable(env, d)) return d.Promise();
       weights_ready_ = false;
       auto* job = new LoadJob(env, info.This().As<Napi::Object>(), &busy_, slot, info[2].As<Napi::String>(), offset,
                               info[4].As<Napi::String>(), std::move(shape));
@@ -260,6 +263,9 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       else if (p == "f16") precision = KvPrecision::F16;
       else if (p == "u8") precision = KvPrecision::U8;
       else throw Napi::RangeError::New(env, "KV cache precision " + p + " is not supported (f32, f16, u8)");
+      // Reading the arguments may have run JS (getters) that started another
+      // operation on this model: check again right before queueing.
+      if (unavailable(env, d)) return d.Promise();
       auto* job = new CacheJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), blocks, block_size, precision);
       job->Queue();
       return job->promise();
@@ -291,6 +297,9 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       step.logits_indices = read_int32s(b, "logitsIndices");
       step.block_copies = read_int32s(b, "blockCopies", true);
       step.max_context_len = to_int64(env, b.Get("maxContextLen"), "maxContextLen", 0, 2147483647.0);
+      // Reading the arguments may have run JS (getters) that started another
+      // operation on this model: check again right before queueing.
+      if (unavailable(env, d)) return d.Promise();
       auto* job = new StepJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), std::move(step));
       job->Queue();
       return job->promise();
