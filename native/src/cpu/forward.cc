@@ -18,24 +18,13 @@
 #include <cmath>
 #include <cstring>
 
+#include "attention.h"
 #include "half.h"
 #include "matmul.h"
 #include "model.h"
 
 namespace weft {
 namespace {
-
-// Sum of a[i] * b[i] with 16 independent partial sums (vectorisable, fixed order).
-inline float dot(const float* a, const float* b, int n) {
-  float acc[16] = {0};
-  int i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int j = 0; j < 16; ++j) acc[j] += a[i + j] * b[i + j];
-  for (int j = 0; j < 8; ++j) acc[j] += acc[j + 8];
-  float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  for (; i < n; ++i) sum += a[i] * b[i];
-  return sum;
-}
 
 // out[T][w.rows] = in[T][w.cols] @ w^T (+ bias, when the model has that bias).
 void matmul(ThreadPool& pool, float* out, const float* in, const Tensor& w, const Tensor* bias, int T) {
@@ -79,95 +68,10 @@ inline void store(KvCache& c, size_t at, const float* src, int n) {
   }
 }
 
-// Returns `rows` consecutive cached rows of n values starting at row start
-// `at`: the cache itself (f32) or `tmp` (f16/u8, converted).
-inline const float* load_rows(const KvCache& c, size_t at, int rows, int n, float* tmp) {
-  if (c.precision == KvPrecision::F32) return &c.f32[at];
-  const size_t count = static_cast<size_t>(rows) * n;
-  if (c.precision == KvPrecision::F16) {
-    for (size_t i = 0; i < count; ++i) tmp[i] = f16_to_f32(c.f16[at + i]);
-  } else {
-    for (int r = 0; r < rows; ++r) {
-      const size_t row = at / n + r;
-      const float scale = c.u8_params[row * 2], lo = c.u8_params[row * 2 + 1];
-      for (int i = 0; i < n; ++i) tmp[static_cast<size_t>(r) * n + i] = lo + c.u8[row * n + i] * scale;
-    }
-  }
-  return tmp;
-}
-
 // Offset of the cache row (layer, k=0|v=1, block, kv head, slot); layout in model.h.
 inline size_t cache_row(const KvCache& cache, const ModelConfig& c, int layer, int kv, size_t block, int head, size_t slot) {
   return ((((static_cast<size_t>(layer) * 2 + kv) * cache.num_blocks + block) * c.kv_heads + head) * cache.block_size + slot) *
          c.head_dim;
-}
-
-// One query row of an attention tile: a (token, query head) pair.
-struct QueryRow {
-  const float* q;
-  float* out;
-  int64_t begin, end;  // cache positions it attends to: [begin, end)
-};
-
-// Attention for rows that share one kv head of one sequence (a tile of its new
-// tokens times the query heads of a GQA group). The sequence's cache is visited
-// one block at a time with an online softmax: each block's keys and values are
-// read (and converted) once for all rows. Each row's arithmetic depends only on
-// its own positions and the block boundaries, which are fixed by absolute
-// position, so a row gets the same result in any tile, batch or thread.
-// scratch: 2 * block_size * head_dim + block_size + rows * (head_dim + 2) floats.
-void attend(const KvCache& cache, const ModelConfig& c, int layer, int kv_head, const int32_t* table, const QueryRow* rows,
-            int n_rows, float* scratch) {
-  const int hd = c.head_dim;
-  const int64_t bs = cache.block_size;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  float* key_buf = scratch;
-  float* value_buf = key_buf + bs * hd;
-  float* scores = value_buf + bs * hd;
-  float* acc = scores + bs;             // [n_rows][hd] running sum of weight * value
-  float* running_max = acc + static_cast<size_t>(n_rows) * hd;
-  float* running_sum = running_max + n_rows;
-  int64_t lo = rows[0].begin, hi = rows[0].end;
-  for (int r = 0; r < n_rows; ++r) {
-    lo = std::min(lo, rows[r].begin);
-    hi = std::max(hi, rows[r].end);
-    running_max[r] = -INFINITY;
-    running_sum[r] = 0;
-  }
-  std::fill(acc, acc + static_cast<size_t>(n_rows) * hd, 0.0f);
-
-  for (int64_t b = lo / bs; b * bs < hi; ++b) {
-    const int64_t p0 = b * bs, p1 = std::min(p0 + bs, hi);
-    const int n = static_cast<int>(p1 - p0);
-    const float* keys = load_rows(cache, cache_row(cache, c, layer, 0, table[b], kv_head, 0), n, hd, key_buf);
-    const float* values = load_rows(cache, cache_row(cache, c, layer, 1, table[b], kv_head, 0), n, hd, value_buf);
-    for (int r = 0; r < n_rows; ++r) {
-      const int64_t a = std::max(p0, rows[r].begin), e = std::min(p1, rows[r].end);
-      if (a >= e) continue;  // this block is outside the row's window
-      float block_max = -INFINITY;
-      for (int64_t p = a; p < e; ++p) {
-        scores[p - a] = dot(rows[r].q, keys + (p - p0) * hd, hd) * scale;
-        block_max = std::max(block_max, scores[p - a]);
-      }
-      const float new_max = std::max(running_max[r], block_max);
-      const float correction = std::exp(running_max[r] - new_max);  // 0 on the row's first block
-      float* out = acc + static_cast<size_t>(r) * hd;
-      float sum = running_sum[r] * correction;
-      for (int d = 0; d < hd; ++d) out[d] *= correction;
-      for (int64_t p = a; p < e; ++p) {
-        const float weight = std::exp(scores[p - a] - new_max);
-        sum += weight;
-        const float* v = values + (p - p0) * hd;
-        for (int d = 0; d < hd; ++d) out[d] += weight * v[d];
-      }
-      running_sum[r] = sum;
-      running_max[r] = new_max;
-    }
-  }
-  for (int r = 0; r < n_rows; ++r) {
-    const float inv = 1.0f / running_sum[r];
-    for (int d = 0; d < hd; ++d) rows[r].out[d] = acc[static_cast<size_t>(r) * hd + d] * inv;
-  }
 }
 
 }  // namespace
@@ -247,6 +151,17 @@ void forward(Model& model, const StepInput& s, float* logits) {
   for (int t = 0; t < T; ++t) attention_work += static_cast<size_t>(pos_in_cache[t] + 1) * c.heads * hd;
   const size_t tiles_per_chunk = attention_work < (1u << 16) ? tiles.size() : 1;
   const int max_rows = kTile * group;
+  const AttentionFn attend = attention_kernel();
+  KvView kv_view;
+  kv_view.precision = cache.precision;
+  kv_view.f32 = cache.f32.data();
+  kv_view.f16 = cache.f16.data();
+  kv_view.u8 = cache.u8.data();
+  kv_view.u8_params = cache.u8_params.data();
+  kv_view.num_blocks = cache.num_blocks;
+  kv_view.block_size = cache.block_size;
+  kv_view.kv_heads = c.kv_heads;
+  kv_view.head_dim = c.head_dim;
   const size_t scratch_per_thread = 2 * bs * hd + bs + static_cast<size_t>(max_rows) * (hd + 2);
   std::vector<float> scratch(scratch_per_thread * pool.size());
   std::vector<QueryRow> row_buf(static_cast<size_t>(max_rows) * pool.size());
@@ -309,7 +224,7 @@ void forward(Model& model, const StepInput& s, float* logits) {
             rows[n++] = {&q[at], &att[at], begin, end};
           }
         }
-        attend(cache, c, layer, tile.kv_head, &s.block_indices[s.block_indices_begins[tile.seq]], rows, n,
+        attend(kv_view, layer, tile.kv_head, &s.block_indices[s.block_indices_begins[tile.seq]], rows, n,
                &scratch[static_cast<size_t>(thread) * scratch_per_thread]);
       }
     });

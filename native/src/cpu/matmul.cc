@@ -43,10 +43,12 @@ void rows_f16(float* out, const float* in, const void* w, const float* bias, int
 #endif
 }
 
+}  // namespace
+
 #if defined(WEFT_AVX2_KERNELS)
-// Whether to use the AVX2/FMA/F16C kernels of matmul_avx2.cc: decided once,
-// from the CPU. WEFT_CPU_BASELINE=1 forces the baseline ones (tests use it).
-bool use_avx2() {
+// Whether to use the AVX2/FMA/F16C kernels: decided once, from the CPU.
+// WEFT_CPU_BASELINE=1 forces the baseline ones (tests use it).
+bool cpu_uses_avx2() {
   static const bool avx2 = [] {
     const char* baseline = std::getenv("WEFT_CPU_BASELINE");
     if (baseline && std::string(baseline) == "1") return false;
@@ -57,11 +59,15 @@ bool use_avx2() {
   }();
   return avx2;
 }
+#else
+bool cpu_uses_avx2() { return false; }
 #endif
+
+namespace {
 
 RowKernel kernel_for(WeightType type) {
 #if defined(WEFT_AVX2_KERNELS)
-  if (use_avx2()) return type == WeightType::F32 ? rows_f32_avx2 : type == WeightType::F16 ? rows_f16_avx2 : rows_bf16_avx2;
+  if (cpu_uses_avx2()) return type == WeightType::F32 ? rows_f32_avx2 : type == WeightType::F16 ? rows_f16_avx2 : rows_bf16_avx2;
 #endif
   return type == WeightType::F32 ? rows_f32 : type == WeightType::F16 ? rows_f16 : rows_bf16;
 }
