@@ -49,8 +49,8 @@ void rope(float* v, const float* cos, const float* sin, int half) {
   }
 }
 
-// Row access to the cache in any precision. `at` is the start of a row of n =
-// head_dim values (cache_at() only returns row starts).
+// Writes one cache row (one token, one kv head: n = head_dim values) in the
+// cache's precision. `at` is a row start (cache_at() only returns row starts).
 inline void store(KvCache& c, size_t at, const float* src, int n) {
   if (c.precision == KvPrecision::F32) {
     std::memcpy(&c.f32[at], src, n * sizeof(float));
