@@ -126,7 +126,6 @@ for (const { name, dir } of referenceModels()) {
         await single.dispose();
       }
     });
-
   });
 
   describe(`${name}: f16 KV against f32`, () => {
