@@ -284,13 +284,21 @@ export class Engine {
     this.live.delete(request.id);
     this.scheduler.remove(request);
     this.kv.free(request.id);
-    const finalText = flush ? request.stops.flush() : '';
+    const finalText = flush ? finalTextOf(request) : '';
     request.sink.onFinish({ reason, ...(error && { error }), finalText, cachedPromptTokens: request.numCachedPrefix });
   }
 
   private log(message: string): void {
     this.observer.onLog?.(message);
   }
+}
+
+/** What a request ending normally still holds back: an unfinished character, then stop-string look-ahead. */
+function finalTextOf(request: LiveRequest): string {
+  const tail = request.detokenizer.flush();
+  if (request.stops.isEmpty) return tail;
+  const matched = request.stops.push(tail);
+  return matched.stopped ? matched.text : matched.text + request.stops.flush();
 }
 
 /** One step's output for one request; `logprobs` only when asked for (no spread on the hot path). */

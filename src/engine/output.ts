@@ -52,6 +52,19 @@ export class IncrementalDetokenizer {
     this.contextText = undefined;
     return after.slice(before.length);
   }
+
+  /**
+   * The text of ids still held back (an incomplete character when generation
+   * ended), with U+FFFD where bytes are missing: at the end nothing is withheld.
+   */
+  flush(): string {
+    if (this.window.length === this.context.length) return '';
+    const before = (this.contextText ??= this.decoder.decode(this.context, this.decodeOptions));
+    const after = this.decoder.decode(this.window, this.decodeOptions);
+    this.context = this.window.slice();
+    this.contextText = after;
+    return after.slice(before.length);
+  }
 }
 
 export interface StopResult {
