@@ -27,7 +27,7 @@ export interface KvCacheOptions {
 }
 
 export interface SchedulerOptions {
-  /** Most requests running at once. Default 64. */
+  /** Most requests running at once. Default 64 (or maxNumBatchedTokens, if that is smaller). */
   maxNumSeqs?: number;
   /** Most tokens computed in one step (decodes + prompt chunks). Default 2048. */
   maxNumBatchedTokens?: number;
@@ -137,12 +137,18 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
     throw new InvalidOptionError('scheduler.prefixCaching', 'expected a boolean');
   }
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw new InvalidOptionError('onProgress', 'expected a function');
+  const maxNumBatchedTokens = integer('scheduler.maxNumBatchedTokens', scheduler.maxNumBatchedTokens, 2048, 1, 1 << 24);
+  const maxNumSeqs = integer('scheduler.maxNumSeqs', scheduler.maxNumSeqs, Math.min(64, maxNumBatchedTokens), 1, 65536);
+  // Every running request must be able to decode in every step, or the later ones starve.
+  if (maxNumSeqs > maxNumBatchedTokens) {
+    throw new InvalidOptionError('scheduler.maxNumBatchedTokens', `${maxNumBatchedTokens} is below scheduler.maxNumSeqs (${maxNumSeqs}): each running request needs a token per step`);
+  }
   return {
     kvBytes,
     precision,
     blockSize: integer('kvCache.blockSize', kv.blockSize, 16, 1, 4096),
-    maxNumSeqs: integer('scheduler.maxNumSeqs', scheduler.maxNumSeqs, 64, 1, 65536),
-    maxNumBatchedTokens: integer('scheduler.maxNumBatchedTokens', scheduler.maxNumBatchedTokens, 2048, 1, 1 << 24),
+    maxNumSeqs,
+    maxNumBatchedTokens,
     prefixCaching: scheduler.prefixCaching ?? true,
     policy,
     threads: options.threads === undefined ? undefined : integer('threads', options.threads, 1, 1, 1024),

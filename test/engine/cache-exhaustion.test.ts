@@ -84,7 +84,7 @@ describe('scheduler properties over random workloads', () => {
           blocks: fc.integer({ min: 12, max: 200 }),
           blockSize: fc.constantFrom(1, 2, 4, 16),
           maxNumSeqs: fc.integer({ min: 1, max: 8 }),
-          maxNumBatchedTokens: fc.integer({ min: 1, max: 64 }),
+          extraBudget: fc.integer({ min: 0, max: 56 }),
           prefixCaching: fc.boolean(),
           policy: fc.constantFrom('fcfs' as const, 'priority' as const),
           requests: fc.array(
@@ -104,7 +104,7 @@ describe('scheduler properties over random workloads', () => {
             backend: { eosPercent: 5 },
             scheduler: {
               maxNumSeqs: workload.maxNumSeqs,
-              maxNumBatchedTokens: workload.maxNumBatchedTokens,
+              maxNumBatchedTokens: workload.maxNumSeqs + workload.extraBudget,
               prefixCaching: workload.prefixCaching,
               policy: workload.policy,
             },
@@ -141,7 +141,7 @@ describe('scheduler properties over random workloads', () => {
           });
           for (const batch of h.backend.steps) {
             expect(batch.pastLens.length).toBeLessThanOrEqual(workload.maxNumSeqs);
-            expect(batch.inputIds.length).toBeLessThanOrEqual(workload.maxNumBatchedTokens);
+            expect(batch.inputIds.length).toBeLessThanOrEqual(workload.maxNumSeqs + workload.extraBudget);
           }
           const stats = h.pipe.stats();
           expect(stats.running + stats.waiting).toBe(0);

@@ -234,6 +234,7 @@ describe('options and events', () => {
       [{ kvCache: { blockSize: 0 } }, 'kvCache.blockSize'],
       [{ scheduler: { maxNumSeqs: 1.5 } }, 'scheduler.maxNumSeqs'],
       [{ scheduler: { policy: 'random' } }, 'scheduler.policy'],
+      [{ scheduler: { maxNumSeqs: 8, maxNumBatchedTokens: 4 } }, 'scheduler.maxNumBatchedTokens'],
       [{ device: 'tpu' }, 'device'],
     ];
     for (const [options, name] of bad) {
