@@ -132,6 +132,33 @@ describe('native CpuModel guards', () => {
     model.dispose();
   });
 
+  it('a getter that disposes the model while loadTensor reads its shape gets a rejection, not a crash', async () => {
+    const model = new (loadNativeBinding().CpuModel)(config);
+    const shape: number[] = [8, 8];
+    Object.defineProperty(shape, 1, {
+      get() {
+        model.dispose();
+        return 8;
+      },
+      enumerable: true,
+    });
+    await expect(model.loadTensor('q_proj', 0, '/nonexistent', 0, 'F32', shape)).rejects.toThrow(/disposed/);
+  });
+
+  it('a getter that disposes the model while execute reads the batch gets a rejection, not a crash', async () => {
+    const model = new (loadNativeBinding().CpuModel)(config);
+    await model.allocateCache(4, 4, 'f32');
+    const batch = { ...buildBatch([{ tokens: [1], pastLen: 0, blocks: [1] }]) };
+    Object.defineProperty(batch, 'logitsIndices', {
+      get() {
+        model.dispose();
+        return Int32Array.of(0);
+      },
+      enumerable: true,
+    });
+    await expect(model.execute(batch)).rejects.toThrow(/disposed/);
+  });
+
   it('refuses to execute before every weight is loaded', async () => {
     const model = new (loadNativeBinding().CpuModel)(config);
     await model.allocateCache(4, 4, 'f32');

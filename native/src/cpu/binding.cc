@@ -218,6 +218,22 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
     return false;
   }
 
+  // Queues a job and returns its promise. If queueing fails the job never
+  // runs: the model is free again and the error rejects the caller's promise.
+  Napi::Value queue(Job* job) {
+    try {
+      job->Queue();
+    } catch (...) {
+      busy_ = false;
+      delete job;
+      throw;
+    }
+    return job->promise();
+  }
+
+  // Every method first copies all its JS arguments (reading them may run user
+  // getters, which may dispose the model or start another operation), then
+  // checks that the model is available, and only then touches model_.
   Napi::Value load_tensor(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto d = Napi::Promise::Deferred::New(env);
@@ -227,22 +243,20 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
         throw Napi::TypeError::New(env, "loadTensor(kind, layer, path, offset, dtype, shape)");
       const std::string kind = info[0].As<Napi::String>();
       const int layer = static_cast<int>(to_int64(env, info[1], "layer", -1, 1 << 20));
+      const std::string path = info[2].As<Napi::String>();
       const uint64_t offset = static_cast<uint64_t>(to_int64(env, info[3], "offset", 0, 9007199254740991.0));
+      const std::string dtype = info[4].As<Napi::String>();
       const Napi::Array dims = info[5].As<Napi::Array>();
+      const uint32_t rank = dims.Length();
+      if (rank > 8) throw Napi::RangeError::New(env, "shape has too many dimensions");
       std::vector<int64_t> shape;
-      for (uint32_t i = 0; i < dims.Length() && i < 8; ++i)
+      for (uint32_t i = 0; i < rank; ++i)
         shape.push_back(to_int64(env, dims.Get(i), "shape entry", 0, 9007199254740991.0));
-      if (dims.Length() > 8) throw Napi::RangeError::New(env, "shape has too many dimensions");
+      if (unavailable(env, d)) return d.Promise();
       Tensor* slot = find_weight_slot(*model_, kind, layer);
       if (!slot) throw Napi::Error::New(env, "the model has no weight " + kind + (layer >= 0 ? " in layer " + std::to_string(layer) : ""));
-      // Reading the arguments may have run JS (getters) that started another
-      // operation on this model: check again right before queueing.
-      if (unavailable(env, d)) return d.Promise();
       weights_ready_ = false;
-      auto* job = new LoadJob(env, info.This().As<Napi::Object>(), &busy_, slot, info[2].As<Napi::String>(), offset,
-                              info[4].As<Napi::String>(), std::move(shape));
-      job->Queue();
-      return job->promise();
+      return queue(new LoadJob(env, info.This().As<Napi::Object>(), &busy_, slot, path, offset, dtype, std::move(shape)));
     } catch (const Napi::Error& e) {
       d.Reject(e.Value());
       return d.Promise();
@@ -263,12 +277,8 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       else if (p == "f16") precision = KvPrecision::F16;
       else if (p == "u8") precision = KvPrecision::U8;
       else throw Napi::RangeError::New(env, "KV cache precision " + p + " is not supported (f32, f16, u8)");
-      // Reading the arguments may have run JS (getters) that started another
-      // operation on this model: check again right before queueing.
       if (unavailable(env, d)) return d.Promise();
-      auto* job = new CacheJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), blocks, block_size, precision);
-      job->Queue();
-      return job->promise();
+      return queue(new CacheJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), blocks, block_size, precision));
     } catch (const Napi::Error& e) {
       d.Reject(e.Value());
       return d.Promise();
@@ -281,11 +291,6 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
     if (unavailable(env, d)) return d.Promise();
     try {
       if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "execute(batch): batch must be an object");
-      if (!weights_ready_) {
-        const std::string missing = missing_weights(*model_);
-        if (!missing.empty()) throw Napi::Error::New(env, "weights not loaded: " + missing);
-        weights_ready_ = true;
-      }
       const Napi::Object b = info[0].As<Napi::Object>();
       StepInput step;
       step.input_ids = read_int32s(b, "inputIds");
@@ -297,12 +302,13 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       step.logits_indices = read_int32s(b, "logitsIndices");
       step.block_copies = read_int32s(b, "blockCopies", true);
       step.max_context_len = to_int64(env, b.Get("maxContextLen"), "maxContextLen", 0, 2147483647.0);
-      // Reading the arguments may have run JS (getters) that started another
-      // operation on this model: check again right before queueing.
       if (unavailable(env, d)) return d.Promise();
-      auto* job = new StepJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), std::move(step));
-      job->Queue();
-      return job->promise();
+      if (!weights_ready_) {
+        const std::string missing = missing_weights(*model_);
+        if (!missing.empty()) throw Napi::Error::New(env, "weights not loaded: " + missing);
+        weights_ready_ = true;
+      }
+      return queue(new StepJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), std::move(step)));
     } catch (const Napi::Error& e) {
       d.Reject(e.Value());
       return d.Promise();
