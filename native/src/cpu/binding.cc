@@ -9,13 +9,17 @@
 // Work runs on the libuv thread pool (Napi::AsyncWorker) and, inside it, on the
 // model's own thread pool. One operation at a time per model: a call made while
 // another is in flight is rejected (the TypeScript side queues calls, so this
-// only catches misuse). Bad arguments reject; nothing here aborts the process.
+// only catches misuse). Bad arguments reject; nothing here aborts the process:
+// C++ exceptions (bad_alloc, system_error) become JS errors or rejections
+// here, and NODE_ADDON_API_CPP_EXCEPTIONS_ALL (CMakeLists.txt) catches any
+// that slip through at the N-API boundary.
 #include "binding.h"
 
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <system_error>
 #include <thread>
 
 #include "model.h"
@@ -59,6 +63,12 @@ std::vector<int32_t> read_int32s(const Napi::Object& o, const char* name, bool o
   return std::vector<int32_t>(a.Data(), a.Data() + a.ElementLength());
 }
 
+// A JS error for a C++ exception caught on the JS thread.
+Napi::Error native_error(Napi::Env env, const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return Napi::Error::New(env, "out of memory");
+  return Napi::Error::New(env, e.what());
+}
+
 // A promise-returning AsyncWorker that keeps the model object alive while it runs.
 class Job : public Napi::AsyncWorker {
  public:
@@ -71,10 +81,19 @@ class Job : public Napi::AsyncWorker {
 
  protected:
   virtual Napi::Value result(Napi::Env env) { return env.Undefined(); }
+  // Building the result may fail (e.g. no memory for the logits array): the
+  // promise is rejected then, so it settles either way.
   void OnOK() override {
     *busy_ = false;
-    Napi::HandleScope scope(Env());
-    deferred_.Resolve(result(Env()));
+    Napi::Env env = Env();
+    Napi::HandleScope scope(env);
+    try {
+      deferred_.Resolve(result(env));
+    } catch (const Napi::Error& e) {
+      deferred_.Reject(e.Value());
+    } catch (const std::exception& e) {
+      deferred_.Reject(native_error(env, e).Value());
+    }
   }
   void OnError(const Napi::Error& e) override {
     *busy_ = false;
@@ -198,8 +217,14 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
     c.inv_freq.assign(f.Data(), f.Data() + f.ElementLength());
     unsigned threads = std::thread::hardware_concurrency();
     if (o.Has("threads") && !o.Get("threads").IsUndefined()) threads = read_int(o, "threads", 1, 1024);
-    model->pool = std::make_unique<ThreadPool>(threads == 0 ? 1 : static_cast<int>(threads));
-    init_weight_slots(*model);
+    try {
+      model->pool = std::make_unique<ThreadPool>(threads == 0 ? 1 : static_cast<int>(threads));
+      init_weight_slots(*model);
+    } catch (const std::system_error& e) {
+      throw Napi::Error::New(env, "cannot start " + std::to_string(threads) + " threads: " + e.what());
+    } catch (const std::exception& e) {
+      throw native_error(env, e);
+    }
     model_ = std::move(model);
   }
 
@@ -260,6 +285,9 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
     } catch (const Napi::Error& e) {
       d.Reject(e.Value());
       return d.Promise();
+    } catch (const std::exception& e) {  // e.g. bad_alloc copying a huge typed array
+      d.Reject(native_error(env, e).Value());
+      return d.Promise();
     }
   }
 
@@ -281,6 +309,9 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       return queue(new CacheJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), blocks, block_size, precision));
     } catch (const Napi::Error& e) {
       d.Reject(e.Value());
+      return d.Promise();
+    } catch (const std::exception& e) {  // e.g. bad_alloc copying a huge typed array
+      d.Reject(native_error(env, e).Value());
       return d.Promise();
     }
   }
@@ -311,6 +342,9 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       return queue(new StepJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), std::move(step)));
     } catch (const Napi::Error& e) {
       d.Reject(e.Value());
+      return d.Promise();
+    } catch (const std::exception& e) {  // e.g. bad_alloc copying a huge typed array
+      d.Reject(native_error(env, e).Value());
       return d.Promise();
     }
   }

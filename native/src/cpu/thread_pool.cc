@@ -24,17 +24,28 @@ constexpr int kSpinMicros = 50;
 ThreadPool::ThreadPool(int threads) {
   const int workers = std::max(1, threads) - 1;
   workers_.reserve(workers);
-  for (int i = 0; i < workers; ++i) workers_.emplace_back([this, i] { worker_loop(i + 1); });
+  try {
+    for (int i = 0; i < workers; ++i) workers_.emplace_back([this, i] { worker_loop(i + 1); });
+  } catch (...) {
+    // The OS refused a thread: stop and join those already started (a joinable
+    // std::thread destroyed by the unwinding would call std::terminate).
+    stop_workers();
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
+  workers_.clear();
 }
+
 
 void ThreadPool::run_chunks(int thread_index) {
   for (;;) {

@@ -38,6 +38,7 @@ class ThreadPool {
  private:
   void worker_loop(int index);
   void run_chunks(int thread_index);
+  void stop_workers();  // joins every started worker
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;
