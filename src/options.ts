@@ -7,6 +7,7 @@ import type { Backend, KvPrecision } from './backends/backend.js';
 import type { SchedulingPolicy } from './engine/scheduler.js';
 import { parseByteSize } from './engine/kv/sizing.js';
 import { InvalidOptionError } from './errors.js';
+import { reasoningParserNames, toolParserNames } from './parsers/registry.js';
 import type { SamplingParams } from './sampling/params.js';
 import type { ChatTemplate } from './text/chat-template.js';
 import type { GenerationDefaults, Tokenizer, ToolDefinition } from './text/types.js';
@@ -115,14 +116,21 @@ export interface ResolvedPipelineOptions {
 }
 
 export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipelineOptions {
-  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
+  if (!isObject(options)) throw new InvalidOptionError('options', 'expected an object');
+  for (const name of ['kvCache', 'scheduler', 'parsers'] as const) {
+    if (options[name] !== undefined && !isObject(options[name])) throw new InvalidOptionError(name, 'expected an object');
+  }
+  for (const name of ['onProgress', 'logger'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') throw new InvalidOptionError(name, 'expected a function');
+  }
+  checkParserNames('parsers', options.parsers);
   if (options.backend === undefined && typeof options.model !== 'string') {
     throw new InvalidOptionError('model', 'give a model folder path, or a backend and a tokenizer');
   }
   if (options.backend !== undefined && options.tokenizer === undefined) {
     throw new InvalidOptionError('tokenizer', 'a custom backend needs a tokenizer');
   }
-  if (options.device !== undefined && options.device.toLowerCase() !== 'cpu') {
+  if (options.device !== undefined && (typeof options.device !== 'string' || options.device.toLowerCase() !== 'cpu')) {
     throw new InvalidOptionError('device', `"${options.device}" is not available; this build runs on "cpu"`);
   }
   const kv = options.kvCache ?? {};
@@ -136,7 +144,6 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
   if (scheduler.prefixCaching !== undefined && typeof scheduler.prefixCaching !== 'boolean') {
     throw new InvalidOptionError('scheduler.prefixCaching', 'expected a boolean');
   }
-  if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw new InvalidOptionError('onProgress', 'expected a function');
   const maxNumBatchedTokens = integer('scheduler.maxNumBatchedTokens', scheduler.maxNumBatchedTokens, 2048, 1, 1 << 24);
   const maxNumSeqs = integer('scheduler.maxNumSeqs', scheduler.maxNumSeqs, Math.min(64, maxNumBatchedTokens), 1, 65536);
   // Every running request must be able to decode in every step, or the later ones starve.
@@ -167,7 +174,9 @@ export interface ResolvedRequestOptions {
 }
 
 export function resolveRequestOptions(options: GenerateOptions, defaults: GenerationDefaults): ResolvedRequestOptions {
-  if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
+  if (!isObject(options)) throw new InvalidOptionError('options', 'expected an object');
+  if (options.parsers !== undefined && !isObject(options.parsers)) throw new InvalidOptionError('parsers', 'expected an object');
+  checkParserNames('parsers', options.parsers);
   const sampleByDefault = defaults.doSample === true;
   const temperature = number('temperature', options.temperature, sampleByDefault ? (defaults.temperature ?? 1) : 0, 0, 100);
   const stop = options.stop === undefined ? [] : typeof options.stop === 'string' ? [options.stop] : options.stop;
@@ -196,8 +205,9 @@ export function resolveRequestOptions(options: GenerateOptions, defaults: Genera
       logprobs: integer('logprobs', options.logprobs, 0, 0, 20),
     },
     maxTokens: options.maxTokens === undefined ? undefined : integer('maxTokens', options.maxTokens, 1, 1, 1 << 30),
-    stopStrings: stop,
-    stopTokenIds,
+    // Copies: a caller changing its arrays mid-request must not change the request.
+    stopStrings: [...stop],
+    stopTokenIds: [...stopTokenIds],
     ignoreEos: options.ignoreEos ?? false,
     priority: number('priority', options.priority, 0, -Number.MAX_VALUE, Number.MAX_VALUE),
     skipSpecialTokens: options.skipSpecialTokens,
@@ -216,4 +226,21 @@ function number(name: string, value: unknown, fallback: number, min: number, max
   if (typeof value !== 'number' || !Number.isFinite(value)) throw new InvalidOptionError(name, `expected a finite number, got ${JSON.stringify(value)}`);
   if (value < min || value > max) throw new InvalidOptionError(name, `expected ${min} to ${max}, got ${value}`);
   return value;
+}
+
+function isObject(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Unknown parser names fail when the options are given, not at the first chat. */
+function checkParserNames(option: string, parsers: ParserOptions | undefined): void {
+  if (parsers?.tool !== undefined && !toolParserNames().includes(parsers.tool)) {
+    throw new InvalidOptionError(`${option}.tool`, `unknown tool parser ${JSON.stringify(parsers.tool)} (known: ${toolParserNames().join(', ')})`);
+  }
+  if (parsers?.reasoning !== undefined && !reasoningParserNames().includes(parsers.reasoning)) {
+    throw new InvalidOptionError(
+      `${option}.reasoning`,
+      `unknown reasoning parser ${JSON.stringify(parsers.reasoning)} (known: ${reasoningParserNames().join(', ')})`,
+    );
+  }
 }

@@ -104,6 +104,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   private readonly engine: Engine;
   private readonly options: PipelineOptions;
   private closed = false;
+  private closing: Promise<void> | undefined;
   private started = 0;
   private finished = 0;
   private generated = 0;
@@ -122,11 +123,11 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
       decoder: parts.tokenizer,
       eosTokenIds: [...new Set([...parts.tokenizer.eosTokenIds, ...(parts.generationDefaults.eosTokenIds ?? [])])],
       observer: {
-        onStep: (info) => this.emit('step', info),
-        onPreempt: (requestId) => this.emit('request-preempted', { requestId }),
+        onStep: (info) => this.safeEmit('step', info),
+        onPreempt: (requestId) => this.safeEmit('request-preempted', { requestId }),
         onLog: (message) => {
           options.logger?.(message);
-          this.emit('log', message);
+          this.safeEmit('log', message);
         },
       },
     });
@@ -210,25 +211,15 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     const prepared = isMessages(input) ? this.prepareChat(input, options) : this.preparePrompt(input);
     const parser = this.outputParser(prepared, options);
     // Validated now, so a bad option throws here rather than on the first next().
-    const items = this.run(prepared, this.resolve(options, parser.parsesToolCalls), options.signal);
-    const wantTokens = (options.logprobs ?? 0) > 0;
+    const resolved = this.resolve(options, parser.parsesToolCalls);
+    const wantTokens = resolved.sampling.logprobs > 0;
+    const run = (): AsyncGenerator<RunItem> => this.run(prepared, resolved, options.signal);
+    let iterated = false;
     return {
-      [Symbol.asyncIterator]: async function* () {
-        for await (const item of items) {
-          if (item.kind === 'delta') {
-            if (wantTokens) {
-              const logprobs = (item.delta.logprobs ?? []).map(toTokenLogprobs);
-              yield { type: 'token', tokenIds: item.delta.tokenIds, ...(logprobs.length > 0 && { logprobs }) };
-            }
-            yield* parser.push(item.delta.text, item.delta.tokenIds);
-          } else {
-            yield* parser.push(item.info.finalText, []);
-            yield* parser.end();
-            const parsed = parser.result();
-            const finishReason = withToolCalls(item.finishReason, parsed);
-            yield { type: 'finish', finishReason, usage: item.usage, ...(parsed.warnings.length > 0 && { warnings: parsed.warnings }) };
-          }
-        }
+      [Symbol.asyncIterator]: () => {
+        if (iterated) throw new InvalidOptionError('stream', 'a stream can be iterated once; call stream() again for a new request');
+        iterated = true;
+        return toParts(run(), parser, wantTokens);
       },
     };
   }
@@ -248,12 +239,14 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   }
 
   /** Ends every pending request with PipelineClosedError and frees the model. Idempotent. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.engine.close(new PipelineClosedError('the pipeline was closed while the request ran'));
-    await this.engine.whenIdle();
-    await this.backend.dispose();
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closed = true;
+      this.engine.close(new PipelineClosedError('the pipeline was closed while the request ran'));
+      await this.engine.whenIdle();
+      await this.backend.dispose();
+    })();
+    return this.closing;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -262,8 +255,11 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
 
   private preparePrompt(prompt: string | readonly number[]): PreparedPrompt {
     if (typeof prompt === 'string') {
-      return { promptTokenIds: this.tokenizer.encode(prompt), promptText: prompt, chat: false, tools: undefined };
+      const promptTokenIds = this.tokenizer.encode(prompt);
+      if (promptTokenIds.length === 0) throw new InvalidOptionError('prompt', 'the prompt encodes to no tokens');
+      return { promptTokenIds, promptText: prompt, chat: false, tools: undefined };
     }
+    if (Array.isArray(prompt) && prompt.length === 0) throw new InvalidOptionError('prompt', 'the prompt has no tokens');
     if (!Array.isArray(prompt) || prompt.some((id) => !Number.isInteger(id) || id < 0 || id >= this.backend.shape.vocabSize)) {
       throw new InvalidOptionError('prompt', `expected a string or an array of token ids below ${this.backend.shape.vocabSize}`);
     }
@@ -308,18 +304,18 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     prepared: PreparedPrompt,
     resolved: ResolvedRequestOptions,
     signal: AbortSignal | undefined,
-  ): AsyncGenerator<
-    { kind: 'delta'; delta: RequestDelta } | { kind: 'finish'; info: FinishInfo; finishReason: FinishReason; usage: Usage }
-  > {
+  ): AsyncGenerator<RunItem> {
     if (this.closed) throw new PipelineClosedError();
     if (signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: signal.reason });
     const promptTokens = prepared.promptTokenIds.length;
-    const room = this.backend.shape.maxContextLength - promptTokens;
+    // generation_config's max_length caps prompt + output, like the model's context.
+    const limit = Math.min(this.backend.shape.maxContextLength, this.generationDefaults.maxLength ?? Infinity);
+    const room = Math.max(1, limit - promptTokens);
     const spec: RequestSpec = {
       promptTokenIds: prepared.promptTokenIds,
       sampling: resolved.sampling,
       stop: {
-        maxTokens: Math.max(1, Math.min(resolved.maxTokens ?? room, room)),
+        maxTokens: resolved.maxTokens ?? room,
         stopTokenIds: resolved.stopTokenIds,
         stopStrings: resolved.stopStrings,
         ignoreEos: resolved.ignoreEos,
@@ -335,11 +331,11 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     }
     const requestId = added.value;
     this.started++;
-    this.emit('request-start', { requestId, promptTokens });
     const onAbort = (): void => this.engine.abort(requestId, new AbortError('the request was aborted', { cause: signal?.reason }));
     signal?.addEventListener('abort', onAbort, { once: true });
     let completion = 0;
     try {
+      this.safeEmit('request-start', { requestId, promptTokens });
       for await (const item of channel) {
         if (item.kind === 'delta') {
           completion += item.delta.tokenIds.length;
@@ -350,7 +346,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
         this.finished++;
         const request = item.info;
         const usage: Usage = { promptTokens, completionTokens: completion, cachedPromptTokens: item.info.cachedPromptTokens };
-        this.emit('request-finish', { requestId, finishReason: request.reason, usage });
+        this.safeEmit('request-finish', { requestId, finishReason: request.reason, usage });
         if (request.reason === 'aborted') throw request.error instanceof WeftError ? request.error : new AbortError();
         if (request.reason === 'error') {
           const cause = request.error;
@@ -366,6 +362,44 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     }
   }
 
+  /**
+   * Emits an event to user listeners. A listener that throws must not fail a
+   * request or the engine: its error goes to the logger, once, and no further.
+   */
+  private safeEmit<E extends keyof PipelineEvents>(event: E, ...args: Parameters<PipelineEvents[E]>): void {
+    try {
+      (this.emit as (event: E, ...args: Parameters<PipelineEvents[E]>) => boolean)(event, ...args);
+    } catch (error) {
+      if (event === 'log') return;
+      try {
+        this.options.logger?.(`a "${event}" listener threw: ${String(error)}`);
+      } catch {
+        // The logger is user code too.
+      }
+    }
+  }
+}
+
+/** What run() yields: the engine's deltas, then one finish with the final reason and usage. */
+type RunItem = { kind: 'delta'; delta: RequestDelta } | { kind: 'finish'; info: FinishInfo; finishReason: FinishReason; usage: Usage };
+
+/** Maps a request's run to stream parts through its output parser. */
+async function* toParts(items: AsyncGenerator<RunItem>, parser: OutputParser, wantTokens: boolean): AsyncGenerator<StreamPart> {
+  for await (const item of items) {
+    if (item.kind === 'delta') {
+      if (wantTokens) {
+        const logprobs = (item.delta.logprobs ?? []).map(toTokenLogprobs);
+        yield { type: 'token', tokenIds: item.delta.tokenIds, ...(logprobs.length > 0 && { logprobs }) };
+      }
+      yield* parser.push(item.delta.text, item.delta.tokenIds);
+    } else {
+      yield* parser.push(item.info.finalText, []);
+      yield* parser.end();
+      const parsed = parser.result();
+      const finishReason = withToolCalls(item.finishReason, parsed);
+      yield { type: 'finish', finishReason, usage: item.usage, ...(parsed.warnings.length > 0 && { warnings: parsed.warnings }) };
+    }
+  }
 }
 
 /** A reply that ended normally after emitting tool calls finishes with 'tool_calls'. */
@@ -374,7 +408,7 @@ function withToolCalls(reason: FinishReason, parsed: ParsedOutput): FinishReason
 }
 
 function isMessages(input: unknown): input is readonly ChatMessage[] {
-  return Array.isArray(input) && input.every((m) => m !== null && typeof m === 'object' && typeof m.role === 'string');
+  return Array.isArray(input) && input.length > 0 && input.every((m) => m !== null && typeof m === 'object' && typeof m.role === 'string');
 }
 
 function toTokenLogprobs(sampled: { token: number; logprob?: number; topLogprobs?: TokenLogprob[] }): TokenLogprobs {

@@ -78,7 +78,6 @@ for (const name of ['stories260K', 'aidreams260K']) {
 
 describe('loading errors', () => {
   it('a missing model folder is a typed error', async () => {
-    await expect(Pipeline.create({ model: '/nonexistent/model' })).rejects.toBeInstanceOf(Error);
     const error = await Pipeline.create({ model: '/nonexistent/model' }).catch((e: unknown) => e);
     expect((error as { code?: string }).code).toMatch(/MODEL_LOAD_ERROR|TOKENIZER_ERROR/);
   });

@@ -4,7 +4,7 @@ import { openModel } from './open-model.js';
 import type { CliRequestOptions, OpenPipeline } from './pipeline-port.js';
 import { PartWriter } from './render-parts.js';
 import { RequestTimer } from './stats.js';
-import { EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, UsageError } from './usage-error.js';
+import { EXIT_INTERRUPTED, EXIT_OK, UsageError } from './usage-error.js';
 
 type GenerateCommand = Extract<Command, { name: 'generate' }>;
 
@@ -33,13 +33,13 @@ export async function runGenerate(command: GenerateCommand, io: CliIo, openPipel
       // Interrupted: the pipeline rejected with its AbortError; report what we have.
     }
     writer.end();
-    const aborted = abort.signal.aborted || finish?.finishReason === 'aborted';
+    // Aborts and failures reject (caught above or by the caller), so a finish here is a normal end.
     if (!command.quiet && finish) io.stderr.write(`weft: ${timer.summary(finish.completionTokens, finish.finishReason)}\n`);
-    if (aborted) {
+    if (abort.signal.aborted) {
       io.stderr.write('weft: interrupted\n');
       return EXIT_INTERRUPTED;
     }
-    return finish?.finishReason === 'error' ? EXIT_FAILURE : EXIT_OK;
+    return EXIT_OK;
   } finally {
     stopListening();
     await pipeline.close();

@@ -171,7 +171,7 @@ export class Engine {
     if (this.looping) return;
     this.looping = true;
     // Start on the next turn, so requests made in the same tick share the first step.
-    setImmediate(() => void this.loop());
+    setImmediate(() => void this.loop().catch(() => {}));
   }
 
   private async loop(): Promise<void> {
@@ -197,7 +197,7 @@ export class Engine {
   private async step(): Promise<void> {
     const started = performance.now();
     const plan = this.scheduler.schedule();
-    for (const victim of plan.preempted) this.observer.onPreempt?.(victim.id);
+    for (const victim of plan.preempted) this.notify(() => this.observer.onPreempt?.(victim.id));
     for (const failure of plan.failed) {
       const request = failure.request as LiveRequest;
       if (request.status === 'finished') continue;
@@ -220,7 +220,7 @@ export class Engine {
     }
     this.steps++;
     this.applyResults(plan, logits);
-    this.observer.onStep?.({
+    const info: StepInfo = {
       step: this.steps,
       scheduledRequests: plan.scheduled.length,
       scheduledTokens: plan.numTokens,
@@ -228,7 +228,8 @@ export class Engine {
       running: this.scheduler.running.length,
       waiting: this.scheduler.waiting.length,
       durationMs: performance.now() - started,
-    });
+    };
+    this.notify(() => this.observer.onStep?.(info));
   }
 
   private applyResults(plan: StepPlan, logits: Float32Array): void {
@@ -289,7 +290,19 @@ export class Engine {
   }
 
   private log(message: string): void {
-    this.observer.onLog?.(message);
+    this.notify(() => this.observer.onLog?.(message));
+  }
+
+  /**
+   * Observers are user code (event listeners, loggers): whatever they throw is
+   * dropped here, so it can neither fail requests nor escape the loop.
+   */
+  private notify(callback: () => void): void {
+    try {
+      callback();
+    } catch {
+      // Deliberately ignored: an observer's failure is not the engine's.
+    }
   }
 }
 

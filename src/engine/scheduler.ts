@@ -18,6 +18,7 @@
 
 import type { KvCacheManager, KvError } from './kv/kv-cache-manager.js';
 import type { Request } from './request.js';
+import type { Result } from './result.js';
 
 export type SchedulingPolicy = 'fcfs' | 'priority';
 
@@ -111,14 +112,12 @@ export class Scheduler {
           stays = false;
           break;
         }
+        // The victim is the last running request: not visited yet (or this one), so
+        // nothing of it is in `scheduled` to undo.
         const victim = running[running.length - 1]!;
-        const undone = scheduled.findIndex((entry) => entry.request === victim);
-        if (undone !== -1) {
-          budget += scheduled[undone]!.numTokens;
-          scheduled.splice(undone, 1);
-        }
-        this.preempt(victim);
-        preempted.push(victim);
+        const moved = this.preempt(victim);
+        if (!moved.ok) failed.push({ request: victim, reason: 'error', message: moved.error });
+        else preempted.push(victim);
         if (victim === request) {
           stays = false;
           break;
@@ -141,9 +140,15 @@ export class Scheduler {
           continue;
         }
         removeFrom(this.waiting, request);
-        request.transition('running');
+        const moved = request.transition('running');
+        if (!moved.ok) {
+          this.kv.free(request.id);
+          failed.push({ request, reason: 'error', message: moved.error });
+          continue;
+        }
         request.numComputed = hit.numTokens;
-        request.numCachedPrefix = hit.numTokens;
+        // A re-admitted request may hit its own generated tokens; only prompt tokens count as cached prompt.
+        request.numCachedPrefix = Math.min(hit.numTokens, request.numPromptTokens);
         this.insertRunning(request);
         scheduled.push(this.entry(request, numTokens));
         budget -= numTokens;
@@ -163,12 +168,15 @@ export class Scheduler {
     removeFrom(this.running, request);
   }
 
-  private preempt(victim: Request): void {
+  /** Frees the victim whole (every pool) and puts it at the front of the queue. */
+  private preempt(victim: Request): Result<void, string> {
     this.kv.free(victim.id);
-    victim.preempt();
     removeFrom(this.running, victim);
+    const moved = victim.preempt();
+    if (!moved.ok) return moved;
     this.waiting.unshift(victim);
     this.preemptions++;
+    return moved;
   }
 
   private nextWaiting(): Request {

@@ -106,8 +106,8 @@ export class Sampler {
     if (topK > 0 || topP < 1) order.sort((a, b) => weights[b]! - weights[a]! || ids[a]! - ids[b]!);
     if (topK > 0 && order.length > topK) order = order.slice(0, topK);
     if (minP > 0) {
-      const top = Math.max(...order.map((i) => weights[i]!));
-      order = order.filter((i) => weights[i]! >= minP * top);
+      // Weights are relative to the most likely token, whose weight is exp(0) = 1.
+      order = order.filter((i) => weights[i]! >= minP);
     }
     if (topP < 1) {
       const total = order.reduce((sum, i) => sum + weights[i]!, 0);

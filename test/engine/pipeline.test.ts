@@ -9,7 +9,9 @@ import {
 import type { StepBatch } from '../../src/backends/backend.js';
 import type { StreamPart } from '../../src/stream-parts.js';
 import { ChatTemplate } from '../../src/text/chat-template.js';
-import { EOS } from '../support/byte-tokenizer.js';
+import { Pipeline } from '../../src/pipeline.js';
+import { ByteTokenizer, EOS } from '../support/byte-tokenizer.js';
+import { TestBackend } from '../support/test-backend.js';
 import { harness, prompts, type Harness } from '../support/harness.js';
 
 let open: Harness[] = [];
@@ -101,6 +103,7 @@ describe('batching, preemption and prefix caching', () => {
       const stats = h.pipe.stats();
       if (c.blocks < 100) expect(stats.preemptions).toBeGreaterThan(0);
       if (c.prefixCaching) expect(results.some((r) => r.usage.cachedPromptTokens > 0)).toBe(true);
+      for (const r of results) expect(r.usage.cachedPromptTokens).toBeLessThanOrEqual(r.usage.promptTokens);
       // Budget and batch limits held in every step.
       for (const batch of h.backend.steps) expect(batch.inputIds.length).toBeLessThanOrEqual(64);
     });
@@ -236,12 +239,21 @@ describe('options and events', () => {
       [{ scheduler: { policy: 'random' } }, 'scheduler.policy'],
       [{ scheduler: { maxNumSeqs: 8, maxNumBatchedTokens: 4 } }, 'scheduler.maxNumBatchedTokens'],
       [{ device: 'tpu' }, 'device'],
+      [{ device: 1 }, 'device'],
+      [{ scheduler: null }, 'scheduler'],
+      [{ kvCache: { size: 0.5 } }, 'kvCache.size'],
+      [{ logger: console }, 'logger'],
+      [{ parsers: { tool: 'nope' } }, 'parsers.tool'],
+      [{ parsers: { reasoning: 'nope' } }, 'parsers.reasoning'],
     ];
     for (const [options, name] of bad) {
       const error = await harness(options as never).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidOptionError);
       expect((error as InvalidOptionError).option).toBe(name);
     }
+    // Not through the harness, which fills kvCache in itself.
+    const direct = await Pipeline.create({ backend: new TestBackend(), tokenizer: new ByteTokenizer(), kvCache: '1MB' as never }).catch((e: unknown) => e);
+    expect((direct as InvalidOptionError).option).toBe('kvCache');
   });
 
   it('rejects bad request options with InvalidOptionError', async () => {
@@ -261,6 +273,8 @@ describe('options and events', () => {
       expect((error as InvalidOptionError).option).toBe(name);
     }
     expect(() => h.pipe.stream([1, 2, 99999])).toThrow(InvalidOptionError);
+    expect(() => h.pipe.stream([])).toThrow(InvalidOptionError);
+    expect(() => h.pipe.stream('x', { parsers: { tool: 'nope' } })).toThrow(InvalidOptionError);
   });
 
   it('reports log probabilities that agree with greedy choice', async () => {
@@ -299,7 +313,6 @@ describe('options and events', () => {
     const messages = [{ role: 'user' as const, content: 'hi there' }];
     const result = await h.pipe.chat(messages, { maxTokens: 8, ignoreEos: true, temperature: 0 });
     const rendered = '<user>hi there\n<assistant>';
-    const expected = h.expected(rendered, 9, true).slice(0, 8);
     // chat() encodes without adding BOS (the template owns special tokens).
     const context = h.tokenizer.encode(rendered, { addSpecialTokens: false });
     const direct: number[] = [];
@@ -308,7 +321,6 @@ describe('options and events', () => {
       direct.push(next);
       context.push(next);
     }
-    expect(expected).toHaveLength(8);
     expect(result.content).toBe(h.tokenizer.decode(direct));
     expect(result.reasoning).toBeNull();
     expect(result.toolCalls).toEqual([]);
@@ -336,6 +348,47 @@ async function waitFor(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
   expect(condition()).toBe(true);
 }
+
+describe('user code that throws harms no request', () => {
+  it('a throwing logger and throwing event listeners change no output and no error', async () => {
+    const poison = 'Q'.charCodeAt(0);
+    const h = await make({
+      backend: { failOnToken: poison },
+      logger: () => {
+        throw new Error('logger bug');
+      },
+    });
+    for (const event of ['step', 'request-start', 'request-finish', 'request-preempted', 'log'] as const) {
+      h.pipe.on(event, () => {
+        throw new Error(`${event} listener bug`);
+      });
+    }
+    const texts = ['one', 'two', 'three'];
+    const results = await Promise.all(texts.map((t) => h.pipe.generate(t, { maxTokens: 6, ignoreEos: true, temperature: 0 })));
+    results.forEach((r, i) => expect(r.tokenIds).toEqual(h.expected(texts[i]!, 6, true)));
+    // A failing step logs (the logger throws): still a typed error for that request only.
+    await expect(h.pipe.generate('Q', { maxTokens: 3 })).rejects.toBeInstanceOf(BackendError);
+    expect(h.pipe.stats().running).toBe(0);
+  });
+});
+
+describe('close() and streams', () => {
+  it('concurrent close() calls all wait for the backend to be disposed', async () => {
+    const h = await make();
+    const seen: boolean[] = [];
+    await Promise.all([h.pipe.close().then(() => seen.push(h.backend.disposed)), h.pipe.close().then(() => seen.push(h.backend.disposed))]);
+    expect(seen).toEqual([true, true]);
+  });
+
+  it('a stream is iterated once; a second iteration is a typed error', async () => {
+    const h = await make();
+    const stream = h.pipe.stream('once', { maxTokens: 3, ignoreEos: true });
+    const parts: string[] = [];
+    for await (const part of stream) parts.push(part.type);
+    expect(parts.at(-1)).toBe('finish');
+    expect(() => stream[Symbol.asyncIterator]()).toThrow(InvalidOptionError);
+  });
+});
 
 describe('stream() validation', () => {
   it('throws bad options synchronously, before any iteration', async () => {

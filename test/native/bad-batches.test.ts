@@ -176,6 +176,19 @@ describe('native CpuModel guards', () => {
     expect(() => new CpuModel({ ...config, hidden: -1 })).toThrow(/hidden/);
   });
 
+  it('a matrix with one column wants a 2-D shape; vectors want a 1-D one', async () => {
+    const narrow = { ...config, hidden: 1, heads: 1, headDim: 2, intermediate: 1, vocab: 4, invFreq: new Float64Array([1]) };
+    const model = new (loadNativeBinding().CpuModel)(narrow);
+    const file = join(mkdtempSync(join(tmpdir(), 'weft-native-')), 'weights.bin');
+    writeFileSync(file, new Uint8Array(64));
+    await expect(model.loadTensor('embed_tokens', -1, file, 0, 'F32', [4])).rejects.toThrow(/shape mismatch: expected \[4, 1\]/);
+    await model.loadTensor('embed_tokens', -1, file, 0, 'F32', [4, 1]);
+    await model.loadTensor('gate_proj', 0, file, 0, 'F16', [1, 1]);
+    await expect(model.loadTensor('norm', -1, file, 0, 'F32', [1, 1])).rejects.toThrow(/shape mismatch: expected \[1\]$/);
+    await model.loadTensor('norm', -1, file, 0, 'F32', [1]);
+    model.dispose();
+  });
+
   it('rejects loading a tensor into a slot the model does not have', async () => {
     const model = new (loadNativeBinding().CpuModel)(config);
     await expect(model.loadTensor('q_proj.bias', 0, '/nonexistent', 0, 'F32', [8])).rejects.toThrow(/no weight q_proj.bias/);

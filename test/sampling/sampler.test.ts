@@ -48,6 +48,15 @@ describe('Sampler', () => {
     expect([...draws({ minP: 0.5 }).keys()].sort()).toEqual([1, 2, 5]);
   });
 
+  it('min-p and top-p work on a real vocabulary size (150k) without blowing the stack', () => {
+    const vocab = 151_936;
+    const row = new Float32Array(vocab).map((_, i) => Math.sin(i) * 4);
+    const sampler = new Sampler(params({ minP: 0.05, topP: 0.9, seed: 3 }), []);
+    const { token } = sampler.sample(Float32Array.from(row), 0, vocab);
+    const max = row.reduce((m, v) => Math.max(m, v), -Infinity);
+    expect(Math.exp(row[token]! - max)).toBeGreaterThanOrEqual(0.05);
+  });
+
   it('the same seed gives the same stream; different seeds differ', () => {
     const run = (seed: number): number[] => {
       const sampler = new Sampler(params({ seed }), []);

@@ -250,7 +250,7 @@ export class KvCacheManager {
     });
   }
 
-  /** Blocks `requestId` holds in a pool (for tests and stats). */
+  /** Ids of the requests that hold blocks (for tests). */
   ownedRequests(): number[] {
     return [...this.owned.keys()];
   }

@@ -20,7 +20,8 @@ const UNITS: Record<string, number> = {
 
 /** Parses "4GB", "512 MiB", "1.5gb" or a number of bytes. Returns undefined if malformed. */
 export function parseByteSize(size: string | number): number | undefined {
-  if (typeof size === 'number') return Number.isFinite(size) && size > 0 ? Math.floor(size) : undefined;
+  if (typeof size === 'number') return Number.isFinite(size) && Math.floor(size) > 0 ? Math.floor(size) : undefined;
+  if (typeof size !== 'string') return undefined;
   const match = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(size);
   if (match === null) return undefined;
   const unit = UNITS[(match[2] || 'b').toLowerCase()];
