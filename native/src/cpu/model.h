@@ -36,6 +36,7 @@ struct Tensor {
   std::vector<float> data;     // when type == F32
   std::vector<uint16_t> half;  // when type == F16 or BF16 (raw bits)
   int64_t rows = 0, cols = 0;  // expected shape (cols = 1 for vectors)
+  bool vector = false;         // shape [rows] (norm, bias), as opposed to a matrix that may have cols == 1
   bool loaded = false;
   bool required = false;
 

@@ -18,15 +18,18 @@
 
 namespace weft {
 
-static void define(Tensor& t, int64_t rows, int64_t cols, bool required) {
+// A matrix [rows, cols]; define_vector makes a [rows] vector (stored as cols == 1).
+static void define(Tensor& t, int64_t rows, int64_t cols, bool required, bool vector = false) {
   t.rows = rows;
   t.cols = cols;
+  t.vector = vector;
   t.required = required;
   t.loaded = false;
   t.data.clear();
   t.half.clear();
   t.type = WeightType::F32;
 }
+static void define_vector(Tensor& t, int64_t rows, bool required) { define(t, rows, 1, required, true); }
 
 void init_weight_slots(Model& model) {
   const ModelConfig& c = model.config;
@@ -34,22 +37,22 @@ void init_weight_slots(Model& model) {
   const int64_t q_dim = static_cast<int64_t>(c.heads) * c.head_dim;
   const int64_t kv_dim = static_cast<int64_t>(c.kv_heads) * c.head_dim;
   define(w.embed, c.vocab, c.hidden, true);
-  define(w.final_norm, c.hidden, 1, true);
+  define_vector(w.final_norm, c.hidden, true);
   define(w.lm_head, c.vocab, c.hidden, !c.tied_embeddings);
   w.layers.assign(c.layers, LayerWeights{});
   for (LayerWeights& l : w.layers) {
-    define(l.attn_norm, c.hidden, 1, true);
+    define_vector(l.attn_norm, c.hidden, true);
     define(l.wq, q_dim, c.hidden, true);
     define(l.wk, kv_dim, c.hidden, true);
     define(l.wv, kv_dim, c.hidden, true);
     define(l.wo, c.hidden, q_dim, true);
-    define(l.bq, q_dim, 1, c.qkv_bias);
-    define(l.bk, kv_dim, 1, c.qkv_bias);
-    define(l.bv, kv_dim, 1, c.qkv_bias);
-    define(l.bo, c.hidden, 1, c.o_bias);
-    define(l.q_norm, c.head_dim, 1, c.qk_norm);
-    define(l.k_norm, c.head_dim, 1, c.qk_norm);
-    define(l.ffn_norm, c.hidden, 1, true);
+    define_vector(l.bq, q_dim, c.qkv_bias);
+    define_vector(l.bk, kv_dim, c.qkv_bias);
+    define_vector(l.bv, kv_dim, c.qkv_bias);
+    define_vector(l.bo, c.hidden, c.o_bias);
+    define_vector(l.q_norm, c.head_dim, c.qk_norm);
+    define_vector(l.k_norm, c.head_dim, c.qk_norm);
+    define_vector(l.ffn_norm, c.hidden, true);
     define(l.w_gate, c.intermediate, c.hidden, true);
     define(l.w_up, c.intermediate, c.hidden, true);
     define(l.w_down, c.hidden, c.intermediate, true);
@@ -125,11 +128,11 @@ std::string missing_weights(const Model& model) {
 
 std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
                         const std::vector<int64_t>& shape) {
-  // Shape: [rows, cols] for matrices, [rows] for vectors (cols == 1).
-  const bool shape_ok = slot.cols == 1 ? (shape.size() == 1 && shape[0] == slot.rows)
-                                       : (shape.size() == 2 && shape[0] == slot.rows && shape[1] == slot.cols);
+  // Shape: [rows, cols] for matrices (even when cols == 1), [rows] for vectors.
+  const bool shape_ok = slot.vector ? (shape.size() == 1 && shape[0] == slot.rows)
+                                    : (shape.size() == 2 && shape[0] == slot.rows && shape[1] == slot.cols);
   if (!shape_ok) {
-    std::string want = "[" + std::to_string(slot.rows) + (slot.cols == 1 ? "" : ", " + std::to_string(slot.cols)) + "]";
+    std::string want = "[" + std::to_string(slot.rows) + (slot.vector ? "" : ", " + std::to_string(slot.cols)) + "]";
     return "shape mismatch: expected " + want;
   }
   size_t element_bytes;
@@ -150,7 +153,7 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
            std::to_string(size) + " bytes)";
 
   // Matrices keep a 16-bit dtype; vectors (norms, biases) are widened here.
-  const bool keep_16bit = element_bytes == 2 && slot.cols > 1;
+  const bool keep_16bit = element_bytes == 2 && !slot.vector;
   slot.loaded = false;  // until every byte is in
   try {
     slot.data.clear();
@@ -200,6 +203,30 @@ static double physical_memory_bytes() {
   return 0;
 }
 
+// Bytes a cache of `elements` values takes, u8's per-row (scale, min) included.
+static double cache_bytes(size_t elements, int head_dim, KvPrecision precision) {
+  const double n = static_cast<double>(elements);
+  if (precision == KvPrecision::F32) return n * 4;
+  if (precision == KvPrecision::F16) return n * 2;
+  return n + n / head_dim * 2 * sizeof(float);
+}
+
+// Bytes held by the loaded weights.
+static double weight_bytes(const Weights& w) {
+  double total = 0;
+  auto add = [&](const Tensor& t) {
+    total += static_cast<double>(t.data.size()) * sizeof(float) + static_cast<double>(t.half.size()) * sizeof(uint16_t);
+  };
+  add(w.embed);
+  add(w.final_norm);
+  add(w.lm_head);
+  for (const LayerWeights& l : w.layers)
+    for (const Tensor* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.bo, &l.q_norm, &l.k_norm,
+                            &l.ffn_norm, &l.w_gate, &l.w_up, &l.w_down})
+      add(*t);
+  return total;
+}
+
 std::string allocate_cache(Model& model, int num_blocks, int block_size, KvPrecision precision) {
   const ModelConfig& c = model.config;
   if (num_blocks < 2) return "numBlocks must be at least 2 (block 0 is the null block)";
@@ -210,12 +237,16 @@ std::string allocate_cache(Model& model, int num_blocks, int block_size, KvPreci
   if (estimate > 9.0e15) return "KV cache too large";
   const size_t elements = static_cast<size_t>(2) * c.layers * static_cast<size_t>(num_blocks) * c.kv_heads *
                           static_cast<size_t>(block_size) * c.head_dim;
-  const double bytes = static_cast<double>(elements) * (precision == KvPrecision::F32 ? 4 : precision == KvPrecision::F16 ? 2 : 1);
+  const double bytes = cache_bytes(elements, c.head_dim, precision);
   // The cache is zero-filled at once; more than the machine's RAM would get the
-  // process killed by the OOM killer instead of failing here.
+  // process killed by the OOM killer instead of failing here. What must fit:
+  // the weights, the new cache and the old one (freed only once the new one is in).
   const double ram = physical_memory_bytes();
-  if (ram > 0 && bytes > ram)
-    return "a KV cache of " + std::to_string(static_cast<uint64_t>(bytes)) + " bytes exceeds the physical memory (" +
+  const double old_cache = cache_bytes(model.cache.elements, c.head_dim, model.cache.precision);
+  const double needed = weight_bytes(model.weights) + old_cache + bytes;
+  if (ram > 0 && needed > ram)
+    return "a KV cache of " + std::to_string(static_cast<uint64_t>(bytes)) + " bytes, with the weights and the current cache (" +
+           std::to_string(static_cast<uint64_t>(needed)) + " bytes in all), exceeds the physical memory (" +
            std::to_string(static_cast<uint64_t>(ram)) + " bytes)";
   KvCache fresh;
   fresh.num_blocks = num_blocks;
