@@ -17,6 +17,7 @@ const reference = readReference(QWEN3_TINY);
 it('matches the reference logits and greedy ids', async () => {
   const backend = await CpuBackend.load(QWEN3_TINY, { threads: 2 });
   try {
+    expect(backend.kernels).toBe('baseline'); // the environment variable took effect
     await backend.allocateCache({ numBlocks: 8, blockSize: 16, precision: 'f32' });
     for (const c of reference.cases) {
       const { ids, firstLogits } = await greedySolo(backend, c.prompt_ids, c.greedy_ids.length, contiguousBlocks(1, 5));
@@ -45,6 +46,7 @@ it.each(['F16', 'BF16'] as const)('%s weights give exactly the logits of their f
   const logits = async (dir: string) => {
     const backend = await CpuBackend.load(dir, { threads: 2 });
     try {
+      expect(backend.kernels).toBe('baseline');
       await backend.allocateCache({ numBlocks: 8, blockSize: 16, precision: 'f32' });
       const prefill = await backend.execute(buildBatch([{ tokens: prompt, pastLen: 0, blocks: [1, 2, 3, 4], logits: 'all' }]));
       const decodeStep = await backend.execute(buildBatch([{ tokens: [7], pastLen: prompt.length, blocks: [1, 2, 3, 4] }]));

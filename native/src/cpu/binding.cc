@@ -5,6 +5,7 @@
 //   allocateCache(numBlocks, blockSize, precision)      -> Promise<void>
 //   execute(batch)                              -> Promise<Float32Array>
 //   dispose()                                   idempotent; frees native memory
+//   threads, kernels                            read-only: pool size, "avx2" | "baseline"
 //
 // Work runs on the libuv thread pool (Napi::AsyncWorker) and, inside it, on the
 // model's own thread pool. One operation at a time per model: a call made while
@@ -181,7 +182,8 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
                         InstanceMethod("allocateCache", &CpuModel::allocate_cache_method),
                         InstanceMethod("execute", &CpuModel::execute),
                         InstanceMethod("dispose", &CpuModel::dispose),
-                        InstanceAccessor("threads", &CpuModel::threads, nullptr)});
+                        InstanceAccessor("threads", &CpuModel::threads, nullptr),
+                        InstanceAccessor("kernels", &CpuModel::kernels, nullptr)});
   }
 
   explicit CpuModel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<CpuModel>(info) {
@@ -359,6 +361,11 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
 
   Napi::Value threads(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), model_ ? model_->pool->size() : 0);
+  }
+
+  // Which kernel set this process runs: "avx2" (AVX2/FMA/F16C) or "baseline".
+  Napi::Value kernels(const Napi::CallbackInfo& info) {
+    return Napi::String::New(info.Env(), cpu_uses_avx2() ? "avx2" : "baseline");
   }
 
   std::unique_ptr<Model> model_;

@@ -108,6 +108,14 @@ export class CpuBackend implements Backend {
     return this.#native?.threads ?? 0;
   }
 
+  /**
+   * The matmul and attention kernels this process runs: 'avx2' on x86-64 CPUs
+   * with AVX2/FMA/F16C, else 'baseline' (also forced by WEFT_CPU_BASELINE=1).
+   */
+  get kernels(): 'avx2' | 'baseline' | undefined {
+    return this.#native?.kernels;
+  }
+
   allocateCache(config: CacheConfig): Promise<void> {
     return this.#enqueue(async (native) => {
       if (!['f32', 'f16', 'u8'].includes(config.precision))

@@ -36,6 +36,8 @@ export interface NativeModelConfig {
 
 export interface NativeCpuModel {
   readonly threads: number;
+  /** The kernel set this process runs: 'avx2' (x86-64 with AVX2/FMA/F16C) or 'baseline'. */
+  readonly kernels: 'avx2' | 'baseline';
   loadTensor(kind: string, layer: number, path: string, offset: number, dtype: string, shape: readonly number[]): Promise<void>;
   allocateCache(numBlocks: number, blockSize: number, precision: KvPrecision): Promise<void>;
   execute(batch: StepBatch): Promise<Float32Array>;
