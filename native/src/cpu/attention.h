@@ -21,6 +21,15 @@ struct KvView {
   int num_blocks = 0, block_size = 0, kv_heads = 0, head_dim = 0;
 };
 
+// Offset of the cache row (layer, k=0|v=1, block, kv head, slot) in the
+// layout of model.h. The only place that layout is computed: forward.cc
+// writes and copies rows with it, the kernels read them. `static`, so the
+// baseline and the AVX2 builds each keep their own copy (see matmul_kernels.h).
+static inline size_t cache_row_offset(const KvView& kv, int layer, int k_or_v, size_t block, int head, size_t slot) {
+  return ((((static_cast<size_t>(layer) * 2 + k_or_v) * kv.num_blocks + block) * kv.kv_heads + head) * kv.block_size + slot) *
+         kv.head_dim;
+}
+
 // One query row of an attention tile: a (token, query head) pair.
 struct QueryRow {
   const float* q;

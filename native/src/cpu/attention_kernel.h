@@ -31,12 +31,6 @@ inline float dot(const float* a, const float* b, int n) {
   return sum;
 }
 
-// Offset of the cache row (layer, k=0|v=1, block, kv head, slot).
-inline size_t row_offset(const KvView& kv, int layer, int k_or_v, size_t block, int head, size_t slot) {
-  return ((((static_cast<size_t>(layer) * 2 + k_or_v) * kv.num_blocks + block) * kv.kv_heads + head) * kv.block_size + slot) *
-         kv.head_dim;
-}
-
 // `rows` consecutive cached rows of n values from row start `at`, as floats:
 // the cache itself (f32) or `tmp` (f16/u8, converted).
 inline const float* load_rows(const KvView& kv, size_t at, int rows, int n, float* tmp) {
@@ -87,8 +81,8 @@ inline void attend_impl(const KvView& kv, int layer, int kv_head, const int32_t*
   for (int64_t b = lo / bs; b * bs < hi; ++b) {
     const int64_t p0 = b * bs, p1 = min64(p0 + bs, hi);
     const int n = static_cast<int>(p1 - p0);
-    const float* keys = load_rows(kv, row_offset(kv, layer, 0, table[b], kv_head, 0), n, hd, key_buf);
-    const float* values = load_rows(kv, row_offset(kv, layer, 1, table[b], kv_head, 0), n, hd, value_buf);
+    const float* keys = load_rows(kv, cache_row_offset(kv, layer, 0, table[b], kv_head, 0), n, hd, key_buf);
+    const float* values = load_rows(kv, cache_row_offset(kv, layer, 1, table[b], kv_head, 0), n, hd, value_buf);
     for (int r = 0; r < n_rows; ++r) {
       const int64_t a = max64(p0, rows[r].begin), e = min64(p1, rows[r].end);
       if (a >= e) continue;  // this block is outside the row's window

@@ -68,12 +68,6 @@ inline void store(KvCache& c, size_t at, const float* src, int n) {
   }
 }
 
-// Offset of the cache row (layer, k=0|v=1, block, kv head, slot); layout in model.h.
-inline size_t cache_row(const KvCache& cache, const ModelConfig& c, int layer, int kv, size_t block, int head, size_t slot) {
-  return ((((static_cast<size_t>(layer) * 2 + kv) * cache.num_blocks + block) * c.kv_heads + head) * cache.block_size + slot) *
-         c.head_dim;
-}
-
 }  // namespace
 
 void forward(Model& model, const StepInput& s, float* logits) {
@@ -88,8 +82,20 @@ void forward(Model& model, const StepInput& s, float* logits) {
   const int group = c.heads / c.kv_heads;  // query heads per kv head
   const size_t bs = cache.block_size;
 
+  // The cache's raw pointers and sizes: what the attention kernel reads, and
+  // what cache_row_offset (attention.h, the one place the layout is computed) needs.
+  KvView kv_view;
+  kv_view.precision = cache.precision;
+  kv_view.f32 = cache.f32.data();
+  kv_view.f16 = cache.f16.data();
+  kv_view.u8 = cache.u8.data();
+  kv_view.u8_params = cache.u8_params.data();
+  kv_view.num_blocks = cache.num_blocks;
+  kv_view.block_size = cache.block_size;
+  kv_view.kv_heads = c.kv_heads;
+  kv_view.head_dim = c.head_dim;
   auto cache_at = [&](int layer, int kv, size_t block, int head, size_t slot) {
-    return cache_row(cache, c, layer, kv, block, head, slot);
+    return cache_row_offset(kv_view, layer, kv, block, head, slot);
   };
 
   // Copy-on-write block copies come first: this step may read the copies.
@@ -152,16 +158,6 @@ void forward(Model& model, const StepInput& s, float* logits) {
   const size_t tiles_per_chunk = attention_work < (1u << 16) ? tiles.size() : 1;
   const int max_rows = kTile * group;
   const AttentionFn attend = attention_kernel();
-  KvView kv_view;
-  kv_view.precision = cache.precision;
-  kv_view.f32 = cache.f32.data();
-  kv_view.f16 = cache.f16.data();
-  kv_view.u8 = cache.u8.data();
-  kv_view.u8_params = cache.u8_params.data();
-  kv_view.num_blocks = cache.num_blocks;
-  kv_view.block_size = cache.block_size;
-  kv_view.kv_heads = c.kv_heads;
-  kv_view.head_dim = c.head_dim;
   const size_t scratch_per_thread = 2 * bs * hd + bs + static_cast<size_t>(max_rows) * (hd + 2);
   std::vector<float> scratch(scratch_per_thread * pool.size());
   std::vector<QueryRow> row_buf(static_cast<size_t>(max_rows) * pool.size());
