@@ -3,6 +3,15 @@
  * Follows Hugging Face's definitions (modeling_rope_utils): default
  * theta^(-2j/d), linear divides by the factor, llama3 divides low frequencies
  * by the factor and blends the band in between.
+ *
+ * Precision: computed in float64, while transformers computes inv_freq in
+ * float32 (the exponent 2j/d, the power, the reciprocal and the llama3 blend
+ * each rounded to float32). The CPU backend rounds each value to float32 once,
+ * so about a third of the frequencies are 1 float32 ulp (~1.2e-7 relative) away
+ * from transformers' value; the RoPE angle of position p then differs by up to
+ * ~1.2e-7 * p radians (about 4e-3 at p = 32768). Reference logits still match
+ * to 1e-4 on the test models. Kept in float64 on purpose: it is the exact
+ * definition, and test/models/config.test.ts pins these values.
  */
 import type { ModelConfig } from './config.js';
 
