@@ -5,7 +5,9 @@
  *
  *   npx tsx bench/parsers.bench.ts
  *
- * The last line is one JSON object: {"ratio1MBto100KB": <overall>, "formats": {...}}.
+ * Each size is timed RUNS times and its median reported; every run must find the number of tool
+ * calls the text holds, else the benchmark throws (a parser that silently dropped calls would
+ * look fast). The last line is one JSON object: {"ratio1MBto100KB": <overall>, "formats": {...}}.
  */
 import { performance } from 'node:perf_hooks';
 import { createOutputParser, createReasoningParser, createToolParser, type OutputParser } from '../src/parsers/index.js';
@@ -23,7 +25,8 @@ const tools: ToolDefinition[] = [
 
 const CODE_LINE = 'const s = "a<b>{c}[d]" + \'e\'; // ünï 🎉 <tool and [TOOL </para\n';
 
-function repeatTo(unit: (k: number) => string, size: number): string {
+/** unit(0) + unit(1) + ... until `size` characters; `count` is how many units. */
+function repeatTo(unit: (k: number) => string, size: number): { text: string; count: number } {
   const parts: string[] = [];
   let length = 0;
   for (let k = 0; length < size; k++) {
@@ -31,51 +34,65 @@ function repeatTo(unit: (k: number) => string, size: number): string {
     parts.push(piece);
     length += piece.length;
   }
-  return parts.join('');
+  return { text: parts.join(''), count: parts.length };
 }
 
 interface Workload {
   name: string;
   parser: () => OutputParser;
-  text: (size: number) => string;
+  /** The model output of about `size` characters, and how many tool calls it holds. */
+  build: (size: number) => { text: string; calls: number };
 }
 
 const workloads: Workload[] = [
   {
     name: 'qwen3+qwen3coder (one huge string parameter)',
     parser: () => createOutputParser({ reasoning: createReasoningParser('qwen3'), tool: createToolParser('qwen3coder', { tools }) }),
-    text: (size) =>
-      '<think>\nWrite the file.\n</think>\n\n<tool_call>\n<function=write_file>\n<parameter=path>\nsrc/big.ts\n</parameter>\n<parameter=content>\n' +
-      repeatTo(() => CODE_LINE, size) +
-      '</parameter>\n<parameter=mode>\n420\n</parameter>\n</function>\n</tool_call>',
+    build: (size) => ({
+      text:
+        '<think>\nWrite the file.\n</think>\n\n<tool_call>\n<function=write_file>\n<parameter=path>\nsrc/big.ts\n</parameter>\n<parameter=content>\n' +
+        repeatTo(() => CODE_LINE, size).text +
+        '</parameter>\n<parameter=mode>\n420\n</parameter>\n</function>\n</tool_call>',
+      calls: 1,
+    }),
   },
   {
     name: 'hermes (many calls with nested JSON)',
     parser: () => createOutputParser({ tool: createToolParser('hermes', { tools }) }),
-    text: (size) =>
-      repeatTo(
+    build: (size) => {
+      const { text, count } = repeatTo(
         (k) =>
           `Step ${k}.\n<tool_call>\n${JSON.stringify({ name: 'write_file', arguments: { path: `f${k}.ts`, content: CODE_LINE.repeat(8), mode: k, meta: { tags: ['a', 'b', { x: [1, 2.5, null, true] }] } } })}\n</tool_call>\n`,
         size,
-      ),
+      );
+      return { text, calls: count };
+    },
   },
   {
     name: 'mistral v11 (one huge JSON argument)',
     parser: () => createOutputParser({ tool: createToolParser('mistral', { tools }) }),
-    text: (size) => `[TOOL_CALLS]write_file[ARGS]${JSON.stringify({ path: 'big.txt', content: repeatTo(() => CODE_LINE, size) })}`,
+    build: (size) => ({
+      text: `[TOOL_CALLS]write_file[ARGS]${JSON.stringify({ path: 'big.txt', content: repeatTo(() => CODE_LINE, size).text })}`,
+      calls: 1,
+    }),
   },
   {
     name: 'deepseek_r1 reasoning + deepseek_v3 (long reasoning, then calls)',
     parser: () => createOutputParser({ reasoning: createReasoningParser('deepseek_r1'), tool: createToolParser('deepseek_v3', { tools }) }),
-    text: (size) =>
-      repeatTo(() => 'Let me think about <think> tags and </thin partial ones.\n', size) +
-      '</think>\n\n<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>write_file\n```json\n{"path": "a", "content": "b"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    build: (size) => ({
+      text:
+        repeatTo(() => 'Let me think about <think> tags and </thin partial ones.\n', size).text +
+        '</think>\n\n<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>write_file\n```json\n{"path": "a", "content": "b"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+      calls: 1,
+    }),
   },
   {
     name: 'pythonic (many calls)',
     parser: () => createOutputParser({ tool: createToolParser('pythonic', { tools }) }),
-    text: (size) =>
-      '[' + repeatTo((k) => `write_file(path="f${k}.py", content='''${CODE_LINE.replaceAll("'", '"')}''', mode=${k}), `, size) + 'write_file(path="end")]',
+    build: (size) => {
+      const { text, count } = repeatTo((k) => `write_file(path="f${k}.py", content='''${CODE_LINE.replaceAll("'", '"')}''', mode=${k}), `, size);
+      return { text: `[${text}write_file(path="end")]`, calls: count + 1 };
+    },
   },
 ];
 
@@ -102,25 +119,34 @@ const results: Record<string, { ms100KB: number; ms1MB: number; ratio: number }>
 let totalSmall = 0;
 let totalLarge = 0;
 
+const RUNS = 5; // per size; both sizes report the median of as many runs
+
+/** Median time of RUNS parses of the workload at `size`; throws if a run finds the wrong number of calls. */
+function medianMs(workload: Workload, size: number): { ms: number; chars: number; calls: number } {
+  const { text, calls } = workload.build(size);
+  const times: number[] = [];
+  for (let k = 0; k < RUNS; k++) {
+    const run = timeOneCharDeltas(workload.parser(), text);
+    if (run.calls !== calls) throw new Error(`${workload.name}: expected ${calls} tool calls in ${text.length} chars, the parser found ${run.calls}`);
+    times.push(run.ms);
+  }
+  return { ms: median(times), chars: text.length, calls };
+}
+
 // Warm-up: let the JIT compile every parser before anything is timed.
-for (const workload of workloads) for (let k = 0; k < 3; k++) timeOneCharDeltas(workload.parser(), workload.text(SMALL));
+for (const workload of workloads) for (let k = 0; k < 3; k++) timeOneCharDeltas(workload.parser(), workload.build(SMALL).text);
 
 for (const workload of workloads) {
-  const small = workload.text(SMALL);
-  const large = workload.text(LARGE);
-  const smallRuns = Array.from({ length: 5 }, () => timeOneCharDeltas(workload.parser(), small));
-  const smallRun = smallRuns[0]!;
-  const smallMs = median(smallRuns.map((r) => r.ms));
-  const largeRun = timeOneCharDeltas(workload.parser(), large);
-  const largeMs = Math.min(largeRun.ms, timeOneCharDeltas(workload.parser(), large).ms);
-  const ratio = largeMs / smallMs;
-  totalSmall += smallMs;
-  totalLarge += largeMs;
-  results[workload.name] = { ms100KB: round(smallMs), ms1MB: round(largeMs), ratio: round(ratio) };
+  const small = medianMs(workload, SMALL);
+  const large = medianMs(workload, LARGE);
+  const ratio = large.ms / small.ms;
+  totalSmall += small.ms;
+  totalLarge += large.ms;
+  results[workload.name] = { ms100KB: round(small.ms), ms1MB: round(large.ms), ratio: round(ratio) };
   console.log(
-    `${workload.name}: ${(small.length / 1024).toFixed(0)} KB ${smallMs.toFixed(1)} ms (${smallRun.calls} calls), ` +
-      `${(large.length / 1024).toFixed(0)} KB ${largeMs.toFixed(1)} ms (${largeRun.calls} calls), ratio ${ratio.toFixed(2)}, ` +
-      `${((large.length / largeMs) * 1000 / 1e6).toFixed(2)} M chars/s`,
+    `${workload.name}: ${(small.chars / 1024).toFixed(0)} KB ${small.ms.toFixed(1)} ms (${small.calls} calls), ` +
+      `${(large.chars / 1024).toFixed(0)} KB ${large.ms.toFixed(1)} ms (${large.calls} calls), ratio ${ratio.toFixed(2)}, ` +
+      `${((large.chars / large.ms) * 1000 / 1e6).toFixed(2)} M chars/s`,
   );
 }
 
