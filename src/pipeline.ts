@@ -126,8 +126,8 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
         onStep: (info) => this.safeEmit('step', info),
         onPreempt: (requestId) => this.safeEmit('request-preempted', { requestId }),
         onLog: (message) => {
-          options.logger?.(message);
           this.safeEmit('log', message);
+          options.logger?.(message); // the engine drops what a logger throws
         },
       },
     });
