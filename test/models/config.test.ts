@@ -1,6 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ModelLoadError, UnsupportedModelError } from '../../src/errors.js';
 import { loadModelConfig, parseModelConfig } from '../../src/models/config.js';
@@ -113,7 +114,28 @@ describe('loadModelConfig', () => {
 describe('ropeInverseFrequencies', () => {
   it('default: theta^(-2j/d)', () => {
     const c = parseModelConfig({ ...llamaV4, head_dim: 8 });
-    expect([...ropeInverseFrequencies(c)]).toEqual([1, 10000 ** -0.25, 10000 ** -0.5, 10000 ** -0.75]);
+    expect([...ropeInverseFrequencies(c)]).toEqual([1, 10000 ** -0.25, 10000 ** -0.5, 10000 ** -0.75].map(Math.fround));
+  });
+
+  it('matches transformers float32 inv_freq bit for bit (over 98%) or within a few ulps (the rest)', () => {
+    const fixture = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'rope-inv-freq.json'), 'utf8')) as {
+      cases: { dim: number; theta: number; scaling: Record<string, number | string> | null; inv_freq: number[] }[];
+    };
+    let total = 0;
+    let exact = 0;
+    for (const c of fixture.cases) {
+      const config = parseModelConfig({
+        ...llamaV4, hidden_size: c.dim * 4, num_attention_heads: 4, num_key_value_heads: 4, head_dim: c.dim, rope_theta: c.theta,
+        ...(c.scaling && { rope_scaling: c.scaling }),
+      });
+      const ours = ropeInverseFrequencies(config);
+      c.inv_freq.forEach((expected, j) => {
+        total++;
+        if (ours[j] === expected) exact++;
+        else expect(Math.abs(ours[j]! - expected) / expected, `dim ${c.dim} theta ${c.theta} ${c.scaling ? "llama3" : ""} j ${j}`).toBeLessThan(5e-7); // a few float32 ulps
+      });
+    }
+    expect(exact / total).toBeGreaterThan(0.98);
   });
 
   it('llama3: keeps high frequencies, divides low ones by the factor, blends in between', () => {
@@ -128,7 +150,7 @@ describe('ropeInverseFrequencies', () => {
     for (let j = 0; j < base.length; j++) {
       const f = base[j] as number, s = scaled[j] as number;
       if (wavelen(f) < 8192 / 4) { expect(s).toBe(f); sawHigh = true; }
-      else if (wavelen(f) > 8192) { expect(s).toBeCloseTo(f / 8, 15); sawLow = true; }
+      else if (wavelen(f) > 8192) { expect(s).toBe(Math.fround(f / 8)); sawLow = true; }
       else { expect(s).toBeLessThan(f); expect(s).toBeGreaterThan(f / 8); sawMid = true; }
     }
     expect(sawHigh && sawLow && sawMid).toBe(true);
@@ -137,6 +159,6 @@ describe('ropeInverseFrequencies', () => {
   it('linear: divides every frequency by the factor', () => {
     const c = parseModelConfig({ ...llamaV4, rope_scaling: { rope_type: 'linear', factor: 2 } });
     const base = ropeInverseFrequencies({ ...c, ropeScaling: null });
-    expect([...ropeInverseFrequencies(c)]).toEqual([...base].map((f) => f / 2));
+    expect([...ropeInverseFrequencies(c)]).toEqual([...base].map((f) => Math.fround(f / 2)));
   });
 });
