@@ -70,6 +70,20 @@ Napi::Error native_error(Napi::Env env, const std::exception& e) {
   return Napi::Error::New(env, e.what());
 }
 
+// Runs `body` (which returns the promise of the job it queued) so that any
+// error it throws rejects `d` instead: callers always get a promise.
+template <typename Body>
+Napi::Value settle_errors(Napi::Env env, Napi::Promise::Deferred& d, Body&& body) {
+  try {
+    return body();
+  } catch (const Napi::Error& e) {
+    d.Reject(e.Value());
+  } catch (const std::exception& e) {  // e.g. bad_alloc copying a huge typed array
+    d.Reject(native_error(env, e).Value());
+  }
+  return d.Promise();
+}
+
 // A promise-returning AsyncWorker that keeps the model object alive while it runs.
 class Job : public Napi::AsyncWorker {
  public:
@@ -265,7 +279,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
     Napi::Env env = info.Env();
     auto d = Napi::Promise::Deferred::New(env);
     if (unavailable(env, d)) return d.Promise();
-    try {
+    return settle_errors(env, d, [&]() -> Napi::Value {
       if (info.Length() < 6 || !info[0].IsString() || !info[2].IsString() || !info[4].IsString() || !info[5].IsArray())
         throw Napi::TypeError::New(env, "loadTensor(kind, layer, path, offset, dtype, shape)");
       const std::string kind = info[0].As<Napi::String>();
@@ -284,20 +298,14 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       if (!slot) throw Napi::Error::New(env, "the model has no weight " + kind + (layer >= 0 ? " in layer " + std::to_string(layer) : ""));
       weights_ready_ = false;
       return queue(new LoadJob(env, info.This().As<Napi::Object>(), &busy_, slot, path, offset, dtype, std::move(shape)));
-    } catch (const Napi::Error& e) {
-      d.Reject(e.Value());
-      return d.Promise();
-    } catch (const std::exception& e) {  // e.g. bad_alloc copying a huge typed array
-      d.Reject(native_error(env, e).Value());
-      return d.Promise();
-    }
+    });
   }
 
   Napi::Value allocate_cache_method(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto d = Napi::Promise::Deferred::New(env);
     if (unavailable(env, d)) return d.Promise();
-    try {
+    return settle_errors(env, d, [&]() -> Napi::Value {
       if (info.Length() < 3 || !info[2].IsString()) throw Napi::TypeError::New(env, "allocateCache(numBlocks, blockSize, precision)");
       const int blocks = static_cast<int>(to_int64(env, info[0], "numBlocks", 0, 2147483647.0));
       const int block_size = static_cast<int>(to_int64(env, info[1], "blockSize", 0, 2147483647.0));
@@ -309,20 +317,14 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       else throw Napi::RangeError::New(env, "KV cache precision " + p + " is not supported (f32, f16, u8)");
       if (unavailable(env, d)) return d.Promise();
       return queue(new CacheJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), blocks, block_size, precision));
-    } catch (const Napi::Error& e) {
-      d.Reject(e.Value());
-      return d.Promise();
-    } catch (const std::exception& e) {  // e.g. bad_alloc copying a huge typed array
-      d.Reject(native_error(env, e).Value());
-      return d.Promise();
-    }
+    });
   }
 
   Napi::Value execute(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto d = Napi::Promise::Deferred::New(env);
     if (unavailable(env, d)) return d.Promise();
-    try {
+    return settle_errors(env, d, [&]() -> Napi::Value {
       if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "execute(batch): batch must be an object");
       const Napi::Object b = info[0].As<Napi::Object>();
       StepInput step;
@@ -342,13 +344,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
         weights_ready_ = true;
       }
       return queue(new StepJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), std::move(step)));
-    } catch (const Napi::Error& e) {
-      d.Reject(e.Value());
-      return d.Promise();
-    } catch (const std::exception& e) {  // e.g. bad_alloc copying a huge typed array
-      d.Reject(native_error(env, e).Value());
-      return d.Promise();
-    }
+    });
   }
 
   // Frees the weights and the cache. While a job runs the memory is in use, so
