@@ -380,6 +380,14 @@ describe('close() and streams', () => {
     expect(seen).toEqual([true, true]);
   });
 
+  it('Symbol.asyncDispose closes the pipeline (await using)', async () => {
+    const h = await make();
+    const pending = h.pipe.generate('disposed', { maxTokens: 10_000, ignoreEos: true }).catch((e: unknown) => e);
+    await h.pipe[Symbol.asyncDispose]();
+    expect(await pending).toBeInstanceOf(PipelineClosedError);
+    expect(h.backend.disposed).toBe(true);
+  });
+
   it('a stream is iterated once; a second iteration is a typed error', async () => {
     const h = await make();
     const stream = h.pipe.stream('once', { maxTokens: 3, ignoreEos: true });
