@@ -4,11 +4,11 @@
  */
 import { availableParallelism } from 'node:os';
 import { BackendError, InvalidOptionError, ModelLoadError, WeftError } from '../../errors.js';
-import type { ModelConfig } from '../../models/config.js';
-import { loadModelConfig } from '../../models/config.js';
-import { ropeInverseFrequencies } from '../../models/rope.js';
-import { openSafetensorsFolder } from '../../models/safetensors.js';
-import { planWeights } from '../../models/weights.js';
+import type { ModelConfig } from '../../model-files/config.js';
+import { loadModelConfig } from '../../model-files/config.js';
+import { ropeInverseFrequencies } from '../../model-files/rope.js';
+import { openSafetensorsFolder } from '../../model-files/safetensors.js';
+import { planWeights } from '../../model-files/weights.js';
 import type { Backend, CacheConfig, ModelShape, StepBatch, StepResult } from '../backend.js';
 import { loadNativeBinding, type NativeCpuModel } from './native-binding.js';
 
