@@ -25,7 +25,14 @@ const PARAMETER_END = '</parameter>';
 
 type State = 'content' | 'preFunction' | 'malformed' | 'functionName' | 'params' | 'paramName' | 'value' | 'afterFunction';
 
-const escapeJsonText = (text: string): string => JSON.stringify(text).slice(1, -1);
+/** JSON string text for `text` (no quotes). Most value text needs no escaping; it is returned as is. */
+function escapeJsonText(text: string): string {
+  for (let k = 0; k < text.length; k++) {
+    const code = text.charCodeAt(k);
+    if (code < 0x20 || code === 0x22 || code === 0x5c) return JSON.stringify(text).slice(1, -1);
+  }
+  return text;
+}
 
 export class Qwen3CoderToolStream extends ToolStreamBase {
   private state: State = 'content';
