@@ -5,7 +5,9 @@
  *
  *   npx tsx bench/parsers.bench.ts
  *
- * The two sizes are timed alternately (small, large, small, ...) RUNS times each, after a warm-up,
+ * Time is the process's CPU time (process.cpuUsage, user + system), not wall time, so that other
+ * processes on a shared machine do not skew the ratio; wall time is printed too. The two sizes are
+ * timed alternately (small, large, small, ...) RUNS times each, after a warm-up,
  * and the medians compared, so that drift in machine load hits both alike. A workload's text cannot
  * always be cut to an exact size (JSON escaping grows it), so the ratio printed is normalised to
  * exactly 10x the characters: (ms1MB / chars1MB) / (ms100KB / chars100KB) * 10; the raw time ratio
@@ -13,6 +15,7 @@
  * benchmark throws (a parser that silently dropped calls would look fast). The last line is one JSON
  * object: {"ratio1MBto100KB": <overall>, "formats": {...}}.
  */
+import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createOutputParser, createReasoningParser, createToolParser, type OutputParser } from '../src/parsers/index.js';
 import type { ToolDefinition } from '../src/text/types.js';
@@ -111,16 +114,18 @@ const workloads: Workload[] = [
   },
 ];
 
-/** Feeds the text one character per push and returns the elapsed milliseconds. */
-function timeOneCharDeltas(parser: OutputParser, text: string): { ms: number; calls: number } {
+/** Feeds the text one character per push; returns the CPU and wall milliseconds it took. */
+function timeOneCharDeltas(parser: OutputParser, text: string): { ms: number; wallMs: number; calls: number } {
   const stream = parser.stream();
   let calls = 0;
   const start = performance.now();
+  const cpuStart = process.cpuUsage();
   for (let k = 0; k < text.length; k++) {
     for (const event of stream.push(text[k]!)) if (event.type === 'tool-call-end') calls++;
   }
   for (const event of stream.end()) if (event.type === 'tool-call-end') calls++;
-  return { ms: performance.now() - start, calls };
+  const cpu = process.cpuUsage(cpuStart);
+  return { ms: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - start, calls };
 }
 
 function median(values: number[]): number {
@@ -138,34 +143,40 @@ const RUNS = 7; // per size, alternating; both sizes report the median of as man
 
 interface Timed {
   ms: number;
+  wallMs: number;
   chars: number;
   calls: number;
 }
 
 /** One timed parse; throws if it finds the wrong number of calls. */
-function timedRun(workload: Workload, input: { text: string; calls: number }): number {
+function timedRun(workload: Workload, input: { text: string; calls: number }): { ms: number; wallMs: number } {
   const run = timeOneCharDeltas(workload.parser(), input.text);
   if (run.calls !== input.calls) {
     throw new Error(`${workload.name}: expected ${input.calls} tool calls in ${input.text.length} chars, the parser found ${run.calls}`);
   }
-  return run.ms;
+  return run;
 }
 
 /** Medians of RUNS alternating parses of the small and the large text. */
 function timeBoth(workload: Workload): { small: Timed; large: Timed } {
   const small = workload.build(SMALL);
   const large = workload.build(LARGE);
-  const smallMs: number[] = [];
-  const largeMs: number[] = [];
+  const smallRuns: { ms: number; wallMs: number }[] = [];
+  const largeRuns: { ms: number; wallMs: number }[] = [];
   for (let k = 0; k < RUNS; k++) {
-    smallMs.push(timedRun(workload, small));
-    largeMs.push(timedRun(workload, large));
+    smallRuns.push(timedRun(workload, small));
+    largeRuns.push(timedRun(workload, large));
   }
-  return {
-    small: { ms: median(smallMs), chars: small.text.length, calls: small.calls },
-    large: { ms: median(largeMs), chars: large.text.length, calls: large.calls },
-  };
+  const summary = (runs: { ms: number; wallMs: number }[], input: { text: string; calls: number }): Timed => ({
+    ms: median(runs.map((r) => r.ms)),
+    wallMs: median(runs.map((r) => r.wallMs)),
+    chars: input.text.length,
+    calls: input.calls,
+  });
+  return { small: summary(smallRuns, small), large: summary(largeRuns, large) };
 }
+
+console.log(`CPU: ${cpus()[0]?.model ?? 'unknown'} (${cpus().length} logical), Node ${process.version}; times are CPU time, medians of ${RUNS}`);
 
 // Warm-up: let the JIT compile every parser before anything is timed.
 for (const workload of workloads) for (let k = 0; k < 3; k++) timeOneCharDeltas(workload.parser(), workload.build(SMALL).text);
@@ -180,7 +191,8 @@ for (const workload of workloads) {
   console.log(
     `${workload.name}: ${(small.chars / 1024).toFixed(0)} KB ${small.ms.toFixed(1)} ms (${small.calls} calls), ` +
       `${(large.chars / 1024).toFixed(0)} KB ${large.ms.toFixed(1)} ms (${large.calls} calls), ratio ${ratio.toFixed(2)} ` +
-      `(raw ${rawRatio.toFixed(2)}), ${((large.chars / large.ms) * 1000 / 1e6).toFixed(2)} M chars/s`,
+      `(raw ${rawRatio.toFixed(2)}; wall ${small.wallMs.toFixed(1)} / ${large.wallMs.toFixed(1)} ms), ` +
+      `${((large.chars / large.ms) * 1000 / 1e6).toFixed(2)} M chars/s`,
   );
 }
 
