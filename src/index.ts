@@ -1,28 +1,28 @@
 // Public exports only. Everything a user may import from "weft" is listed here.
 export { Pipeline } from './pipeline/pipeline.js';
-export type { ChatResult, GenerateResult, PipelineEvents, PipelineStats } from './pipeline/pipeline.js';
+export type { PipelineEvents, PipelineStats } from './pipeline/pipeline.js';
+export type { ChatResult, GenerateResult } from './pipeline/results.js';
+export type { ChatInputMessage, OpenAIChatMessage, OpenAIToolCall, TextContentPart } from './pipeline/messages.js';
 export type {
   ChatOptions,
   GenerateOptions,
   KvCacheOptions,
-  LoadProgress,
   ParserOptions,
   PipelineOptions,
   SchedulerOptions,
 } from './pipeline/options.js';
-export type { StreamPart, TokenLogprobs, Usage } from './pipeline/stream-parts.js';
-export type { FinishReason } from './engine/request.js';
+export type { FinishReason, StreamPart, TokenLogprobs, Usage } from './pipeline/stream-parts.js';
 export type { StepInfo } from './engine/engine.js';
 export type { PoolStats } from './engine/kv/kv-cache-manager.js';
 export type { TokenLogprob } from './sampling/sampler.js';
 export * from './errors.js';
-export type { Result } from './engine/result.js';
 export type {
   Backend,
   BlockTables,
   CacheConfig,
   ExtraPoolSpec,
   KvPrecision,
+  LoadProgress,
   ModelShape,
   StepBatch,
   StepResult,

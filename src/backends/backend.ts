@@ -105,3 +105,13 @@ export interface Backend {
   /** Frees native memory. Idempotent. */
   dispose(): Promise<void> | void;
 }
+
+/** Reported while a backend loads a model. */
+export interface LoadProgress {
+  /** "config", "weights" or "done". */
+  readonly phase: string;
+  /** Bytes of weights read so far (0 in the config phase). */
+  readonly loaded: number;
+  /** Bytes of weights in all (0 in the config phase). */
+  readonly total: number;
+}

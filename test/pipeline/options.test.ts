@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseByteSize } from '../../src/pipeline/options.js';
+import { parseByteSize } from '../../src/pipeline/option-values.js';
 
 describe('kvCache.size', () => {
   it('parses byte sizes and rejects nonsense', () => {
