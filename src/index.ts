@@ -13,6 +13,7 @@ export type {
 } from './pipeline/options.js';
 export type { FinishReason, StreamPart, TokenLogprobs, Usage } from './pipeline/stream-parts.js';
 export type { StepInfo } from './engine/engine.js';
+export type { SchedulingPolicy } from './engine/scheduler.js';
 export type { PoolStats } from './engine/kv/kv-cache-manager.js';
 export type { TokenLogprob } from './sampling/sampler.js';
 export * from './errors.js';
@@ -37,6 +38,7 @@ export type {
 } from './text/types.js';
 export { ChatTemplate } from './text/chat-template.js';
 export { HfTokenizer } from './text/hf-tokenizer.js';
+export type { HfTokenizerSource } from './text/hf-tokenizer.js';
 export { loadText } from './text/load-text.js';
 export { requireChatTemplate } from './text/chat-template.js';
 export type { ChatTemplateRenderOptions } from './text/chat-template.js';
@@ -44,3 +46,4 @@ export type { TextAssets } from './text/load-text.js';
 export * from './parsers/index.js';
 export { CpuBackend } from './backends/cpu/cpu-backend.js';
 export type { CpuBackendOptions } from './backends/cpu/cpu-backend.js';
+export type { ModelConfig, RopeScaling } from './model-files/config.js';

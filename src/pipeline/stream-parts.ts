@@ -16,14 +16,14 @@
  * | finish reason `tool_calls`             | `tool-calls`; `aborted` and `error` are thrown, not reported |
  */
 
-import type { FinishReason as EngineFinishReason } from '../engine/request.js';
 import type { TokenLogprob } from '../sampling/sampler.js';
 
 /**
- * Why a request ended: the engine's reasons, plus `tool_calls` for a reply that
- * ended normally (`stop`) after the tool parser found calls in it.
+ * Why a request ended: the engine's reasons (`stop`, `length`, `aborted`,
+ * `error`; see engine/request.ts), plus `tool_calls` for a reply that ended
+ * normally (`stop`) after the tool parser found calls in it.
  */
-export type FinishReason = EngineFinishReason | 'tool_calls';
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'aborted' | 'error';
 
 export interface Usage {
   readonly promptTokens: number;
