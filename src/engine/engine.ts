@@ -3,9 +3,12 @@
  * and the requests it preempted or failed), execute (the batch on the backend)
  * and apply (advance, cache, sample, detokenize, emit).
  *
- * Nothing in here throws to signal a capacity or state problem: those become a
- * finished request (with a typed error) and a log line. A backend failure fails
- * the requests of that step only; the loop keeps serving the rest.
+ * Capacity problems (a full cache, a prompt that cannot be admitted) are
+ * values, never exceptions: they become a finished request (with a typed
+ * error) and a log line. A backend failure fails the requests of that step
+ * only; the loop keeps serving the rest. What cannot happen in a correct engine
+ * (an illegal request state transition) throws EngineError, and the loop's
+ * handler fails the live requests instead of the process.
  * Aborts are applied at once (the request's blocks are freed; no allocation
  * happens until the current step returns), and the output an aborted request
  * would have got from a step in flight is discarded.
