@@ -46,4 +46,5 @@ export type { TextAssets } from './text/load-text.js';
 export * from './parsers/index.js';
 export { CpuBackend } from './backends/cpu/cpu-backend.js';
 export type { CpuBackendOptions } from './backends/cpu/cpu-backend.js';
+export type { KernelSetName } from './backends/cpu/native-binding.js';
 export type { ModelConfig, RopeScaling } from './model-files/config.js';
