@@ -12,6 +12,7 @@ import { EventEmitter } from 'eventemitter3';
 import type { Backend } from '../backends/backend.js';
 import { Engine, type StepInfo } from '../engine/engine.js';
 import type { PoolStats } from '../engine/kv/kv-cache-manager.js';
+import type { SchedulerConfig } from '../engine/scheduler.js';
 import { InvalidOptionError, PipelineClosedError } from '../errors.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer } from '../text/types.js';
@@ -66,7 +67,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     return new Pipeline(model, options, { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: resolved.maxNumBatchedTokens, policy: resolved.policy });
   }
 
-  private constructor(model: OpenedModel, options: PipelineOptions, scheduler: ConstructorParameters<typeof Engine>[0]['scheduler']) {
+  private constructor(model: OpenedModel, options: PipelineOptions, scheduler: SchedulerConfig) {
     super();
     this.backend = model.backend;
     this.tokenizer = model.tokenizer;
