@@ -16,6 +16,7 @@ export type { StepInfo } from './engine/engine.js';
 export type { PoolStats } from './engine/kv/kv-cache-manager.js';
 export type { TokenLogprob } from './sampling/sampler.js';
 export * from './errors.js';
+export { demoModelPath } from './package-files.js';
 export type { Result } from './engine/result.js';
 export type {
   Backend,
