@@ -1,10 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { AbortError } from '../errors.js';
 import { demoModelPath } from '../package-files.js';
-import { Pipeline } from '../pipeline.js';
-import type { StreamPart } from '../stream-parts.js';
+import { Pipeline } from '../pipeline/pipeline.js';
+import type { StreamPart } from '../pipeline/stream-parts.js';
 import type { ChatMessage, ToolCall, ToolDefinition } from '../text/types.js';
 import { ansi, useColor, type CliIo } from './io.js';
 import { EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK } from './usage-error.js';
