@@ -146,4 +146,13 @@ describe.skipIf(skipReason !== undefined)('the packed tarball', () => {
     expect(fromSource.stderr).toContain('NATIVE_BACKEND_UNAVAILABLE');
     expect(fromSource.stderr).toContain('the build from source during npm install failed (its log: ');
   });
+
+  it('a prebuilt that no longer matches the native sources beside it is never loaded', () => {
+    // Runs last: it edits the installed package.
+    const source = join(project, 'node_modules', 'weft', 'native', 'src', 'addon.cc');
+    writeFileSync(source, `${readFileSync(source, 'utf8')}\n// edited\n`);
+    const generate = run('node', ['node_modules/weft/bin/weft.js', 'generate', '-m', 'node_modules/weft/models/weft-demo', '-n', '4', '-q', 'Hi'], project, env);
+    expect(generate.status).toBe(1);
+    expect(generate.stderr).toContain('is not used: built from other native sources');
+  });
 });
