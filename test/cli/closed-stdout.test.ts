@@ -12,7 +12,7 @@ if (!haveDemo) console.warn(`test/cli: ${demoModel} is absent; the closed-stdout
 describe.skipIf(!haveDemo)('weft generate into a pipe that closes early', () => {
   it('`weft generate … | head -c 10` ends quietly: no EPIPE stack trace, exit 0', () => {
     // bash, for PIPESTATUS: the exit code of weft itself, not of head.
-    const weft = `"${process.execPath}" --import tsx src/cli/main.ts generate -m models/weft-demo -n 300 -t 0 --threads 1 "Once upon a time"`;
+    const weft = `"${process.execPath}" --import tsx src/cli/main.ts generate -m models/weft-demo -n 1000 -t 0 --threads 1 "Once upon a time"`;
     const result = spawnSync('bash', ['-c', `${weft} | head -c 10; echo "weft exit $\{PIPESTATUS[0]}" >&2`], {
       cwd: repoRoot,
       encoding: 'utf8',

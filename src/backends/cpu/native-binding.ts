@@ -66,7 +66,8 @@ export interface NativeBinding {
 }
 
 const ABI_VERSION = 2;
-const REBUILD = 'run `npm rebuild weft` with WEFT_BUILD_FROM_SOURCE=1, or `npm run build:native` in the weft package folder (needs cmake >= 3.15 and a C++17 compiler)';
+const REBUILD =
+  'run `npm rebuild weft` (with WEFT_BUILD_FROM_SOURCE=1 to compile even where a prebuilt binary exists), or `npm run build:native` in the weft package folder; compiling needs cmake >= 3.15 and a C++17 compiler';
 let cached: NativeBinding | undefined;
 
 /** What prebuilds/<platform>-<arch>/weft_native.json says about the binary beside it (written by scripts/prebuild-native.ts). */
