@@ -47,6 +47,8 @@ export interface SoakSummary {
   /** Heap after a full GC at the end minus after the warm-up, in MB. */
   readonly heapGrowthMB: number;
   readonly seconds: number;
+  /** The first few unexpected errors, when there were any. */
+  readonly errors?: readonly string[];
 }
 
 const DEMO_MODEL = fileURLToPath(new URL('../../models/weft-demo', import.meta.url));
@@ -86,6 +88,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
   process.on('uncaughtException', onProcessError);
 
   const tally = { completed: 0, aborted: 0, abandoned: 0, crashes: 0, mismatches: 0 };
+  const firstErrors: string[] = [];
+  const crash = (error: unknown): void => {
+    tally.crashes++;
+    if (firstErrors.length < 5) firstErrors.push(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+  };
   let heapAfterWarmup: number | undefined;
   let next = 0;
   const oneRequest = async (): Promise<void> => {
@@ -103,20 +110,22 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
         if (ids.length >= stopAt && plan === 'abort') controller.abort();
         if (ids.length >= stopAt && plan === 'abandon') break;
       }
-      if (plan === 'abort') {
-        tally.crashes++; // the abort was asked for and did not happen
+      // An abort that lands after the request's last step is too late to matter:
+      // the request finished first, and its output must then be whole.
+      if (plan === 'abort' && ids.length < expected.length) {
+        crash(new Error(`abort at token ${stopAt} neither aborted nor finished the request (${ids.length} tokens)`));
         return;
       }
       const same = plan === 'finish' ? equal(ids, expected) : equal(ids, expected.slice(0, ids.length));
       if (!same) tally.mismatches++;
-      if (plan === 'finish') tally.completed++;
-      else tally.abandoned++;
+      if (plan === 'abandon') tally.abandoned++;
+      else tally.completed++;
     } catch (error) {
       if (plan === 'abort' && error instanceof AbortError) {
         tally.aborted++;
         if (!equal(ids, expected.slice(0, ids.length))) tally.mismatches++;
       } else {
-        tally.crashes++;
+        crash(error);
       }
     }
   };
@@ -137,6 +146,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
   await pipe.close();
   process.off('unhandledRejection', onProcessError);
   process.off('uncaughtException', onProcessError);
+  for (const error of processErrors.slice(0, 5)) firstErrors.push(`process: ${String(error)}`);
   const heapGrowthMB = (heapAfterGc() - (heapAfterWarmup ?? heapAfterGc())) / 2 ** 20;
   return {
     requests: next,
@@ -147,6 +157,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     unsettled,
     heapGrowthMB: Math.round(heapGrowthMB * 100) / 100,
     seconds: Math.round((performance.now() - started) / 100) / 10,
+    ...(firstErrors.length > 0 && { errors: firstErrors }),
   };
 }
 
