@@ -44,3 +44,8 @@ export type { TextAssets } from './text/load-text.js';
 export * from './parsers/index.js';
 export { CpuBackend } from './backends/cpu/cpu-backend.js';
 export type { CpuBackendOptions } from './backends/cpu/cpu-backend.js';
+export { PipelineMetrics } from './metrics/pipeline-metrics.js';
+export type { MetricsSnapshot, MetricsSource } from './metrics/pipeline-metrics.js';
+export type { HistogramSnapshot } from './metrics/histogram.js';
+export { WeftServer } from './serve/server.js';
+export type { ServerOptions } from './serve/server.js';

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reasoningParserNames, toolParserNames } from '../parsers/registry.js';
+import { SERVE_HELP } from '../serve/command-line.js';
 import type { CommandName } from './args.js';
 
 const GENERAL = `weft: in-process LLM generation for Node
@@ -10,6 +11,7 @@ Usage:
   weft generate --model <dir> [options] "prompt"   continue a prompt, streaming tokens to stdout
   weft chat --model <dir> [options]                 chat interactively with a model's chat template
   weft demo                                         the built-in demo: a tiny agent that reasons and calls tools
+  weft serve --model <dir> [options]                an OpenAI-compatible HTTP server (/v1/chat/completions, /metrics)
   weft help <command>                               options of one command
   weft --version
 
@@ -30,6 +32,7 @@ const SAMPLING_OPTIONS = `  -n, --max-tokens <n>     most tokens to generate
       --seed <n>           random seed: the same seed gives the same output`;
 
 const COMMAND_HELP: Record<CommandName, string> = {
+  serve: SERVE_HELP,
   generate: `Usage: weft generate --model <dir> [options] "prompt"
 
 Continues the prompt and streams the new text to stdout. A progress bar shows
