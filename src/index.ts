@@ -49,3 +49,5 @@ export type { MetricsSnapshot, MetricsSource } from './metrics/pipeline-metrics.
 export type { HistogramSnapshot } from './metrics/histogram.js';
 export { WeftServer } from './serve/server.js';
 export type { ServerOptions } from './serve/server.js';
+export { RemotePipeline } from './remote/remote-pipeline.js';
+export type { RemoteOptions } from './remote/remote-pipeline.js';

@@ -1,6 +1,7 @@
 /**
  * POST /v1/completions body -> a text prompt (or token ids) and GenerateOptions.
- * `max_tokens` defaults to 16 here, as in the OpenAI API (and vLLM); `logprobs`
+ * `max_tokens` defaults to 16 here, as in the OpenAI API (and vLLM; `null` means
+ * no limit but the context, as in vLLM); `logprobs`
  * is a count of alternatives (0-5 in OpenAI, up to 20 here).
  */
 
@@ -24,7 +25,8 @@ export function parseCompletionRequest(input: unknown, served: ServedModel): Com
   const body = requireObject(input, 'the request body');
   checkModel(body, served);
   const options = samplingOptions(body);
-  options.maxTokens ??= DEFAULT_MAX_TOKENS;
+  // Absent: 16, as OpenAI; an explicit null: up to the end of the context, as vLLM.
+  if (body.max_tokens === undefined && body.max_completion_tokens === undefined) options.maxTokens ??= DEFAULT_MAX_TOKENS;
   const logprobs = optionalInteger(body, 'logprobs');
   if (logprobs !== undefined) options.logprobs = Math.max(1, logprobs);
   if (body.suffix !== undefined && body.suffix !== null) throw badRequest('suffix is not supported', 'suffix');
