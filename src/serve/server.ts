@@ -85,18 +85,22 @@ export class WeftServer {
       http.once('error', reject);
       http.listen(options.port ?? 8000, options.host ?? '127.0.0.1', () => {
         http.off('error', reject);
+        server.address = http.address() as AddressInfo;
         resolve();
       });
     });
     return server;
   }
 
+  /** Where it listens (kept after close, for messages). */
+  private address: AddressInfo | undefined;
+
   get port(): number {
-    return (this.http.address() as AddressInfo).port;
+    return this.address!.port;
   }
 
   get host(): string {
-    return (this.http.address() as AddressInfo).address;
+    return this.address!.address;
   }
 
   /** e.g. http://127.0.0.1:8000 */

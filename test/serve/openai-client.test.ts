@@ -9,6 +9,7 @@ import type { ChatCompletionChunk, ChatCompletionMessageParam } from 'openai/res
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDemoTool } from '../../src/cli/demo.js';
 import type { ChatMessage } from '../../src/index.js';
+import { chooseParsers, inferReasoningParser, inferToolParser } from '../../src/serve/parser-inference.js';
 import { DEMO_PARSERS, demoPresent, demoTools, startDemoServer, type InProcessServer } from './harness.js';
 
 const KEY = 'sk-test-weft';
@@ -186,6 +187,12 @@ describe.skipIf(!demoPresent)('openai client against weft serve', () => {
     ).rejects.toMatchObject({ status: 400, param: 'response_format' });
     const models = await client.models.list();
     expect(models.data.map((m) => m.id)).toEqual(['weft-demo']);
+  });
+
+  it('infers the demo model\'s parsers from its chat template and vocabulary', () => {
+    expect(inferToolParser(s.pipe)).toBe('qwen3coder');
+    expect(inferReasoningParser(s.pipe)).toBe('qwen3');
+    expect(chooseParsers({ reasoning: 'none' }, s.pipe)).toEqual({ tool: 'qwen3coder' });
   });
 
   it('serves legacy completions, streamed and not', async () => {
