@@ -8,6 +8,7 @@
  */
 
 import { EventEmitter } from 'eventemitter3';
+import type { RemoteOptions, RemotePipeline } from '../remote/remote-pipeline.js';
 import type { Backend } from '../backends/backend.js';
 import { Engine, type FinishInfo, type RequestDelta, type StepInfo } from '../engine/engine.js';
 import { KvCacheManager, type PoolStats } from '../engine/kv/kv-cache-manager.js';
@@ -134,7 +135,21 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   }
 
   /** Loads a model folder (or wraps a custom backend) and starts an idle engine. */
-  static async create(options: PipelineOptions): Promise<Pipeline> {
+  static create(options: { remote: RemoteOptions }): Promise<RemotePipeline>;
+  static create(options: PipelineOptions): Promise<Pipeline>;
+  /** With `{ remote }`: the same API over an OpenAI-compatible server (src/remote/, docs/scaling.md). */
+  static async create(options: PipelineOptions | { remote: RemoteOptions }): Promise<Pipeline | RemotePipeline> {
+    if (options !== null && typeof options === 'object' && 'remote' in options && options.remote !== undefined) {
+      const others = Object.keys(options).filter((key) => key !== 'remote');
+      if (others.length > 0) throw new InvalidOptionError('remote', `a remote pipeline takes no local options (got ${others.join(', ')})`);
+      // Loaded on demand: in-process users never load the HTTP client.
+      const { RemotePipeline } = await import('../remote/remote-pipeline.js');
+      return RemotePipeline.create({ remote: options.remote });
+    }
+    return Pipeline.createLocal(options as PipelineOptions);
+  }
+
+  private static async createLocal(options: PipelineOptions): Promise<Pipeline> {
     const resolved = resolvePipelineOptions(options);
     const parts = options.backend !== undefined ? customParts(options) : await loadModelParts(options, resolved);
     try {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AbortError,
   InvalidOptionError,
+  Pipeline,
   PipelineClosedError,
   PromptTooLongError,
   RemoteError,
@@ -86,6 +87,16 @@ describe.skipIf(!demoPresent)('RemotePipeline over weft serve', () => {
       expect(got.finishReason).toBe(expected.finishReason);
       expect(got.text).toBe(expected.text);
     }
+  });
+
+  it('is what Pipeline.create({ remote }) gives', async () => {
+    const viaPipeline = await Pipeline.create({ remote: { baseURL: s.baseURL, model: 'weft-demo', apiKey: KEY } });
+    expect(viaPipeline).toBeInstanceOf(RemotePipeline);
+    const expected = await s.pipe.chat([{ role: 'user', content: questions[0]! }], { ...options, parsers: DEMO_PARSERS });
+    const got = await viaPipeline.chat([{ role: 'user', content: questions[0]! }], options);
+    expect(got.toolCalls.map((c) => c.arguments)).toEqual(expected.toolCalls.map((c) => c.arguments));
+    await viaPipeline.close();
+    await expect(Pipeline.create({ remote: { baseURL: s.baseURL, model: 'weft-demo' }, model: 'x' } as never)).rejects.toMatchObject({ option: 'remote' });
   });
 
   it('generates like the pipeline', async () => {
