@@ -2,24 +2,18 @@
  * Serving figures of one pipeline as typed values: what `GET /metrics` of
  * `weft serve` prints, and what an embedding app can read in-process.
  *
- * Two sources, each counted once:
- * - the pipeline's events and stats() (every request, however it was made):
- *   KV usage per pool, queue lengths, preemptions, outcomes by finish reason,
- *   prompt / cached / generated tokens;
- * - streams passed through track() (the server tracks each of its requests):
- *   time to first token, time per output token, request latency, measured as
- *   the caller sees them (queueing included).
+ * Everything comes from the pipeline's events and stats(), so every request
+ * counts, however it was made: KV usage per pool, queue lengths, preemptions,
+ * outcomes by finish reason, prompt / cached / generated tokens, and the
+ * timings (from a request's start, when it is queued, to its first tokens and
+ * its end, as its consumer receives them).
  */
 
-import type { FinishReason, PipelineStats, StreamPart, Usage } from '../index.js';
+import type { FinishReason, Pipeline, PipelineStats, Usage } from '../index.js';
 import { Histogram, LATENCY_BOUNDS_S, TOKEN_INTERVAL_BOUNDS_S, type HistogramSnapshot } from './histogram.js';
 
-/** What PipelineMetrics needs of a pipeline (a structural subset of Pipeline). */
-export interface MetricsSource {
-  stats(): PipelineStats;
-  on(event: 'request-finish', listener: (info: { requestId: number; finishReason: FinishReason; usage: Usage }) => void): unknown;
-  off(event: 'request-finish', listener: (info: { requestId: number; finishReason: FinishReason; usage: Usage }) => void): unknown;
-}
+/** What PipelineMetrics needs of a pipeline: its stats and events. */
+export type MetricsSource = Pick<Pipeline, 'stats' | 'on' | 'off'>;
 
 export interface MetricsSnapshot {
   readonly kv: PipelineStats['kv'];
@@ -33,11 +27,11 @@ export interface MetricsSnapshot {
   /** Prompt tokens served from the prefix cache (at each request's last admission). */
   readonly prefixCacheHitTokens: number;
   readonly generationTokens: number;
-  /** Seconds from the start of a tracked stream to its first output. */
+  /** Seconds from a request's start to its first tokens. */
   readonly timeToFirstToken: HistogramSnapshot;
-  /** Seconds per output token after the first, per tracked request. */
+  /** Seconds per output token after the first, per request that made more than one. */
   readonly timePerOutputToken: HistogramSnapshot;
-  /** Seconds from the start of a tracked stream to its end, whatever the end. */
+  /** Seconds from a request's start to its end, whatever the end. */
   readonly requestLatency: HistogramSnapshot;
 }
 
@@ -51,21 +45,44 @@ export class PipelineMetrics {
   private readonly ttft = new Histogram(LATENCY_BOUNDS_S);
   private readonly tpot = new Histogram(TOKEN_INTERVAL_BOUNDS_S);
   private readonly latency = new Histogram(LATENCY_BOUNDS_S);
-  private readonly onFinish = (info: { finishReason: FinishReason; usage: Usage }): void => {
-    // The engine's finish reasons are the five above; anything else would be a new one we do not know.
+  /** Running requests: start time and first-token time. Entries leave at finish. */
+  private readonly clocks = new Map<number, { start: number; first?: number }>();
+
+  private readonly onStart = (info: { requestId: number }): void => {
+    this.clocks.set(info.requestId, { start: performance.now() });
+  };
+  private readonly onFirstToken = (info: { requestId: number }): void => {
+    const clock = this.clocks.get(info.requestId);
+    if (clock === undefined || clock.first !== undefined) return;
+    clock.first = performance.now();
+    this.ttft.observe((clock.first - clock.start) / 1000);
+  };
+  private readonly onFinish = (info: { requestId: number; finishReason: FinishReason; usage: Usage }): void => {
+    // The engine's finish reasons are the five above; a reason we do not know is not counted.
     if (FINISH_REASONS.includes(info.finishReason)) this.requests[info.finishReason]++;
     this.promptTokens += info.usage.promptTokens;
     this.prefixCacheHitTokens += info.usage.cachedPromptTokens;
     this.generationTokens += info.usage.completionTokens;
+    const clock = this.clocks.get(info.requestId);
+    if (clock === undefined) return; // started before we listened
+    this.clocks.delete(info.requestId);
+    const now = performance.now();
+    this.latency.observe((now - clock.start) / 1000);
+    if (clock.first !== undefined && info.usage.completionTokens > 1) this.tpot.observe((now - clock.first) / 1000 / (info.usage.completionTokens - 1));
   };
 
   constructor(private readonly source: MetricsSource) {
+    source.on('request-start', this.onStart);
+    source.on('request-first-token', this.onFirstToken);
     source.on('request-finish', this.onFinish);
   }
 
   /** Stops listening to the pipeline; the figures so far stay readable. */
   detach(): void {
+    this.source.off('request-start', this.onStart);
+    this.source.off('request-first-token', this.onFirstToken);
     this.source.off('request-finish', this.onFinish);
+    this.clocks.clear();
   }
 
   snapshot(): MetricsSnapshot {
@@ -83,34 +100,6 @@ export class PipelineMetrics {
       timeToFirstToken: this.ttft.snapshot(),
       timePerOutputToken: this.tpot.snapshot(),
       requestLatency: this.latency.snapshot(),
-    };
-  }
-
-  /**
-   * Passes `parts` through unchanged and times them: the clock starts when
-   * iteration starts (when the pipeline queues the request).
-   */
-  track(parts: AsyncIterable<StreamPart>): AsyncIterable<StreamPart> {
-    const metrics = this;
-    return {
-      async *[Symbol.asyncIterator]() {
-        const started = performance.now();
-        let first: number | undefined;
-        try {
-          for await (const part of parts) {
-            if (first === undefined && part.type !== 'finish') {
-              first = performance.now();
-              metrics.ttft.observe((first - started) / 1000);
-            }
-            if (part.type === 'finish' && first !== undefined && part.usage.completionTokens > 1) {
-              metrics.tpot.observe((performance.now() - first) / 1000 / (part.usage.completionTokens - 1));
-            }
-            yield part;
-          }
-        } finally {
-          metrics.latency.observe((performance.now() - started) / 1000);
-        }
-      },
     };
   }
 }

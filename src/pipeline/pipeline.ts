@@ -77,6 +77,8 @@ export interface PipelineEvents {
   step: (info: StepInfo) => void;
   'request-start': (info: { requestId: number; promptTokens: number }) => void;
   'request-preempted': (info: { requestId: number }) => void;
+  /** The request's first generated tokens reached its consumer (time to first token). */
+  'request-first-token': (info: { requestId: number }) => void;
   'request-finish': (info: { requestId: number; finishReason: FinishReason; usage: Usage }) => void;
   /** Engine log lines (a request or a step failed). */
   log: (message: string) => void;
@@ -353,6 +355,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
       this.safeEmit('request-start', { requestId, promptTokens });
       for await (const item of channel) {
         if (item.kind === 'delta') {
+          if (completion === 0 && item.delta.tokenIds.length > 0) this.safeEmit('request-first-token', { requestId });
           completion += item.delta.tokenIds.length;
           this.generated += item.delta.tokenIds.length;
           yield item;

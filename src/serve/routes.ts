@@ -102,7 +102,7 @@ async function generate(
 ): Promise<void> {
   if (ctx.draining()) throw new ApiError(503, 'service_unavailable', 'the server is shutting down', null, 'shutting_down');
   const controller = new AbortController();
-  const run = runGeneration(req, res, controller, (signal) => ctx.metrics.track(start(signal)), shape);
+  const run = runGeneration(req, res, controller, start, shape);
   ctx.track(controller, run);
   await run;
 }
