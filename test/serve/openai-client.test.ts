@@ -189,6 +189,28 @@ describe.skipIf(!demoPresent)('openai client against weft serve', () => {
     expect(models.data.map((m) => m.id)).toEqual(['weft-demo']);
   });
 
+  it('returns logprobs: one per generated token, greedy picks the most likely, top_logprobs alternatives', async () => {
+    const reply = await client.chat.completions.create({
+      model: 'weft-demo',
+      messages: [{ role: 'user', content: 'What is the capital of Japan?' }],
+      temperature: 0,
+      max_tokens: 12,
+      logprobs: true,
+      top_logprobs: 3,
+    });
+    const tokens = reply.choices[0]!.logprobs!.content!;
+    expect(tokens).toHaveLength(reply.usage!.completion_tokens);
+    for (const t of tokens) {
+      expect(t.logprob).toBeLessThanOrEqual(0);
+      expect(t.top_logprobs).toHaveLength(3);
+      expect(t.top_logprobs[0]!.token).toBe(t.token);
+      expect(t.top_logprobs[0]!.logprob).toBeCloseTo(t.logprob, 9);
+      expect(t.bytes).toEqual([...Buffer.from(t.token)]);
+    }
+    const expected = await s.pipe.generate(s.pipe.chatTemplate!.render([{ role: 'user', content: 'What is the capital of Japan?' }]), { maxTokens: 12, temperature: 0 });
+    expect(tokens.map((t) => t.token).join('')).toBe(s.pipe.tokenizer.decode(expected.tokenIds, { skipSpecialTokens: false }));
+  });
+
   it('infers the demo model\'s parsers from its chat template and vocabulary', () => {
     expect(inferToolParser(s.pipe)).toBe('qwen3coder');
     expect(inferReasoningParser(s.pipe)).toBe('qwen3');
