@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   AbortError,
-  createOutputParser,
+  createParserChain,
   createReasoningParser,
   createToolParser,
   InvalidOptionError,
@@ -224,7 +224,7 @@ export class RemotePipeline implements AsyncDisposable {
   private localParser(names: ParserOptions, tools: readonly ToolDefinition[]): ParserStream<ParserEvent> | undefined {
     if (names.tool === undefined && names.reasoning === undefined) return undefined;
     const prefix = `call_${randomBytes(6).toString('hex')}_`;
-    return createOutputParser({
+    return createParserChain({
       reasoning: names.reasoning === undefined ? null : createReasoningParser(names.reasoning, { startsInReasoning: this.options.startsInReasoning === true }),
       tool: names.tool === undefined ? null : createToolParser(names.tool, { tools, generateId: (index: number) => `${prefix}${index}` }),
     }).stream();
