@@ -8,9 +8,10 @@
  *   npx tsx examples/remote.ts http://127.0.0.1:8000/v1 weft-demo
  */
 import { readFileSync } from 'node:fs';
-import { Pipeline, WeftServer, type ChatMessage, type RemotePipeline, type ToolDefinition } from '../src/index.js';
+import { join } from 'node:path';
+import { Pipeline, WeftServer, demoModelPath, type ChatMessage, type RemotePipeline, type ToolDefinition } from 'weft';
 
-const tools = JSON.parse(readFileSync('models/weft-demo/tools.json', 'utf8')) as ToolDefinition[];
+const tools = JSON.parse(readFileSync(join(demoModelPath(), 'tools.json'), 'utf8')) as ToolDefinition[];
 const question: ChatMessage[] = [{ role: 'user', content: 'What is 37 times 12.5?' }];
 
 /** Works with either kind of pipeline: only create() differs. */
@@ -28,7 +29,7 @@ if (baseURL !== undefined) {
   await using remote = await Pipeline.create({ remote: { baseURL, model: model ?? 'weft-demo' } });
   await ask(remote, 'remote');
 } else {
-  await using local = await Pipeline.create({ model: 'models/weft-demo', parsers: { tool: 'qwen3coder', reasoning: 'qwen3' } });
+  await using local = await Pipeline.create({ model: demoModelPath(), parsers: { tool: 'qwen3coder', reasoning: 'qwen3' } });
   await ask(local, 'in-process');
   const server = await WeftServer.start({ pipeline: local, modelName: 'weft-demo', port: 0, parsers: { tool: 'qwen3coder', reasoning: 'qwen3' } });
   try {

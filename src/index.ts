@@ -17,6 +17,7 @@ export type { SchedulingPolicy } from './engine/scheduler.js';
 export type { PoolStats } from './engine/kv/kv-cache-manager.js';
 export type { TokenLogprob } from './sampling/sampler.js';
 export * from './errors.js';
+export { demoModelPath } from './package-files.js';
 export type {
   Backend,
   BlockTables,
