@@ -16,7 +16,7 @@ import {
   type ParserStream,
 } from '../../src/parsers/index.js';
 import { toolCorpora } from './cases/index.js';
-import { outputCases } from './cases/output.js';
+import { outputCases } from './cases/chain.js';
 import { reasoningCases } from './cases/reasoning.js';
 import { chars, checkEventContract, runStream, splitAt, TOOLS } from './helpers.js';
 
@@ -57,8 +57,8 @@ function checkAllSplits(subject: Subject, text: string, runs = 60): void {
 const FRAGMENTS: Record<string, string[]> = {
   qwen3coder: ['<function=', '<parameter=', 'x', '<tool_call>', '</tool_call>', '<function=get_weather>', '<function=search>', '</function>', '<parameter=city>', '<parameter=limit>', '<parameter=filters>', '</parameter>', '<', '>', '/', '='],
   hermes: ['{', '"name": "x"', '<tool_call>', '</tool_call>', '{"name": "get_weather", "arguments": ', '"name"', '"arguments"', '<tool'],
-  llama3_json: ['<|python_tag|>', '{"name": "search", "parameters": ', '"name"', ';', '<|python'],
-  mistral: ['x', ' ', '\t', '[TOOL_CALLS]', '[ARGS]', '[CALL_ID]', 'get_time', '[{"name": "search", "arguments": ', '[TOOL'],
+  llama3_json: ['<|python_tag|>', '{"name": "search", "parameters": ', '{"name": "get_time", "parameters": {}}', '"name"', ';', '<|python', 'text '],
+  mistral: ['x', ' ', '\t', '[TOOL_CALLS]', '[ARGS]', '[CALL_ID]', 'get_time', 'get_time{', '</s>', '</', '[{"name": "search", "arguments": ', '[TOOL'],
   pythonic: ['[', ']', '(', ')', 'get_weather(', 'city=', '"', "'", '"""', '<|python_start|>', '<|python_end|>', '=', 'True', 'None'],
   deepseek_v3: ['x', '{}', '<｜tool▁calls▁begin｜>', '<｜tool▁calls▁end｜>', '<｜tool▁call▁begin｜>', '<｜tool▁call▁end｜>', '<｜tool▁sep｜>', 'function', '```json\n', '```', '\n', '<｜tool'],
 };
@@ -137,7 +137,7 @@ describe('chunking never changes the result', () => {
       it(`${c.parser}: ${c.title}`, () => checkAllSplits(parser, c.text));
     }
     it('random texts of think tags', () => {
-      const alphabet = ['<think>', '</think>', '<tool_call>', '<th', '</', ' ', '\n', 'a', 'é', '>'];
+      const alphabet = ['<think>', '</think>', '<tool_call>', '<function=', '<func', '<th', '</', ' ', '\n', 'a', 'é', '>'];
       for (const name of ['qwen3', 'deepseek_r1']) {
         const parser = createReasoningParser(name);
         fc.assert(
