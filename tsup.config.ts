@@ -1,9 +1,9 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', cli: 'src/cli/main.ts', 'ai-sdk': 'src/ai-sdk/index.ts' },
+  entry: { index: 'src/index.ts', cli: 'src/cli/main.ts', 'ai-sdk': 'src/ai-sdk/index.ts', langchain: 'src/langchain/index.ts' },
   format: ['esm', 'cjs'],
-  dts: { entry: { index: 'src/index.ts', 'ai-sdk': 'src/ai-sdk/index.ts' } },
+  dts: { entry: { index: 'src/index.ts', 'ai-sdk': 'src/ai-sdk/index.ts', langchain: 'src/langchain/index.ts' } },
   sourcemap: true,
   clean: true,
   target: 'node20',

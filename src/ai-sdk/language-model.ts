@@ -22,7 +22,7 @@ import type {
 } from '@ai-sdk/provider';
 import type { Pipeline, StreamPart } from '../index.js';
 import { toChatOptions, type WeftCallSettings } from './call-options.js';
-import type { PipelineSource } from './pipeline-source.js';
+import type { PipelineSource } from '../integrations/pipeline-source.js';
 import { toChatMessages } from './prompt.js';
 import { StreamPartTranslator } from './stream-parts.js';
 

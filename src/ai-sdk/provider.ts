@@ -10,7 +10,7 @@ import { basename } from 'node:path';
 import type { EmbeddingModelV3, ImageModelV3, ProviderV3 } from '@ai-sdk/provider';
 import { UnsupportedModelError, type Pipeline } from '../index.js';
 import { WeftLanguageModel, type WeftModelSettings } from './language-model.js';
-import { borrowed, isPipeline, pipelineSource, type PipelineInput, type PipelineSource } from './pipeline-source.js';
+import { borrowed, isPipeline, pipelineSource, type PipelineInput, type PipelineSource } from '../integrations/pipeline-source.js';
 
 export interface WeftProviderSettings extends WeftModelSettings {
   /** A Pipeline you opened (you close it), or Pipeline.create options / a model folder (the provider opens and closes it). */

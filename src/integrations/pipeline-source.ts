@@ -1,5 +1,5 @@
 /**
- * Where a model gets its Pipeline, and who closes it.
+ * Where an integration's model (weft/ai-sdk, weft/langchain) gets its Pipeline, and who closes it.
  *
  * The rule: whoever opens a pipeline closes it. A Pipeline the app passes in
  * is borrowed and never closed here. Options (or a model folder) make an owned
