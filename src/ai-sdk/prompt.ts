@@ -2,6 +2,10 @@
  * The AI SDK's prompt (LanguageModelV3Prompt: system / user / assistant / tool
  * messages made of parts) as weft ChatMessages, the shape chat templates read.
  *
+ * It also takes the AI SDK's user-facing ModelMessages (`ai`'s `messages`), whose
+ * user and assistant content may be a plain string, so an app can render the
+ * same history it keeps for generateText with weft's Pipeline directly.
+ *
  * weft models read text: file parts fail the call with InvalidOptionError
  * rather than being dropped, so the model never answers a question it was not
  * shown. Tool results go back as one `tool` message per result, in order.
@@ -19,11 +23,21 @@ export interface ConvertedPrompt {
   readonly warnings: SharedV3Warning[];
 }
 
-export function toChatMessages(prompt: LanguageModelV3Prompt): ConvertedPrompt {
+/** A prompt message, or a ModelMessage whose user / assistant content is a plain string. */
+export type AiSdkMessage =
+  | LanguageModelV3Prompt[number]
+  | { role: 'user' | 'assistant'; content: string; providerOptions?: unknown };
+
+export function toChatMessages(prompt: readonly AiSdkMessage[]): ConvertedPrompt {
   if (!Array.isArray(prompt) || prompt.length === 0) throw new InvalidOptionError('prompt', 'expected a non-empty array of messages');
   const messages: ChatMessage[] = [];
   const warnings: SharedV3Warning[] = [];
   prompt.forEach((message, m) => {
+    if ((message.role === 'user' || message.role === 'assistant') && typeof message.content === 'string') {
+      messages.push({ role: message.role, content: message.content });
+      return;
+    }
+    message = message as LanguageModelV3Prompt[number];
     switch (message.role) {
       case 'system':
         messages.push({ role: 'system', content: message.content });

@@ -198,6 +198,19 @@ describe.skipIf(!present)('weft/ai-sdk with the ai package and the demo model', 
     expect((named.warnings ?? []).filter((w) => w.type === "other")).toEqual([]);
   });
 
+  it('includeRawChunks passes weft’s own stream parts through as raw parts', async () => {
+    const { stream } = await model.doStream({
+      prompt: [{ role: 'user', content: [{ type: 'text', text: 'What is the capital of Japan?' }] }],
+      tools: demoToolSpecs(),
+      temperature: 0,
+      includeRawChunks: true,
+    });
+    const raw: { type: string }[] = [];
+    for await (const part of stream) if (part.type === 'raw') raw.push(part.rawValue as { type: string });
+    expect(raw.map((part) => part.type)).toEqual(expect.arrayContaining(['reasoning-delta', 'text-delta', 'finish']));
+    expect(raw.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' });
+  });
+
   it('rejects bad settings with weft’s typed errors, before anything is queued', async () => {
     const started = pipe.stats().requests.started;
     await expect(generateText({ model, prompt: 'Hi', temperature: -1, maxRetries: 0 })).rejects.toBeInstanceOf(InvalidOptionError);

@@ -47,6 +47,19 @@ describe('toChatMessages', () => {
     expect(warnings).toEqual([expect.objectContaining({ type: 'other' })]);
   });
 
+  it('also takes ModelMessages with plain string content (the history an app keeps for ai)', () => {
+    const { messages } = toChatMessages([
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: 'Hello.' },
+      { role: 'user', content: [{ type: 'text', text: 'More?' }] },
+    ]);
+    expect(messages).toEqual([
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: 'Hello.' },
+      { role: 'user', content: 'More?' },
+    ]);
+  });
+
   it('refuses what a text model cannot read, with InvalidOptionError', () => {
     expect(() => toChatMessages([{ role: 'user', content: [{ type: 'file', data: 'aGk=', mediaType: 'image/png' }] }])).toThrow(InvalidOptionError);
     expect(() => toChatMessages([])).toThrow(InvalidOptionError);
