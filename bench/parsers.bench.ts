@@ -17,7 +17,7 @@
  */
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { createOutputParser, createReasoningParser, createToolParser, type OutputParser } from '../src/parsers/index.js';
+import { createParserChain, createReasoningParser, createToolParser, type ParserChain } from '../src/parsers/index.js';
 import type { ToolDefinition } from '../src/text/types.js';
 
 const tools: ToolDefinition[] = [
@@ -46,7 +46,7 @@ function repeatTo(unit: (k: number) => string, size: number): { text: string; co
 
 interface Workload {
   name: string;
-  parser: () => OutputParser;
+  parser: () => ParserChain;
   /** The model output of about `size` characters, and how many tool calls it holds. */
   build: (size: number) => { text: string; calls: number };
 }
@@ -54,7 +54,7 @@ interface Workload {
 const workloads: Workload[] = [
   {
     name: 'qwen3+qwen3coder (one huge string parameter)',
-    parser: () => createOutputParser({ reasoning: createReasoningParser('qwen3'), tool: createToolParser('qwen3coder', { tools }) }),
+    parser: () => createParserChain({ reasoning: createReasoningParser('qwen3'), tool: createToolParser('qwen3coder', { tools }) }),
     build: (size) => ({
       text:
         '<think>\nWrite the file.\n</think>\n\n<tool_call>\n<function=write_file>\n<parameter=path>\nsrc/big.ts\n</parameter>\n<parameter=content>\n' +
@@ -65,7 +65,7 @@ const workloads: Workload[] = [
   },
   {
     name: 'hermes (many calls with nested JSON)',
-    parser: () => createOutputParser({ tool: createToolParser('hermes', { tools }) }),
+    parser: () => createParserChain({ tool: createToolParser('hermes', { tools }) }),
     build: (size) => {
       const { text, count } = repeatTo(
         (k) =>
@@ -77,7 +77,7 @@ const workloads: Workload[] = [
   },
   {
     name: 'mistral v11 (one huge JSON argument)',
-    parser: () => createOutputParser({ tool: createToolParser('mistral', { tools }) }),
+    parser: () => createParserChain({ tool: createToolParser('mistral', { tools }) }),
     build: (size) => ({
       text: `[TOOL_CALLS]write_file[ARGS]${JSON.stringify({ path: 'big.txt', content: repeatTo(() => CODE_LINE, size).text })}`,
       calls: 1,
@@ -85,7 +85,7 @@ const workloads: Workload[] = [
   },
   {
     name: 'llama3_json (many calls in prose, separated by ";")',
-    parser: () => createOutputParser({ tool: createToolParser('llama3_json', { tools }) }),
+    parser: () => createParserChain({ tool: createToolParser('llama3_json', { tools }) }),
     build: (size) => {
       const { text, count } = repeatTo(
         (k) => `Step ${k} {see} it; ${JSON.stringify({ name: 'write_file', parameters: { path: `f${k}.ts`, content: CODE_LINE.repeat(4), mode: k } })}; `,
@@ -96,7 +96,7 @@ const workloads: Workload[] = [
   },
   {
     name: 'deepseek_r1 reasoning + deepseek_v3 (long reasoning, then calls)',
-    parser: () => createOutputParser({ reasoning: createReasoningParser('deepseek_r1'), tool: createToolParser('deepseek_v3', { tools }) }),
+    parser: () => createParserChain({ reasoning: createReasoningParser('deepseek_r1'), tool: createToolParser('deepseek_v3', { tools }) }),
     build: (size) => ({
       text:
         repeatTo(() => 'Let me think about <think> tags and </thin partial ones.\n', size).text +
@@ -106,7 +106,7 @@ const workloads: Workload[] = [
   },
   {
     name: 'pythonic (many calls)',
-    parser: () => createOutputParser({ tool: createToolParser('pythonic', { tools }) }),
+    parser: () => createParserChain({ tool: createToolParser('pythonic', { tools }) }),
     build: (size) => {
       const { text, count } = repeatTo((k) => `write_file(path="f${k}.py", content='''${CODE_LINE.replaceAll("'", '"')}''', mode=${k}), `, size);
       return { text: `[${text}write_file(path="end")]`, calls: count + 1 };
@@ -115,7 +115,7 @@ const workloads: Workload[] = [
 ];
 
 /** Feeds the text one character per push; returns the CPU and wall milliseconds it took. */
-function timeOneCharDeltas(parser: OutputParser, text: string): { ms: number; wallMs: number; calls: number } {
+function timeOneCharDeltas(parser: ParserChain, text: string): { ms: number; wallMs: number; calls: number } {
   const stream = parser.stream();
   let calls = 0;
   const start = performance.now();

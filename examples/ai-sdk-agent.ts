@@ -4,15 +4,15 @@
  * generate again) until the model answers or five steps have run. Several
  * agents share one pipeline, so their requests are batched together.
  *
- *   npx tsx examples/ai-sdk-agent.ts [models/weft-demo]
+ *   npx tsx examples/ai-sdk-agent.ts [model folder]   (default: weft's demo model)
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jsonSchema, stepCountIs, streamText, tool, type ToolSet } from 'ai';
-import { Pipeline, type ToolDefinition } from '../src/index.js'; // in an app: from 'weft'
-import { weft } from '../src/ai-sdk/index.js'; // in an app: from 'weft/ai-sdk'
+import { Pipeline, demoModelPath, type ToolDefinition } from 'weft';
+import { weft } from 'weft/ai-sdk';
 
-const modelDir = process.argv[2] ?? 'models/weft-demo';
+const modelDir = process.argv[2] ?? demoModelPath();
 
 // The demo model knows five tools; their schemas come from its tools.json. In your app,
 // define tools with zod or jsonSchema as usual.

@@ -128,7 +128,7 @@ describe.skipIf(!present)('weft/ai-sdk with the ai package and the demo model', 
     expect(times!.finishReason).toBe('tool-calls');
     expect(times!.types).toContain('tool-call');
     // weft saw exactly one aborted request among the three; its cache blocks are free again.
-    expect(finishes.slice(before).sort()).toEqual(['aborted', 'stop', 'stop']);
+    expect(finishes.slice(before).sort()).toEqual(['aborted', 'stop', 'tool_calls']);
     expect(pipe.stats().running).toBe(0);
   });
 

@@ -8,15 +8,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   collectEvents,
-  createOutputParser,
+  createParserChain,
   createReasoningParser,
   createToolParser,
-  type OutputParser,
+  type ParserChain,
   type ParserEvent,
   type ParserStream,
 } from '../../src/parsers/index.js';
 import { toolCorpora } from './cases/index.js';
-import { outputCases } from './cases/chain.js';
+import { chainCases } from './cases/chain.js';
 import { reasoningCases } from './cases/reasoning.js';
 import { chars, checkEventContract, runStream, splitAt, TOOLS } from './helpers.js';
 
@@ -93,8 +93,8 @@ describe('chunking never changes the result', () => {
   it('arbitrary text never throws, in any format', () => {
     const parsers = [
       ...toolCorpora.map((c) => createToolParser(c.parser, { tools: TOOLS })),
-      createOutputParser({ reasoning: createReasoningParser('qwen3'), tool: createToolParser('qwen3coder', { tools: TOOLS }) }),
-      createOutputParser({ reasoning: createReasoningParser('deepseek_r1'), tool: createToolParser('deepseek_v3') }),
+      createParserChain({ reasoning: createReasoningParser('qwen3'), tool: createToolParser('qwen3coder', { tools: TOOLS }) }),
+      createParserChain({ reasoning: createReasoningParser('deepseek_r1'), tool: createToolParser('deepseek_v3') }),
     ];
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 120 }), fc.array(fc.nat({ max: 120 }), { maxLength: 8 }), (text, cutPoints) => {
@@ -153,8 +153,8 @@ describe('chunking never changes the result', () => {
   });
 
   describe('reasoning and tools chained', () => {
-    for (const c of outputCases) {
-      const parser: OutputParser = createOutputParser({
+    for (const c of chainCases) {
+      const parser: ParserChain = createParserChain({
         reasoning: createReasoningParser(c.reasoningParser, c.startsInReasoning === undefined ? {} : { startsInReasoning: c.startsInReasoning }),
         tool: createToolParser(c.toolParser, { tools: TOOLS }),
       });

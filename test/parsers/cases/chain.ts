@@ -1,7 +1,7 @@
 import type { ExpectedCall } from './types.js';
 
 /** Reasoning and tool parsers chained as in a chat response. */
-export interface OutputCase {
+export interface ChainCase {
   title: string;
   reasoningParser: 'qwen3' | 'deepseek_r1';
   toolParser: string;
@@ -12,7 +12,7 @@ export interface OutputCase {
   calls: ExpectedCall[];
 }
 
-export const outputCases: OutputCase[] = [
+export const chainCases: ChainCase[] = [
   {
     title: 'qwen3 reasoning then a hermes call',
     reasoningParser: 'qwen3',
