@@ -12,5 +12,6 @@ export type { WeftProvider, WeftProviderSettings } from './provider.js';
 export { WeftLanguageModel } from './language-model.js';
 export type { WeftModelSettings } from './language-model.js';
 export type { WeftCallSettings } from './call-options.js';
-export type { PipelineInput } from '../integrations/pipeline-source.js';
+export type { PipelineInput, PipelineSource } from '../integrations/pipeline-source.js';
 export { toChatMessages, toolResultText } from './prompt.js';
+export type { AiSdkMessage, ConvertedPrompt } from './prompt.js';
