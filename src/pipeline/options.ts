@@ -66,8 +66,14 @@ export interface PipelineOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** Receives the engine's log lines (a request failed, a step failed). Default: none. */
   logger?: (message: string) => void;
-  /** Bounds on the model folder's chat template and tokenizer, which run in a worker (docs/security.md). */
+  /** Bounds on the model folder's chat template and tokenizer, which run in a sandbox process (docs/security.md). */
   textSandbox?: TextSandboxOptions;
+  /**
+   * "process": run the engine and its native backend in a child process, so
+   * that a crash there fails only the requests in flight (BackendCrashedError)
+   * and a new child serves the next ones (docs/pipeline.md). Default "none".
+   */
+  isolation?: 'none' | 'process';
 }
 
 export interface TextSandboxOptions {
@@ -135,6 +141,7 @@ const PIPELINE_KEYS = keysOf<PipelineOptions>({
   onProgress: true,
   logger: true,
   textSandbox: true,
+  isolation: true,
 });
 const TEXT_SANDBOX_KEYS = keysOf<TextSandboxOptions>({ timeoutMs: true, maxHeapMb: true });
 const KV_CACHE_KEYS = keysOf<KvCacheOptions>({ size: true, precision: true, blockSize: true });
@@ -186,6 +193,12 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
   }
   if (options.backend !== undefined && options.tokenizer === undefined) {
     throw new InvalidOptionError('tokenizer', 'a custom backend needs a tokenizer');
+  }
+  if (options.isolation !== undefined && options.isolation !== 'none' && options.isolation !== 'process') {
+    throw new InvalidOptionError('isolation', `expected "none" or "process", got ${JSON.stringify(options.isolation)}`);
+  }
+  if (options.isolation === 'process' && options.backend !== undefined) {
+    throw new InvalidOptionError('isolation', 'a custom backend runs in this process; "process" isolation needs a model folder');
   }
   if (options.device !== undefined && (typeof options.device !== 'string' || options.device.toLowerCase() !== 'cpu')) {
     throw new InvalidOptionError('device', `"${options.device}" is not available; this build runs on "cpu"`);

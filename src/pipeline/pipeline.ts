@@ -66,6 +66,11 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   /** Loads a model folder (or wraps a custom backend) and starts an idle engine. */
   static async create(options: PipelineOptions): Promise<Pipeline> {
     const resolved = resolvePipelineOptions(options);
+    if (options.isolation === 'process') {
+      // Same public API, served by a child process (src/isolation/); imported only when asked for.
+      const { IsolatedPipeline } = await import('../isolation/host.js');
+      return (await IsolatedPipeline.start(options)) as unknown as Pipeline;
+    }
     const model = await openModel(options, resolved);
     return new Pipeline(model, options, { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: resolved.maxNumBatchedTokens, policy: resolved.policy });
   }
@@ -140,6 +145,16 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
         return streamParts(run(), withTokens);
       },
     };
+  }
+
+  /**
+   * One request's raw part stream (parts and `raw` parts) as generate(),
+   * chat() and stream() read it. For weft's isolated pipeline, whose child
+   * runs this and sends the parts to the host.
+   * @internal
+   */
+  runParts(input: unknown, options: ChatOptions, chat: boolean): AsyncGenerator<RequestPart> {
+    return this.request(input, options, chat)();
   }
 
   /** Cache usage per pool, queue lengths and counters. */

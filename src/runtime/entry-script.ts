@@ -1,6 +1,6 @@
 /**
- * Where one of weft's own entry scripts (the text sandbox's worker process)
- * is, and how to start it, from the bundles
+ * Where one of weft's own entry scripts (the text sandbox's worker process,
+ * the isolated pipeline's child) is, and how to start it, from the bundles
  * and from the TypeScript sources alike.
  *
  * From dist/, `caller` is a bundle file and the script is `dist/<bundleName>.js`
@@ -10,6 +10,7 @@
  * through tsx's loader (`--import`) (a devDependency, present wherever the sources run).
  */
 
+import type { ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -34,4 +35,16 @@ export function childExecArgv(script: EntryScript): string[] {
 function tsxModule(path: string): string {
   const packageJson = createRequire(import.meta.url).resolve('tsx/package.json');
   return pathToFileURL(packageJson.replace(/package\.json$/, path)).href;
+}
+
+/** Whether a child (its process and IPC channel) keeps this process's event loop alive: only while work is pending. */
+export function setChildRef(child: ChildProcess, ref: boolean): void {
+  const channel = child.channel as { ref(): void; unref(): void } | undefined | null;
+  if (ref) {
+    child.ref();
+    channel?.ref();
+  } else {
+    child.unref();
+    channel?.unref();
+  }
 }

@@ -21,7 +21,7 @@
 
 import { fork, type ChildProcess } from 'node:child_process';
 import { ChatTemplateError, PromptTooLongError, TokenizerError, type WeftError } from '../../errors.js';
-import { childExecArgv, entryScript } from '../../runtime/entry-script.js';
+import { childExecArgv, entryScript, setChildRef } from '../../runtime/entry-script.js';
 import type { ChatTemplateRenderOptions } from '../chat-template.js';
 import type { ChatMessage } from '../types.js';
 import type { TextJob, TextJobErrorCode, TextReply, TextSource } from './protocol.js';
@@ -96,7 +96,7 @@ export class TextSandbox {
     if (this.running !== undefined || this.closed) return;
     const next = this.queue.shift();
     if (next === undefined) {
-      if (this.worker) setRef(this.worker, false);
+      if (this.worker) setChildRef(this.worker, false);
       return;
     }
     this.running = next;
@@ -111,7 +111,7 @@ export class TextSandbox {
       return this.settle(pending, () => pending.reject(error as WeftError));
     }
     if (this.running !== pending) return; // closed meanwhile
-    setRef(worker, true);
+    setChildRef(worker, true);
     const timer = setTimeout(() => {
       this.kill(worker);
       this.settle(pending, () => pending.reject(timeoutError(pending.job, this.limits.timeoutMs)));
@@ -183,18 +183,6 @@ export class TextSandbox {
       throw error;
     }
     return worker;
-  }
-}
-
-/** Whether the worker (its process and IPC channel) keeps the host's event loop alive. */
-function setRef(worker: ChildProcess, ref: boolean): void {
-  const channel = worker.channel as { ref(): void; unref(): void } | undefined;
-  if (ref) {
-    worker.ref();
-    channel?.ref();
-  } else {
-    worker.unref();
-    channel?.unref();
   }
 }
 
