@@ -27,4 +27,24 @@ describe('package surface', () => {
     }
     expect(Object.keys(esm).sort()).toEqual(Object.keys(cjs).filter((k) => k !== '__esModule').sort());
   });
+
+  it.skipIf(!built)('both bundles run the text sandbox (dist/text-worker.js) and an isolated pipeline (dist/isolated-child.js)', async () => {
+    const model = join(root, 'models', 'weft-demo');
+    const esm = (await import(pathToFileURL(join(root, 'dist', 'index.js')).href)) as typeof import('../src/index.js');
+    const cjs = createRequire(import.meta.url)(join(root, 'dist', 'index.cjs')) as typeof import('../src/index.js');
+    const messages = [{ role: 'user' as const, content: 'What is the weather in Paris?' }];
+    const replies: string[] = [];
+    for (const bundle of [esm, cjs]) {
+      for (const isolation of ['none', 'process'] as const) {
+        const pipe = await bundle.Pipeline.create({ model, threads: 1, isolation });
+        try {
+          replies.push((await pipe.chat(messages, { maxTokens: 8, temperature: 0 })).text);
+        } finally {
+          await pipe.close();
+        }
+      }
+    }
+    expect(replies[0]!.length).toBeGreaterThan(0);
+    expect(new Set(replies).size).toBe(1);
+  });
 });

@@ -6,13 +6,14 @@
  * O(n log n) with a comparator (about 60 ms per request at that size).
  *
  * Both functions rearrange ids[0..n) and weights[0..n) together and return L:
- * afterwards the first L entries (in no particular order) are exactly the
- * first L of the sorted order. The order is total (ids differ), so the
+ * afterwards the first L entries (in an order that depends only on the input)
+ * are exactly the first L of the sorted order. The order is total (ids differ), so the
  * selected set is the one a full sort would give.
  */
 
 /** The best `k` (k < n). */
 export function selectBest(ids: Int32Array, weights: Float64Array, n: number, k: number): number {
+  pivotState = PIVOT_SEED;
   let lo = 0;
   let hi = n;
   // Invariant: [0, lo) are all in the best k, [hi, n) all outside it.
@@ -30,6 +31,7 @@ export function selectBest(ids: Int32Array, weights: Float64Array, n: number, k:
  * token that crosses the mass is kept). All n when rounding leaves mass unmet.
  */
 export function selectMass(ids: Int32Array, weights: Float64Array, n: number, mass: number): number {
+  pivotState = PIVOT_SEED;
   let lo = 0;
   let hi = n;
   let need = mass;
@@ -77,8 +79,14 @@ function swap(ids: Int32Array, weights: Float64Array, a: number, b: number): voi
   weights[b] = w;
 }
 
-/** Pivot choice: a fixed xorshift stream (not a request's Rng: the chosen set never depends on it, only the running time does). */
-let pivotState = 0x9e3779b9;
+/**
+ * Pivot choice: a xorshift stream restarted at every call, so the arrangement
+ * of the kept entries (the order the sampler's draw walks them) is a function
+ * of the row alone. Same seed, same output, alone or batched, depends on it.
+ * Not a request's Rng: the chosen set never depends on pivots, only the time.
+ */
+const PIVOT_SEED = 0x9e3779b9;
+let pivotState = PIVOT_SEED;
 function nextPivot(): number {
   pivotState ^= pivotState << 13;
   pivotState ^= pivotState >>> 17;

@@ -46,3 +46,21 @@ describe('partial selection gives the best prefix a full sort would', () => {
     );
   });
 });
+
+describe('the arrangement depends on the row alone', () => {
+  it('selecting the same row twice, with other selections in between, gives the same order', () => {
+    fc.assert(
+      fc.property(weightsArb, weightsArb, fc.integer({ min: 1, max: 99 }), (w, other, percent) => {
+        const run = (): number[] => {
+          const ids = Int32Array.from(w.map((_, i) => i));
+          const n = selectMass(ids, Float64Array.from(w), w.length, (percent / 100) * w.reduce((a, b) => a + b, 0));
+          return [...ids.subarray(0, n)];
+        };
+        const first = run();
+        selectMass(Int32Array.from(other.map((_, i) => i)), Float64Array.from(other), other.length, 0.5);
+        selectBest(Int32Array.from(other.map((_, i) => i)), Float64Array.from(other), other.length, 1);
+        expect(run()).toEqual(first);
+      }),
+    );
+  });
+});
