@@ -48,8 +48,15 @@ export interface ParserOptions {
 export interface PipelineOptions {
   /** Hugging Face model folder (config.json, safetensors, tokenizer.json). */
   model?: string;
-  /** "cpu" (default). */
+  /**
+   * "cpu" (default): weft's native CPU backend on a Hugging Face folder.
+   * "openvino:CPU" | "openvino:GPU" | "openvino:GPU.N" | "openvino:AUTO": the OpenVINO
+   * backend on an OpenVINO IR folder (docs/openvino.md). "auto": OpenVINO (a GPU when it
+   * reports one) for an IR folder, else "cpu".
+   */
   device?: string;
+  /** OpenVINO backend settings (ignored on "cpu"). */
+  openvino?: OpenVinoOptions;
   /** CPU threads for the native backend. Default: available cores. */
   threads?: number;
   /** A Backend implementation to use instead of loading `model`. Requires `tokenizer`. */
@@ -67,6 +74,13 @@ export interface PipelineOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** Receives the engine's log lines (a request failed, a step failed). Default: none. */
   logger?: (message: string) => void;
+}
+
+export interface OpenVinoOptions {
+  /** INFERENCE_PRECISION_HINT. Default: the plugin's (bf16 on CPUs with AMX / AVX512-BF16, f16 on GPU). */
+  inferencePrecision?: 'f32' | 'f16' | 'bf16';
+  /** Further OpenVINO compile properties, passed as they are. */
+  properties?: Record<string, string>;
 }
 
 export interface GenerateOptions {
@@ -130,9 +144,13 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
   if (options.backend !== undefined && options.tokenizer === undefined) {
     throw new InvalidOptionError('tokenizer', 'a custom backend needs a tokenizer');
   }
-  if (options.device !== undefined && (typeof options.device !== 'string' || options.device.toLowerCase() !== 'cpu')) {
-    throw new InvalidOptionError('device', `"${options.device}" is not available; this build runs on "cpu"`);
+  if (
+    options.device !== undefined &&
+    (typeof options.device !== 'string' || !['cpu', 'auto'].includes(options.device.toLowerCase()) && !options.device.toLowerCase().startsWith('openvino'))
+  ) {
+    throw new InvalidOptionError('device', `"${String(options.device)}" is not a device; use "cpu", "auto" or "openvino:CPU" | "openvino:GPU" | "openvino:AUTO"`);
   }
+  if (options.openvino !== undefined && !isObject(options.openvino)) throw new InvalidOptionError('openvino', 'expected an object');
   const kv = options.kvCache ?? {};
   const kvBytes = parseByteSize(kv.size ?? '256MiB');
   if (kvBytes === undefined) throw new InvalidOptionError('kvCache.size', `expected bytes or a size like "4GB", got ${JSON.stringify(kv.size)}`);

@@ -138,7 +138,8 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     const resolved = resolvePipelineOptions(options);
     const parts = options.backend !== undefined ? customParts(options) : await loadModelParts(options, resolved);
     try {
-      const specs = planPools(parts.backend.shape, resolved.kvBytes, resolved.precision, resolved.blockSize, resolved.maxNumSeqs);
+      const blockSize = backendBlockSize(parts.backend, options, resolved);
+      const specs = planPools(parts.backend.shape, resolved.kvBytes, resolved.precision, blockSize, resolved.maxNumSeqs);
       if (specs.some((spec) => spec.numBlocks < 2)) {
         throw new InvalidOptionError('kvCache.size', `${resolved.kvBytes} bytes cannot hold a single block of this model`);
       }
@@ -146,7 +147,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
       const extraPoolBlocks = Object.fromEntries(specs.slice(1).map((spec) => [spec.name, spec.numBlocks]));
       await parts.backend.allocateCache({
         numBlocks: specs[0]!.numBlocks,
-        blockSize: resolved.blockSize,
+        blockSize,
         precision: resolved.precision,
         ...(specs.length > 1 && { extraPoolBlocks }),
       });
@@ -424,8 +425,32 @@ function customParts(options: PipelineOptions): ModelParts {
   };
 }
 
+/** A backend whose cache layout fixes the block size (OpenVINO) decides it; else kvCache.blockSize. */
+function backendBlockSize(backend: Backend, options: PipelineOptions, resolved: ResolvedPipelineOptions): number {
+  const fixed = backend.shape.kvBlockSize;
+  if (fixed === undefined) return resolved.blockSize;
+  const asked = options.kvCache?.blockSize;
+  if (asked !== undefined && asked !== fixed) {
+    throw new InvalidOptionError('kvCache.blockSize', `this backend's cache uses ${fixed}-token blocks; leave kvCache.blockSize out or set it to ${fixed}`);
+  }
+  return fixed;
+}
+
 async function loadModelParts(options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<ModelParts> {
   const modelDir = options.model!;
+  const device = await chooseDevice(options.device, modelDir);
+  if (device !== 'cpu') {
+    const [{ loadText }, { OpenVinoBackend }] = await Promise.all([import('./text/load-text.js'), import('./backends/openvino/openvino-backend.js')]);
+    const text = await loadText(modelDir);
+    const backend = await OpenVinoBackend.load(modelDir, {
+      device,
+      kvPrecision: resolved.precision,
+      ...(options.openvino?.inferencePrecision !== undefined && { inferencePrecision: options.openvino.inferencePrecision }),
+      ...(options.openvino?.properties !== undefined && { properties: options.openvino.properties }),
+      ...(resolved.threads !== undefined && { threads: resolved.threads }),
+    });
+    return { backend, tokenizer: text.tokenizer, chatTemplate: text.chatTemplate, generationDefaults: text.generationDefaults };
+  }
   const [{ loadText }, { CpuBackend }] = await Promise.all([import('./text/load-text.js'), import('./backends/cpu/cpu-backend.js')]);
   const text = await loadText(modelDir);
   const backend = await CpuBackend.load(modelDir, {
@@ -433,4 +458,19 @@ async function loadModelParts(options: PipelineOptions, resolved: ResolvedPipeli
     ...(options.onProgress && { onProgress: options.onProgress }),
   });
   return { backend, tokenizer: text.tokenizer, chatTemplate: text.chatTemplate, generationDefaults: text.generationDefaults };
+}
+
+/**
+ * "cpu", or the OpenVINO device to ask for. "auto": an OpenVINO IR folder goes to
+ * OpenVINO (its AUTO picks a GPU when OpenVINO reports one), anything else to "cpu".
+ */
+async function chooseDevice(device: string | undefined, modelDir: string): Promise<string> {
+  const asked = (device ?? 'cpu').toLowerCase();
+  if (asked === 'cpu') return 'cpu';
+  if (asked === 'auto') {
+    const { existsSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    return existsSync(join(modelDir, 'openvino_model.xml')) ? 'openvino:AUTO' : 'cpu';
+  }
+  return device!;
 }
