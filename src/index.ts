@@ -6,6 +6,7 @@ export type {
   GenerateOptions,
   KvCacheOptions,
   LoadProgress,
+  OpenVinoOptions,
   ParserOptions,
   PipelineOptions,
   SchedulerOptions,
@@ -44,3 +45,5 @@ export type { TextAssets } from './text/load-text.js';
 export * from './parsers/index.js';
 export { CpuBackend } from './backends/cpu/cpu-backend.js';
 export type { CpuBackendOptions } from './backends/cpu/cpu-backend.js';
+export { OpenVinoBackend } from './backends/openvino/openvino-backend.js';
+export type { OpenVinoBackendOptions, InferencePrecision } from './backends/openvino/openvino-backend.js';
