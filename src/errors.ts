@@ -10,12 +10,10 @@ export type WeftErrorCode =
   | 'ENGINE_ERROR'
   | 'BACKEND_ERROR'
   | 'NATIVE_BACKEND_UNAVAILABLE'
-  | 'OPTIONAL_DEPENDENCY_MISSING'
   | 'MODEL_LOAD_ERROR'
   | 'UNSUPPORTED_MODEL'
   | 'TOKENIZER_ERROR'
-  | 'CHAT_TEMPLATE_ERROR'
-  | 'PARSER_ERROR';
+  | 'CHAT_TEMPLATE_ERROR';
 
 export class WeftError extends Error {
   readonly code: WeftErrorCode;
@@ -75,12 +73,12 @@ export class NativeBackendUnavailableError extends WeftError {
   }
 }
 
-/** An optional dependency (e.g. openvino-node) is not installed. */
-export class OptionalDependencyMissingError extends WeftError {
-  constructor(readonly dependency: string, message: string, options?: { cause?: unknown }) {
-    super('OPTIONAL_DEPENDENCY_MISSING', message, options);
-  }
-}
+/**
+ * The OpenVINO backend (its own addon, built only when OpenVINO is found) is not
+ * available; the message says how to get it (pip wheel or archive, then
+ * `npm run build:openvino`). Same code as the CPU addon's, NATIVE_BACKEND_UNAVAILABLE.
+ */
+export class OpenVinoUnavailableError extends NativeBackendUnavailableError {}
 
 /** A model file is missing, malformed or inconsistent. `file` (and `tensor`) say where. */
 export class ModelLoadError extends WeftError {

@@ -168,12 +168,40 @@ type Values = Record<string, string | boolean | (string | boolean)[] | undefined
 
 function parse(command: CommandName, args: string[], options: Options): { values: Values; positionals: string[] } {
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: true });
+    return parseArgs({ args: attachNegativeValues(args, options), options, strict: true, allowPositionals: true });
   } catch (error) {
     // node:util's messages are clear ("Unknown option '--foo'"); keep them, minus its long hints.
     const message = (error as Error).message.split('. To specify')[0] ?? String(error);
     throw new UsageError(message, command);
   }
+}
+
+/**
+ * `--max-tokens -1` reaches node:util as an option followed by what looks like
+ * another option, and it answers "argument is ambiguous". A negative number is
+ * never an option here, so it is attached (`--max-tokens=-1`) and our own range
+ * check reports it.
+ */
+function attachNegativeValues(args: readonly string[], options: Options): string[] {
+  const longName = (arg: string): string | undefined => {
+    if (arg.startsWith('--')) return arg.slice(2);
+    if (/^-[a-z]$/i.test(arg)) return Object.keys(options).find((name) => options[name]?.short === arg.slice(1));
+    return undefined;
+  };
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === '--') return [...out, ...args.slice(i)];
+    const next = args[i + 1];
+    const name = longName(arg);
+    if (name !== undefined && options[name]?.type === 'string' && next !== undefined && /^-(\d|\.\d)/.test(next)) {
+      out.push(`--${name}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
 }
 
 function loadFlags(command: CommandName, values: Values): LoadFlags {

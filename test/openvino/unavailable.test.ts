@@ -1,6 +1,6 @@
 /** Without the OpenVINO addon, asking for an OpenVINO device is a typed error that says how to get it. */
 import { afterEach, beforeEach, expect, it, describe } from 'vitest';
-import { OptionalDependencyMissingError, Pipeline } from '../../src/index.js';
+import { OpenVinoUnavailableError, Pipeline } from '../../src/index.js';
 import { DEMO_HF, DEMO_IR } from './helpers.js';
 
 describe('OpenVINO backend not built', () => {
@@ -13,14 +13,13 @@ describe('OpenVINO backend not built', () => {
     else process.env.WEFT_OPENVINO_NATIVE_PATH = saved;
   });
 
-  it('openvino:CPU rejects with OptionalDependencyMissingError naming pip install openvino and npm run build:openvino', async () => {
+  it('openvino:CPU rejects with OpenVinoUnavailableError (NATIVE_BACKEND_UNAVAILABLE) naming pip install openvino and npm run build:openvino', async () => {
     const error = await Pipeline.create({ model: DEMO_IR('f32'), device: 'openvino:CPU' }).then(
       () => undefined,
       (e: unknown) => e,
     );
-    expect(error).toBeInstanceOf(OptionalDependencyMissingError);
-    expect((error as OptionalDependencyMissingError).code).toBe('OPTIONAL_DEPENDENCY_MISSING');
-    expect((error as OptionalDependencyMissingError).dependency).toBe('openvino');
+    expect(error).toBeInstanceOf(OpenVinoUnavailableError);
+    expect((error as OpenVinoUnavailableError).code).toBe('NATIVE_BACKEND_UNAVAILABLE');
     expect((error as Error).message).toContain('pip install openvino==2026.4.1');
     expect((error as Error).message).toContain('npm run build:openvino');
   });

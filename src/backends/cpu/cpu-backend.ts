@@ -4,21 +4,13 @@
  */
 import { availableParallelism } from 'node:os';
 import { BackendError, InvalidOptionError, ModelLoadError, WeftError } from '../../errors.js';
-import type { ModelConfig } from '../../models/config.js';
-import { loadModelConfig } from '../../models/config.js';
-import { ropeInverseFrequencies } from '../../models/rope.js';
-import { openSafetensorsFolder } from '../../models/safetensors.js';
-import { planWeights } from '../../models/weights.js';
-import type { Backend, CacheConfig, ModelShape, StepBatch, StepResult } from '../backend.js';
-import { loadNativeBinding, type NativeCpuModel } from './native-binding.js';
-
-export interface LoadProgress {
-  /** "config", "weights" or "done". */
-  readonly phase: string;
-  /** Bytes of weights read so far (0 in the config phase). */
-  readonly loaded: number;
-  readonly total: number;
-}
+import type { ModelConfig } from '../../model-files/config.js';
+import { loadModelConfig } from '../../model-files/config.js';
+import { ropeInverseFrequencies } from '../../model-files/rope.js';
+import { openSafetensorsFolder } from '../../model-files/safetensors.js';
+import { planWeights } from '../../model-files/weights.js';
+import type { Backend, CacheConfig, LoadProgress, ModelShape, StepBatch, StepResult } from '../backend.js';
+import { type KernelSetName, loadNativeBinding, type NativeCpuModel } from './native-binding.js';
 
 export interface CpuBackendOptions {
   /** Worker threads for one step (default: the available cores). */
@@ -56,7 +48,6 @@ export class CpuBackend implements Backend {
     progress({ phase: 'config', loaded: 0, total: 0 });
     const config = await loadModelConfig(modelDir);
     const tensors = await openSafetensorsFolder(modelDir);
-    const plan = planWeights(config, tensors, modelDir);
     const binding = loadNativeBinding();
 
     let native: NativeCpuModel;
@@ -82,6 +73,13 @@ export class CpuBackend implements Backend {
       throw new ModelLoadError(`${modelDir}: the native model rejected the config: ${(cause as Error).message}`, modelDir, undefined, { cause });
     }
 
+    let plan;
+    try {
+      plan = planWeights(native.weightSlots(), tensors, modelDir);
+    } catch (error) {
+      native.dispose();
+      throw error;
+    }
     const total = plan.reduce((sum, t) => sum + t.info.byteLength, 0);
     let loaded = 0;
     progress({ phase: 'weights', loaded, total });
@@ -110,9 +108,10 @@ export class CpuBackend implements Backend {
 
   /**
    * The matmul and attention kernels this process runs: 'avx2' on x86-64 CPUs
-   * with AVX2/FMA/F16C, else 'baseline' (also forced by WEFT_CPU_BASELINE=1).
+   * with AVX2/FMA/F16C, else 'baseline' (forced by WEFT_CPU_KERNELS=baseline or
+   * WEFT_CPU_BASELINE=1). See docs/cpu-backend.md.
    */
-  get kernels(): 'avx2' | 'baseline' | undefined {
+  get kernels(): KernelSetName | undefined {
     return this.#native?.kernels;
   }
 

@@ -1,15 +1,15 @@
 /**
  * Loads weft's OpenVINO addon (native/openvino/build/Release/weft_openvino.node),
  * built by scripts/build-openvino.cjs only when OpenVINO is found. Missing or
- * broken, it raises OptionalDependencyMissingError('openvino') saying how to get it.
+ * broken, it raises OpenVinoUnavailableError saying how to get it.
  * WEFT_OPENVINO_NATIVE_PATH overrides the location.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { OptionalDependencyMissingError } from '../../errors.js';
-import { findPackageRoot } from '../cpu/native-binding.js';
+import { OpenVinoUnavailableError } from '../../errors.js';
+import { findPackageRoot } from '../../package-files.js';
 import type { PortInfo, StepInput } from './step-inputs.js';
 
 /** What `load()` resolves with. */
@@ -53,30 +53,28 @@ export function openVinoAddonPath(): string {
   if (override) return override;
   const here = dirname(fileURLToPath(import.meta.url));
   const root = findPackageRoot(here);
-  if (!root) throw new OptionalDependencyMissingError('openvino', `cannot find the weft package folder above ${here}; ${HOW_TO_GET_OPENVINO}`);
+  if (!root) throw new OpenVinoUnavailableError(`cannot find the weft package folder above ${here}; ${HOW_TO_GET_OPENVINO}`);
   return join(root, 'native', 'openvino', 'build', 'Release', 'weft_openvino.node');
 }
 
-/** The loaded addon (cached); throws OptionalDependencyMissingError when it is missing or broken. */
+/** The loaded addon (cached); throws OpenVinoUnavailableError when it is missing or broken. */
 export function loadOpenVinoBinding(): NativeOpenVinoBinding {
   if (cached) return cached;
   const file = openVinoAddonPath();
   if (!existsSync(file)) {
-    throw new OptionalDependencyMissingError('openvino', `the OpenVINO backend is not built (${file} is missing): ${HOW_TO_GET_OPENVINO}`);
+    throw new OpenVinoUnavailableError(`the OpenVINO backend is not built (${file} is missing): ${HOW_TO_GET_OPENVINO}`);
   }
   let binding: Partial<NativeOpenVinoBinding>;
   try {
     binding = createRequire(import.meta.url)(file) as Partial<NativeOpenVinoBinding>;
   } catch (cause) {
-    throw new OptionalDependencyMissingError(
-      'openvino',
+    throw new OpenVinoUnavailableError(
       `the OpenVINO backend at ${file} failed to load (${(cause as Error).message}); ${HOW_TO_GET_OPENVINO}`,
       { cause },
     );
   }
   if (binding.abiVersion !== ABI_VERSION || typeof binding.OvModel !== 'function') {
-    throw new OptionalDependencyMissingError(
-      'openvino',
+    throw new OpenVinoUnavailableError(
       `the OpenVINO backend at ${file} is out of date (abiVersion ${String(binding.abiVersion)}, expected ${ABI_VERSION}); rebuild with npm run build:openvino`,
     );
   }

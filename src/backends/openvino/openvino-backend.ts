@@ -12,7 +12,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { BackendError, InvalidOptionError, ModelLoadError, WeftError } from '../../errors.js';
-import { loadModelConfig } from '../../models/config.js';
+import { loadModelConfig } from '../../model-files/config.js';
 import type { Backend, CacheConfig, KvPrecision, ModelShape, StepBatch, StepResult } from '../backend.js';
 import { parseOpenVinoDevice, resolveOpenVinoDevice } from './device.js';
 import { loadOpenVinoBinding, type NativeModelInfo, type NativeOvModel } from './native-binding.js';

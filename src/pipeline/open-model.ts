@@ -1,0 +1,115 @@
+/**
+ * Opening a model for a pipeline: its backend, tokenizer, chat template and
+ * generation defaults (loaded from a model folder, or the user's own), then
+ * the KV cache planned over the byte budget and allocated on the backend.
+ */
+
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Backend } from '../backends/backend.js';
+import { KvCacheManager } from '../engine/kv/kv-cache-manager.js';
+import { planPools } from '../engine/kv/sizing.js';
+import { InvalidOptionError } from '../errors.js';
+import { checkModelFolder } from '../model-files/model-folder.js';
+import type { ChatTemplate } from '../text/chat-template.js';
+import type { GenerationDefaults, Tokenizer } from '../text/types.js';
+import type { PipelineOptions, ResolvedPipelineOptions } from './options.js';
+
+export interface OpenedModel {
+  readonly backend: Backend;
+  readonly tokenizer: Tokenizer;
+  readonly chatTemplate: ChatTemplate | undefined;
+  readonly generationDefaults: GenerationDefaults;
+  readonly kv: KvCacheManager;
+}
+
+type ModelParts = Omit<OpenedModel, 'kv'>;
+
+/** A backend weft loaded is disposed again if the cache cannot be set up; a user's backend is the user's. */
+export async function openModel(options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<OpenedModel> {
+  const parts = options.backend !== undefined ? customParts(options) : await loadModelParts(options, resolved);
+  try {
+    return { ...parts, kv: await allocateKvCache(parts.backend, options, resolved) };
+  } catch (error) {
+    if (options.backend === undefined) await parts.backend.dispose();
+    throw error;
+  }
+}
+
+/** Splits the byte budget over the model's pools and allocates them on the backend. */
+async function allocateKvCache(backend: Backend, options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<KvCacheManager> {
+  const blockSize = backendBlockSize(backend, options, resolved);
+  const specs = planPools(backend.shape, resolved.kvBytes, resolved.precision, blockSize, resolved.maxNumSeqs);
+  if (specs.some((spec) => spec.numBlocks < 2)) {
+    throw new InvalidOptionError('kvCache.size', `${resolved.kvBytes} bytes cannot hold a single block of this model`);
+  }
+  const kv = new KvCacheManager(specs, { prefixCaching: resolved.prefixCaching });
+  const extraPoolBlocks = Object.fromEntries(specs.slice(1).map((spec) => [spec.name, spec.numBlocks]));
+  await backend.allocateCache({
+    numBlocks: specs[0]!.numBlocks,
+    blockSize,
+    precision: resolved.precision,
+    ...(specs.length > 1 && { extraPoolBlocks }),
+  });
+  return kv;
+}
+
+/** A backend whose cache layout fixes the block size (OpenVINO) decides it; else kvCache.blockSize. */
+function backendBlockSize(backend: Backend, options: PipelineOptions, resolved: ResolvedPipelineOptions): number {
+  const fixed = backend.shape.kvBlockSize;
+  if (fixed === undefined) return resolved.blockSize;
+  const asked = options.kvCache?.blockSize;
+  if (asked !== undefined && asked !== fixed) {
+    throw new InvalidOptionError('kvCache.blockSize', `this backend's cache uses ${fixed}-token blocks; leave kvCache.blockSize out or set it to ${fixed}`);
+  }
+  return fixed;
+}
+
+function customParts(options: PipelineOptions): ModelParts {
+  return {
+    backend: options.backend!,
+    tokenizer: options.tokenizer!,
+    chatTemplate: options.chatTemplate,
+    generationDefaults: options.generationDefaults ?? {},
+  };
+}
+
+async function loadModelParts(options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<ModelParts> {
+  const modelDir = options.model!;
+  await checkModelFolder(modelDir);
+  const device = chooseDevice(options.device, modelDir);
+  if (device !== 'cpu') return loadOpenVinoParts(modelDir, device, options, resolved);
+  const [{ loadText }, { CpuBackend }] = await Promise.all([import('../text/load-text.js'), import('../backends/cpu/cpu-backend.js')]);
+  const text = await loadText(modelDir);
+  const backend = await CpuBackend.load(modelDir, {
+    ...(resolved.threads !== undefined && { threads: resolved.threads }),
+    ...(options.onProgress && { onProgress: options.onProgress }),
+  });
+  return { backend, tokenizer: text.tokenizer, chatTemplate: text.chatTemplate, generationDefaults: text.generationDefaults };
+}
+
+/** The OpenVINO backend on an IR folder (src/backends/openvino, docs/openvino.md). */
+async function loadOpenVinoParts(modelDir: string, device: string, options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<ModelParts> {
+  const [{ loadText }, { OpenVinoBackend }] = await Promise.all([import('../text/load-text.js'), import('../backends/openvino/openvino-backend.js')]);
+  const text = await loadText(modelDir);
+  const backend = await OpenVinoBackend.load(modelDir, {
+    device,
+    kvPrecision: resolved.precision,
+    ...(options.openvino?.inferencePrecision !== undefined && { inferencePrecision: options.openvino.inferencePrecision }),
+    ...(options.openvino?.properties !== undefined && { properties: options.openvino.properties }),
+    ...(resolved.threads !== undefined && { threads: resolved.threads }),
+  });
+  return { backend, tokenizer: text.tokenizer, chatTemplate: text.chatTemplate, generationDefaults: text.generationDefaults };
+}
+
+/**
+ * "cpu", or the OpenVINO device to ask for. "auto": an OpenVINO IR folder goes to
+ * OpenVINO ("openvino:AUTO": a GPU when OpenVINO reports one, else its CPU plugin),
+ * anything else to "cpu".
+ */
+function chooseDevice(device: string | undefined, modelDir: string): string {
+  const asked = (device ?? 'cpu').toLowerCase();
+  if (asked === 'cpu') return 'cpu';
+  if (asked === 'auto') return existsSync(join(modelDir, 'openvino_model.xml')) ? 'openvino:AUTO' : 'cpu';
+  return device!;
+}
