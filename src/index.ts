@@ -52,3 +52,4 @@ export type { KernelSetName } from './backends/cpu/native-binding.js';
 export type { ModelConfig, RopeScaling } from './model-files/config.js';
 export { OpenVinoBackend } from './backends/openvino/openvino-backend.js';
 export type { OpenVinoBackendOptions, InferencePrecision } from './backends/openvino/openvino-backend.js';
+export type { PortInfo } from './backends/openvino/step-inputs.js';
