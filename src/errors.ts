@@ -13,7 +13,8 @@ export type WeftErrorCode =
   | 'MODEL_LOAD_ERROR'
   | 'UNSUPPORTED_MODEL'
   | 'TOKENIZER_ERROR'
-  | 'CHAT_TEMPLATE_ERROR';
+  | 'CHAT_TEMPLATE_ERROR'
+  | 'REMOTE_ERROR';
 
 export class WeftError extends Error {
   readonly code: WeftErrorCode;
@@ -103,5 +104,16 @@ export class TokenizerError extends WeftError {
 export class ChatTemplateError extends WeftError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('CHAT_TEMPLATE_ERROR', message, options);
+  }
+}
+
+/**
+ * A remote OpenAI-compatible server (RemotePipeline) could not be reached or
+ * refused the request for a reason that is not the request's options.
+ * `status` is the HTTP status (undefined when no answer came).
+ */
+export class RemoteError extends WeftError {
+  constructor(message: string, readonly status?: number, options?: { cause?: unknown }) {
+    super('REMOTE_ERROR', message, options);
   }
 }

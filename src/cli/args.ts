@@ -23,10 +23,12 @@ export type Command =
   | { name: 'version' }
   | ({ name: 'generate'; prompt?: string; echo: boolean } & LoadFlags & SamplingFlags)
   | ({ name: 'chat'; system?: string; templateKwargs?: Record<string, unknown> } & LoadFlags & SamplingFlags & ToolFlags)
-  | { name: 'demo'; model?: string; threads?: number; quiet: boolean };
+  | { name: 'demo'; model?: string; threads?: number; quiet: boolean }
+  // serve parses its own flags (src/serve/command-line.ts).
+  | { name: 'serve'; args: string[] };
 
-export type CommandName = 'generate' | 'chat' | 'demo';
-const COMMANDS: readonly CommandName[] = ['generate', 'chat', 'demo'];
+export type CommandName = 'generate' | 'chat' | 'demo' | 'serve';
+const COMMANDS: readonly CommandName[] = ['generate', 'chat', 'demo', 'serve'];
 
 /** Parsers and tools for chat. `reasoningParser: 'none'` turns off the automatic reasoning parser. */
 export interface ToolFlags {
@@ -71,6 +73,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const name = commandName(first);
   if (name === 'generate') return parseGenerate(rest);
   if (name === 'chat') return parseChat(rest);
+  if (name === 'serve') return { name: 'serve', args: rest };
   return parseDemo(rest);
 }
 

@@ -3,6 +3,7 @@ import { dirname, isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reasoningParserNames, toolParserNames } from '../parsers/registry.js';
 import { demoModelPath } from '../package-files.js';
+import { SERVE_HELP } from '../serve/command-line.js';
 import type { CommandName } from './args.js';
 
 /** The bundled demo model as the user can type it here: relative to the working folder when inside it. */
@@ -24,6 +25,7 @@ Usage:
   weft generate --model <dir> [options] "prompt"   continue a prompt, streaming tokens to stdout
   weft chat --model <dir> [options]                 chat interactively with a model's chat template
   weft demo                                         the built-in demo: a tiny agent that reasons and calls tools
+  weft serve --model <dir> [options]                an OpenAI-compatible HTTP server (/v1/chat/completions, /metrics)
   weft help <command>                               options of one command
   weft --version
 
@@ -44,6 +46,7 @@ const SAMPLING_OPTIONS = `  -n, --max-tokens <n>     most tokens to generate
       --seed <n>           random seed: the same seed gives the same output`;
 
 const commandHelp = (demo: string): Record<CommandName, string> => ({
+  serve: SERVE_HELP,
   generate: `Usage: weft generate --model <dir> [options] "prompt"
 
 Continues the prompt and streams the new text to stdout. A progress bar shows

@@ -39,6 +39,8 @@ export interface RunContext {
   isClosed(): boolean;
   onStart(requestId: number, promptTokens: number): void;
   onTokens(count: number): void;
+  /** The request's first generated tokens reached its consumer. */
+  onFirstToken(requestId: number): void;
   /** With the reason the caller sees ('tool_calls' included), or 'aborted' / 'error' just before the rejection. */
   onFinish(requestId: number, finishReason: FinishReason, usage: Usage): void;
 }
@@ -68,6 +70,7 @@ export async function* runRequest(
     for await (const item of channel) {
       if (item.kind === 'delta') {
         const { text, tokenIds, logprobs } = item.delta;
+        if (completion === 0 && tokenIds.length > 0) ctx.onFirstToken(requestId);
         completion += tokenIds.length;
         ctx.onTokens(tokenIds.length);
         yield logprobs === undefined ? { type: 'raw', text, tokenIds } : { type: 'raw', text, tokenIds, logprobs: logprobs.map(toTokenLogprobs) };
