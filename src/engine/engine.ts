@@ -16,7 +16,7 @@
 
 import type { Backend } from '../backends/backend.js';
 import { BackendError, EngineError } from '../errors.js';
-import { Sampler, argmax, type SampledToken } from '../sampling/sampler.js';
+import { NonFiniteLogitsError, Sampler, argmax, type SampledToken } from '../sampling/sampler.js';
 import { buildBatch } from './batch.js';
 import type { KvCacheManager } from './kv/kv-cache-manager.js';
 import { IncrementalDetokenizer, type TokenDecoder } from './detokenizer.js';
@@ -267,13 +267,28 @@ export class Engine {
         this.kv.cacheComputed(request.id, request.tokens, after);
       }
       if (!entry.samples) continue;
-      const { sampler } = request;
-      if (sampler.isPlainGreedy) this.accept(request, argmax(logits, rowOffset, rowOffset + vocab), undefined);
-      else {
-        const sampled = sampler.sample(logits, rowOffset, vocab);
-        this.accept(request, sampled.token, sampled.logprob === undefined ? undefined : [sampled]);
-      }
+      this.sampleNext(request, logits, rowOffset, vocab);
     }
+  }
+
+  /** Samples the request's next token from its logits row; broken logits fail this request alone. */
+  private sampleNext(request: LiveRequest, logits: Float32Array, rowOffset: number, vocab: number): void {
+    const { sampler } = request;
+    let sampled: SampledToken;
+    try {
+      if (sampler.isPlainGreedy) {
+        const token = argmax(logits, rowOffset, rowOffset + vocab);
+        // Greedy reads no other value, so only the chosen one is checked.
+        if (!Number.isFinite(logits[rowOffset + token]!)) throw new NonFiniteLogitsError();
+        sampled = { token };
+      } else sampled = sampler.sample(logits, rowOffset, vocab);
+    } catch (error) {
+      if (!(error instanceof NonFiniteLogitsError)) throw error;
+      this.log(`request ${request.id} failed: ${error.message}`);
+      this.finish(request, 'error', new BackendError(error.message), false);
+      return;
+    }
+    this.accept(request, sampled.token, sampled.logprob === undefined ? undefined : [sampled]);
   }
 
   /** Appends a sampled token, emits its text and decides whether the request is done. */

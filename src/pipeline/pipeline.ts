@@ -196,7 +196,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     const names = chat ? { ...this.options.parsers, ...options.parsers } : {};
     const skipSpecialTokens = resolved.skipSpecialTokens ?? names.tool === undefined;
     const prepared = chat
-      ? prepareChat(input, options, this.chatTemplate, this.tokenizer, this.options.model)
+      ? prepareChat(input, resolved, this.chatTemplate, this.tokenizer, this.backend.shape.vocabSize, this.options.model)
       : preparePrompt(input, this.tokenizer, this.backend.shape.vocabSize);
     const reply = new Reply(names, prepared.tools, prepared.promptText ?? '');
     return () => runRequest(this.runContext, prepared, { ...resolved, skipSpecialTokens }, reply, options.signal);
