@@ -426,11 +426,17 @@ function customParts(options: PipelineOptions): ModelParts {
 
 async function loadModelParts(options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<ModelParts> {
   const modelDir = options.model!;
-  const [{ loadText }, { CpuBackend }] = await Promise.all([import('./text/load-text.js'), import('./backends/cpu/cpu-backend.js')]);
-  const text = await loadText(modelDir);
-  const backend = await CpuBackend.load(modelDir, {
+  const [{ loadText }, { CpuBackend }, gguf] = await Promise.all([
+    import('./text/load-text.js'),
+    import('./backends/cpu/cpu-backend.js'),
+    import('./model-files/gguf/index.js'),
+  ]);
+  const isGguf = gguf.isGgufPath(modelDir);
+  const text = isGguf ? gguf.ggufTextAssets(gguf.readGgufFile(modelDir)) : await loadText(modelDir);
+  const backendOptions = {
     ...(resolved.threads !== undefined && { threads: resolved.threads }),
     ...(options.onProgress && { onProgress: options.onProgress }),
-  });
+  };
+  const backend = isGguf ? await CpuBackend.loadGguf(modelDir, backendOptions) : await CpuBackend.load(modelDir, backendOptions);
   return { backend, tokenizer: text.tokenizer, chatTemplate: text.chatTemplate, generationDefaults: text.generationDefaults };
 }

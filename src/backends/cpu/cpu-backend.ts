@@ -8,7 +8,8 @@ import type { ModelConfig } from '../../models/config.js';
 import { loadModelConfig } from '../../models/config.js';
 import { ropeInverseFrequencies } from '../../models/rope.js';
 import { openSafetensorsFolder } from '../../models/safetensors.js';
-import { planWeights } from '../../models/weights.js';
+import { planWeights, type PlannedTensor } from '../../models/weights.js';
+import { openGgufModel } from '../../model-files/gguf/open.js';
 import type { Backend, CacheConfig, ModelShape, StepBatch, StepResult } from '../backend.js';
 import { loadNativeBinding, type NativeCpuModel } from './native-binding.js';
 
@@ -24,6 +25,18 @@ export interface CpuBackendOptions {
   /** Worker threads for one step (default: the available cores). */
   readonly threads?: number;
   readonly onProgress?: (progress: LoadProgress) => void;
+}
+
+/** A planned tensor; `prepare` (if set) gives the bytes to load instead, released after loading. */
+export interface LoadableTensor extends PlannedTensor {
+  readonly prepare?: () => Promise<{ readonly info: PlannedTensor['info']; release(): Promise<void> }>;
+}
+
+function checkThreads(requested: number | undefined): number {
+  const threads = requested ?? availableParallelism();
+  if (!Number.isSafeInteger(threads) || threads < 1 || threads > 1024)
+    throw new InvalidOptionError('threads', 'must be an integer in [1, 1024]');
+  return threads;
 }
 
 export class CpuBackend implements Backend {
@@ -48,15 +61,33 @@ export class CpuBackend implements Backend {
 
   /** Loads a Hugging Face model folder (config.json + safetensors). */
   static async load(modelDir: string, options: CpuBackendOptions = {}): Promise<CpuBackend> {
-    const threads = options.threads ?? availableParallelism();
-    if (!Number.isSafeInteger(threads) || threads < 1 || threads > 1024)
-      throw new InvalidOptionError('threads', 'must be an integer in [1, 1024]');
+    const threads = checkThreads(options.threads);
     const progress = options.onProgress ?? (() => {});
 
     progress({ phase: 'config', loaded: 0, total: 0 });
     const config = await loadModelConfig(modelDir);
     const tensors = await openSafetensorsFolder(modelDir);
     const plan = planWeights(config, tensors, modelDir);
+    return CpuBackend.#loadPlanned(config, plan, ropeInverseFrequencies(config), modelDir, threads, progress);
+  }
+
+  /** Loads a GGUF file (llama, mistral, qwen2, qwen3; see docs/gguf.md). */
+  static async loadGguf(file: string, options: CpuBackendOptions = {}): Promise<CpuBackend> {
+    const threads = checkThreads(options.threads);
+    const progress = options.onProgress ?? (() => {});
+    progress({ phase: 'config', loaded: 0, total: 0 });
+    const model = openGgufModel(file);
+    return CpuBackend.#loadPlanned(model.config, model.plan, model.invFreq, file, threads, progress);
+  }
+
+  static async #loadPlanned(
+    config: ModelConfig,
+    plan: readonly LoadableTensor[],
+    invFreq: Float64Array,
+    modelDir: string,
+    threads: number,
+    progress: (progress: LoadProgress) => void,
+  ): Promise<CpuBackend> {
     const binding = loadNativeBinding();
 
     let native: NativeCpuModel;
@@ -75,7 +106,7 @@ export class CpuBackend implements Backend {
         qkNorm: config.qkNorm,
         tiedEmbeddings: config.tieWordEmbeddings,
         slidingWindow: config.slidingWindow ?? 0,
-        invFreq: ropeInverseFrequencies(config),
+        invFreq,
         threads,
       });
     } catch (cause) {
@@ -86,11 +117,16 @@ export class CpuBackend implements Backend {
     let loaded = 0;
     progress({ phase: 'weights', loaded, total });
     try {
-      for (const { kind, layer, info } of plan) {
+      for (const tensor of plan) {
+        const { kind, layer, info } = tensor;
+        const prepared = tensor.prepare ? await tensor.prepare() : undefined;
+        const from = prepared?.info ?? info;
         try {
-          await native.loadTensor(kind, layer, info.file, info.offset, info.dtype, info.shape);
+          await native.loadTensor(kind, layer, from.file, from.offset, from.dtype, from.shape);
         } catch (cause) {
           throw new ModelLoadError(`${info.file} (tensor ${info.name}): ${(cause as Error).message}`, info.file, info.name, { cause });
+        } finally {
+          await prepared?.release();
         }
         loaded += info.byteLength;
         progress({ phase: 'weights', loaded, total });

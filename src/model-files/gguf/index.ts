@@ -1,0 +1,11 @@
+/** GGUF model files: reader, config, load plan, tokenizer. See docs/gguf.md. */
+export { readGgufFile, GgufValueType, type GgufFile, type GgufTensor, type GgufValue, type GgufArray } from './reader.js';
+export { ggufModelConfig, ggufArchitecture, GGUF_ARCHITECTURES } from './config.js';
+export { ggufTextAssets } from './tokenizer.js';
+export { openGgufModel, type GgufModel } from './open.js';
+export { planGgufWeights, hfRowOrder } from './weights.js';
+
+/** A model path naming a .gguf file (any other path is a Hugging Face folder). */
+export function isGgufPath(path: string): boolean {
+  return path.toLowerCase().endsWith('.gguf');
+}
