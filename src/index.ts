@@ -1,6 +1,6 @@
 // Public exports only. Everything a user may import from "weft" is listed here.
-export { Pipeline } from './pipeline.js';
-export type { ChatResult, GenerateResult, PipelineEvents, PipelineStats } from './pipeline.js';
+export { Pipeline } from './pipeline/pipeline.js';
+export type { ChatResult, GenerateResult, PipelineEvents, PipelineStats } from './pipeline/pipeline.js';
 export type {
   ChatOptions,
   GenerateOptions,
@@ -9,8 +9,8 @@ export type {
   ParserOptions,
   PipelineOptions,
   SchedulerOptions,
-} from './options.js';
-export type { StreamPart, TokenLogprobs, Usage } from './stream-parts.js';
+} from './pipeline/options.js';
+export type { StreamPart, TokenLogprobs, Usage } from './pipeline/stream-parts.js';
 export type { FinishReason } from './engine/request.js';
 export type { StepInfo } from './engine/engine.js';
 export type { PoolStats } from './engine/kv/kv-cache-manager.js';

@@ -4,7 +4,7 @@
 #include "cpu/binding.h"
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  exports.Set("abiVersion", Napi::Number::New(env, 1));
+  exports.Set("abiVersion", Napi::Number::New(env, 2));
   weft::register_cpu_model(env, exports);
   return exports;
 }

@@ -31,5 +31,5 @@ export {
 export { detectStartsInReasoning } from './reasoning/think.js';
 export { collectEvents, reasoningParserFromStream, toolParserFromStream } from './collect.js';
 export type { CollectedOutput } from './collect.js';
-export { createOutputParser } from './output.js';
-export type { OutputParseResult, OutputParser, OutputParsers } from './output.js';
+export { createOutputParser } from './chain.js';
+export type { OutputParseResult, OutputParser, OutputParsers } from './chain.js';

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { IncrementalDetokenizer, StopStringMatcher } from '../../src/engine/output.js';
+import { IncrementalDetokenizer } from '../../src/engine/detokenizer.js';
+import { StopStringMatcher } from '../../src/engine/stop-strings.js';
 import { HfTokenizer } from '../../src/index.js';
 import { loadText } from '../../src/text/load-text.js';
 import { sharedModel } from '../native/helpers.js';

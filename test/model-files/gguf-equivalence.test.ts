@@ -11,7 +11,7 @@ import { ModelLoadError } from '../../src/index.js';
 import { readGgufFile } from '../../src/model-files/gguf/reader.js';
 import { buildBatch, contiguousBlocks, maxAbsDiff } from '../native/helpers.js';
 import { writeRandomModel } from '../native/random-model.js';
-import { f32Bytes, readAllTensors, writeSafetensors } from '../models/safetensors-writer.js';
+import { f32Bytes, readAllTensors, writeSafetensors } from './safetensors-writer.js';
 import { fromQ8_0, toQ8_0 } from '../support/ggml-quantize.js';
 import { convertHfToGguf } from '../support/hf-to-gguf.js';
 

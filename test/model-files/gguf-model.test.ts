@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ModelLoadError, UnsupportedModelError } from '../../src/index.js';
 import { ggufModelConfig } from '../../src/model-files/gguf/config.js';
-import { readGgufFile } from '../../src/model-files/gguf/reader.js';
+import { loadNativeBinding } from '../../src/backends/cpu/native-binding.js';
+import { readGgufFile, type GgufFile } from '../../src/model-files/gguf/reader.js';
 import { hfRowOrder, planGgufWeights } from '../../src/model-files/gguf/weights.js';
 import { encodeGguf, meta, tensorBytes, type GgufSpec, type MetaValue, type TensorSpec } from '../support/gguf-writer.js';
 
@@ -16,6 +17,21 @@ const read = (spec: GgufSpec) => {
   writeFileSync(file, encodeGguf(spec));
   return readGgufFile(file);
 };
+
+/** The load plan for the slots the native model reports for this file's config. */
+function plan(gguf: GgufFile, interleaved: boolean) {
+  const config = ggufModelConfig(gguf);
+  const model = new (loadNativeBinding().CpuModel)({
+    hidden: config.hiddenSize, layers: config.numLayers, heads: config.numHeads, kvHeads: config.numKvHeads, headDim: config.headDim,
+    intermediate: config.intermediateSize, vocab: config.vocabSize, rmsEps: config.rmsNormEps, qkvBias: config.qkvBias, oBias: config.oBias,
+    qkNorm: config.qkNorm, tiedEmbeddings: config.tieWordEmbeddings, slidingWindow: 0, invFreq: new Float64Array(config.headDim / 2).fill(1), threads: 1,
+  });
+  try {
+    return planGgufWeights(model.weightSlots(), config, gguf, interleaved);
+  } finally {
+    model.dispose();
+  }
+}
 
 const GGML = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 8, Q4_K: 12, Q5_K: 13, Q6_K: 14, BF16: 30 } as const;
 
@@ -123,47 +139,50 @@ describe('GGUF load plan', () => {
   it('maps every tensor to its native slot with [rows, cols] shapes, offsets and sizes, for each quantized type', () => {
     for (const [name, id, blockElements, blockBytes] of [['Q8_0', GGML.Q8_0, 32, 34], ['Q4_0', GGML.Q4_0, 32, 18], ['Q4_K', GGML.Q4_K, 256, 144], ['Q6_K', GGML.Q6_K, 256, 210], ['F16', GGML.F16, 1, 2], ['BF16', GGML.BF16, 1, 2]] as const) {
       const gguf = read(modelSpec(qwen3, { matrixType: id, tied: true }));
-      const plan = planGgufWeights(ggufModelConfig(gguf), gguf, false);
-      expect(plan.map((t) => `${t.kind}@${t.layer}`)).toEqual([
-        'embed_tokens@-1',
-        ...[0, 1].flatMap((l) => ['input_layernorm', 'q_proj', 'k_proj', 'v_proj', 'o_proj', 'q_norm', 'k_norm', 'post_attention_layernorm', 'gate_proj', 'up_proj', 'down_proj'].map((k) => `${k}@${l}`)),
-        'norm@-1',
+      const planned = plan(gguf, false);
+      expect(planned.map((t) => `${t.kind}@${t.layer}:${t.info.name}`)).toEqual([
+        'embed_tokens@-1:token_embd.weight',
+        'norm@-1:output_norm.weight',
+        ...[0, 1].flatMap((l) =>
+          [['input_layernorm', 'attn_norm.weight'], ['q_proj', 'attn_q.weight'], ['k_proj', 'attn_k.weight'], ['v_proj', 'attn_v.weight'], ['o_proj', 'attn_output.weight'],
+           ['q_norm', 'attn_q_norm.weight'], ['k_norm', 'attn_k_norm.weight'], ['post_attention_layernorm', 'ffn_norm.weight'], ['gate_proj', 'ffn_gate.weight'],
+           ['up_proj', 'ffn_up.weight'], ['down_proj', 'ffn_down.weight']].map(([k, n]) => `${k}@${l}:blk.${l}.${n}`)),
       ]);
-      const q = plan.find((t) => t.kind === 'q_proj' && t.layer === 1)!;
+      const q = planned.find((t) => t.kind === 'q_proj' && t.layer === 1)!;
       const tensor = gguf.tensors.get('blk.1.attn_q.weight')!;
       expect(q.info).toEqual({ name: 'blk.1.attn_q.weight', file: gguf.file, dtype: name, shape: [512, 256], offset: tensor.offset, byteLength: (512 * 256 / blockElements) * blockBytes });
-      expect(plan.find((t) => t.kind === 'down_proj')!.info.shape).toEqual([256, 512]);
-      expect(plan.find((t) => t.kind === 'q_norm')!.info).toMatchObject({ dtype: 'F32', shape: [128], byteLength: 512 });
-      for (const t of plan) expect(t.info.offset % 32).toBe(0);
-      expect(plan.some((t) => t.headPermutation)).toBe(false);
+      expect(planned.find((t) => t.kind === 'down_proj')!.info.shape).toEqual([256, 512]);
+      expect(planned.find((t) => t.kind === 'q_norm')!.info).toMatchObject({ dtype: 'F32', shape: [128], byteLength: 512 });
+      for (const t of planned) expect(t.info.offset % 32).toBe(0);
+      expect(planned.some((t) => t.headPermutation)).toBe(false);
     }
   });
 
   it('marks llama q/k (weights and biases) for head-row reordering, and nothing else', () => {
     const gguf = read(modelSpec({ ...qwen3, arch: 'llama', headDim: 64 }));
-    const plan = planGgufWeights(ggufModelConfig(gguf), gguf, true);
-    const marked = plan.filter((t) => t.headPermutation).map((t) => [t.kind, t.headPermutation!.heads, t.headPermutation!.headDim]);
+    const planned = plan(gguf, true);
+    const marked = planned.filter((t) => t.headPermutation).map((t) => [t.kind, t.headPermutation!.heads, t.headPermutation!.headDim]);
     expect(marked).toEqual([['q_proj', 4, 64], ['k_proj', 2, 64], ['q_proj', 4, 64], ['k_proj', 2, 64]]);
-    expect(plan.find((t) => t.kind === 'lm_head')).toBeDefined();
+    expect(planned.find((t) => t.kind === 'lm_head')!.info.name).toBe('output.weight');
   });
 
   it('refuses types weft cannot load, quantized norms, wrong dims and missing tensors', () => {
     const q5 = read(modelSpec(qwen3, { matrixType: GGML.Q5_K }));
-    expect(() => planGgufWeights(ggufModelConfig(q5), q5, false)).toThrow(/tensor type Q5_K is not supported/);
+    expect(() => plan(q5, false)).toThrow(/tensor type Q5_K is not supported/);
     const quantNorm = modelSpec(qwen3);
     const norm = quantNorm.tensors.find((t) => t.name === 'blk.0.attn_q_norm.weight')!;
     norm.type = GGML.Q8_0;
     norm.data = new Uint8Array(tensorBytes(norm));
     const qn = read(quantNorm);
-    expect(() => planGgufWeights(ggufModelConfig(qn), qn, false)).toThrow(UnsupportedModelError);
+    expect(() => plan(qn, false)).toThrow(UnsupportedModelError);
     const missing = read(modelSpec(qwen3, { drop: 'blk.1.ffn_up.weight' }));
-    expect(() => planGgufWeights(ggufModelConfig(missing), missing, false)).toThrow(/blk.1.ffn_up.weight is missing/);
+    expect(() => plan(missing, false)).toThrow(/blk.1.ffn_up.weight is missing/);
     const wrong = modelSpec(qwen3);
     const up = wrong.tensors.find((t) => t.name === 'blk.0.ffn_up.weight')!;
     up.dims = [256, 256];
     up.data = new Uint8Array(tensorBytes(up));
     const w = read(wrong);
-    expect(() => planGgufWeights(ggufModelConfig(w), w, false)).toThrow(/GGUF dims \[256,256\], expected \[256,512\]/);
+    expect(() => plan(w, false)).toThrow(/GGUF dims \[256,256\], expected \[256,512\]/);
   });
 
   it('hfRowOrder undoes llama.cpp\'s permutation (reshape(h, 2, d/2).swap(1, 2))', () => {

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadModelConfig } from '../../src/models/config.js';
+import { loadModelConfig } from '../../src/model-files/config.js';
 import { ggufModelConfig } from '../../src/model-files/gguf/config.js';
 import { readGgufFile } from '../../src/model-files/gguf/reader.js';
 import { Pipeline } from '../../src/index.js';

@@ -16,7 +16,7 @@ import {
   type ParserStream,
 } from '../../src/parsers/index.js';
 import { toolCorpora } from './cases/index.js';
-import { outputCases } from './cases/output.js';
+import { outputCases } from './cases/chain.js';
 import { reasoningCases } from './cases/reasoning.js';
 import { chars, checkEventContract, runStream, splitAt, TOOLS } from './helpers.js';
 

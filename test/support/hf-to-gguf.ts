@@ -7,8 +7,8 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseModelConfig } from '../../src/models/config.js';
-import { readAllTensors } from '../models/safetensors-writer.js';
+import { parseModelConfig } from '../../src/model-files/config.js';
+import { readAllTensors } from '../model-files/safetensors-writer.js';
 import { toF16, toQ8_0 } from './ggml-quantize.js';
 import { encodeGguf, meta, type MetaValue, type TensorSpec } from './gguf-writer.js';
 

@@ -2,7 +2,7 @@
 #include "attention.h"
 
 #include "attention_kernel.h"
-#include "matmul.h"
+#include "cpu_features.h"
 
 namespace weft {
 

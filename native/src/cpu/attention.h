@@ -1,34 +1,15 @@
 // Attention over the paged KV cache, for one tile of query rows. Built twice
 // on x86-64, like the matmul kernels: baseline (attention.cc) and AVX2/FMA/F16C
 // (attention_avx2.cc), picked once by the CPU. The kernel only sees raw
-// pointers (KvView), and everything it inlines has internal linkage, so the
+// pointers (KvView, kv_cache.h), and everything it inlines has internal linkage, so the
 // two builds never share code.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
-#include "model.h"
+#include "kv_cache.h"
 
 namespace weft {
-
-// The cache as the kernel sees it (see KvCache in model.h for the layout).
-struct KvView {
-  KvPrecision precision = KvPrecision::F32;
-  const float* f32 = nullptr;
-  const uint16_t* f16 = nullptr;
-  const uint8_t* u8 = nullptr;
-  const float* u8_params = nullptr;  // (scale, min) per row
-  int num_blocks = 0, block_size = 0, kv_heads = 0, head_dim = 0;
-};
-
-// Offset of the cache row (layer, k=0|v=1, block, kv head, slot) in the
-// layout of model.h. The only place that layout is computed: forward.cc
-// writes and copies rows with it, the kernels read them. `static`, so the
-// baseline and the AVX2 builds each keep their own copy (see matmul_kernels.h).
-static inline size_t cache_row_offset(const KvView& kv, int layer, int k_or_v, size_t block, int head, size_t slot) {
-  return ((((static_cast<size_t>(layer) * 2 + k_or_v) * kv.num_blocks + block) * kv.kv_heads + head) * kv.block_size + slot) *
-         kv.head_dim;
-}
 
 // One query row of an attention tile: a (token, query head) pair.
 struct QueryRow {

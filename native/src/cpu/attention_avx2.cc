@@ -1,5 +1,5 @@
 // The attention kernel built for AVX2/FMA/F16C (see attention.h); called only
-// after the run-time CPU check in matmul.cc.
+// after the run-time CPU check (cpu_features.h).
 #if defined(WEFT_AVX2_KERNELS)
 #include "attention_kernel.h"
 

@@ -5,7 +5,8 @@
 //   allocateCache(numBlocks, blockSize, precision)      -> Promise<void>
 //   execute(batch)                              -> Promise<Float32Array>
 //   dispose()                                   idempotent; frees native memory
-//   threads, kernels                            read-only: pool size, "avx2" | "baseline"
+//   weightSlots()                               sync; [{kind, layer, shape}] the model needs
+//   threads, kernels                            read-only: pool size, kernel set name (cpu_features.h)
 //
 // Work runs on the libuv thread pool (Napi::AsyncWorker) and, inside it, on the
 // model's own thread pool. One operation at a time per model: a call made while
@@ -23,6 +24,7 @@
 #include <system_error>
 #include <thread>
 
+#include "cpu_features.h"
 #include "model.h"
 
 namespace weft {
@@ -153,7 +155,13 @@ class CacheJob : public Job {
  public:
   CacheJob(Napi::Env env, Napi::Object owner, bool* busy, Model* model, int blocks, int block_size, KvPrecision p)
       : Job(env, owner, busy), model_(model), blocks_(blocks), block_size_(block_size), precision_(p) {}
-  void Execute() override { guarded([&] { return allocate_cache(*model_, blocks_, block_size_, precision_); }); }
+  void Execute() override {
+    guarded([&] {
+      const ModelConfig& c = model_->config;
+      return allocate_cache(model_->cache, c.layers, c.kv_heads, c.head_dim, blocks_, block_size_, precision_,
+                            weight_bytes(model_->weights));
+    });
+  }
 
  private:
   Model* model_;
@@ -196,6 +204,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
                         InstanceMethod("allocateCache", &CpuModel::allocate_cache_method),
                         InstanceMethod("execute", &CpuModel::execute),
                         InstanceMethod("dispose", &CpuModel::dispose),
+                        InstanceMethod("weightSlots", &CpuModel::weight_slots),
                         InstanceAccessor("threads", &CpuModel::threads, nullptr),
                         InstanceAccessor("kernels", &CpuModel::kernels, nullptr)});
   }
@@ -235,7 +244,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
     if (o.Has("threads") && !o.Get("threads").IsUndefined()) threads = read_int(o, "threads", 1, 1024);
     try {
       model->pool = std::make_unique<ThreadPool>(threads == 0 ? 1 : static_cast<int>(threads));
-      init_weight_slots(*model);
+      init_weight_slots(model->weights, model->config);
     } catch (const std::system_error& e) {
       throw Napi::Error::New(env, "cannot start " + std::to_string(threads) + " threads: " + e.what());
     } catch (const std::exception& e) {
@@ -294,7 +303,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       for (uint32_t i = 0; i < rank; ++i)
         shape.push_back(to_int64(env, dims.Get(i), "shape entry", 0, 9007199254740991.0));
       if (unavailable(env, d)) return d.Promise();
-      Tensor* slot = find_weight_slot(*model_, kind, layer);
+      Tensor* slot = find_weight_slot(model_->weights, kind, layer);
       if (!slot) throw Napi::Error::New(env, "the model has no weight " + kind + (layer >= 0 ? " in layer " + std::to_string(layer) : ""));
       weights_ready_ = false;
       return queue(new LoadJob(env, info.This().As<Napi::Object>(), &busy_, slot, path, offset, dtype, std::move(shape)));
@@ -339,7 +348,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       step.max_context_len = to_int64(env, b.Get("maxContextLen"), "maxContextLen", 0, 2147483647.0);
       if (unavailable(env, d)) return d.Promise();
       if (!weights_ready_) {
-        const std::string missing = missing_weights(*model_);
+        const std::string missing = missing_weights(model_->weights);
         if (!missing.empty()) throw Napi::Error::New(env, "weights not loaded: " + missing);
         weights_ready_ = true;
       }
@@ -359,9 +368,30 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
     return Napi::Number::New(info.Env(), model_ ? model_->pool->size() : 0);
   }
 
-  // Which kernel set this process runs: "avx2" (AVX2/FMA/F16C) or "baseline".
+  // Which kernel set this process runs (cpu_features.h): "baseline", "avx2", ...
   Napi::Value kernels(const Napi::CallbackInfo& info) {
-    return Napi::String::New(info.Env(), cpu_uses_avx2() ? "avx2" : "baseline");
+    return Napi::String::New(info.Env(), kernel_set_name(cpu_kernel_set()));
+  }
+
+  // The slots this model needs, from the slot table (weights.cc): what the
+  // TypeScript side plans its loads from. shape is [rows] for vectors.
+  Napi::Value weight_slots(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!model_) throw Napi::Error::New(env, "the model has been disposed");
+    Napi::Array out = Napi::Array::New(env);
+    uint32_t n = 0;
+    for_each_slot(model_->weights, [&](const SlotSpec& spec, int layer, const Tensor& t) {
+      if (!t.required) return;
+      Napi::Object slot = Napi::Object::New(env);
+      slot.Set("kind", spec.kind);
+      slot.Set("layer", layer);
+      Napi::Array shape = Napi::Array::New(env);
+      shape.Set(0u, Napi::Number::New(env, static_cast<double>(t.rows)));
+      if (!t.vector) shape.Set(1u, Napi::Number::New(env, static_cast<double>(t.cols)));
+      slot.Set("shape", shape);
+      out.Set(n++, slot);
+    });
+    return out;
   }
 
   std::unique_ptr<Model> model_;

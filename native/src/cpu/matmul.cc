@@ -11,14 +11,11 @@
 // same for every weight type.
 #include "matmul.h"
 
-#include <cstdlib>
-#include <string>
+#include <algorithm>
 #include <vector>
 
+#include "cpu_features.h"
 #include "matmul_kernels.h"
-#if defined(WEFT_AVX2_KERNELS)
-#include <cpuid.h>
-#endif
 
 namespace weft {
 namespace {
@@ -44,24 +41,6 @@ void rows_f16(float* out, const float* in, const void* w, const float* bias, int
 }
 
 }  // namespace
-
-#if defined(WEFT_AVX2_KERNELS)
-// Whether to use the AVX2/FMA/F16C kernels: decided once, from the CPU.
-// WEFT_CPU_BASELINE=1 forces the baseline ones (tests use it).
-bool cpu_uses_avx2() {
-  static const bool avx2 = [] {
-    const char* baseline = std::getenv("WEFT_CPU_BASELINE");
-    if (baseline && std::string(baseline) == "1") return false;
-    __builtin_cpu_init();
-    unsigned eax, ebx, ecx = 0, edx;
-    const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29));  // CPUID.1:ECX.F16C
-    return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return avx2;
-}
-#else
-bool cpu_uses_avx2() { return false; }
-#endif
 
 namespace {
 

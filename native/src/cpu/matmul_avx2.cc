@@ -1,6 +1,6 @@
 // The matmul kernels built for AVX2/FMA/F16C (CMake adds those flags to this
 // file on x86-64 and defines WEFT_AVX2_KERNELS). matmul.cc calls them only
-// after checking the CPU at run time.
+// when cpu_kernel_set() (cpu_features.h) allows.
 #if defined(WEFT_AVX2_KERNELS)
 #include "matmul_kernels.h"
 

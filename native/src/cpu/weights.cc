@@ -1,129 +1,137 @@
-// Weight slots and loading tensors from safetensors files into float32.
+// The weight slot table, and loading tensors from files into the slots.
 //
 // The TypeScript side parses and validates the safetensors headers (names,
-// dtypes, shapes, offsets) and then asks for each tensor by file and byte
-// offset. The bytes go straight from the file into native memory, chunk by
-// chunk, so the JS heap never holds weights. This file checks again what it
-// relies on: the shape matches the slot, and the byte range lies inside the file.
+// dtypes, shapes, offsets) against the slots this model reports, and then asks
+// for each tensor by file and byte offset. The bytes go straight from the file
+// into native memory, chunk by chunk, so the JS heap never holds weights. This
+// file checks again what it relies on: the shape matches the slot, and the byte
+// range lies inside the file.
+#include "weights.h"
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <new>
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>
-#endif
 
 #include "half.h"
-#include "model.h"
 
 namespace weft {
+namespace {
 
-// A matrix [rows, cols]; define_vector makes a [rows] vector (stored as cols == 1).
-static void define(Tensor& t, int64_t rows, int64_t cols, bool required, bool vector = false) {
-  t.rows = rows;
-  t.cols = cols;
-  t.vector = vector;
-  t.required = required;
-  t.loaded = false;
-  t.data.clear();
-  t.half.clear();
-  t.type = WeightType::F32;
+// The one list of weights a Llama-family model has. Every other list (the
+// TypeScript load plan included) is made from this one.
+constexpr SlotSpec kModelSlots[] = {
+    {"embed_tokens", false, Dim::Vocab, Dim::Hidden, false, Needed::Always},
+    {"norm", false, Dim::Hidden, Dim::Hidden, true, Needed::Always},
+    {"lm_head", false, Dim::Vocab, Dim::Hidden, false, Needed::UntiedHead},
+};
+Tensor Weights::*const kModelMembers[] = {&Weights::embed, &Weights::final_norm, &Weights::lm_head};
+
+constexpr SlotSpec kLayerSlots[] = {
+    {"input_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always},
+    {"q_proj", true, Dim::QDim, Dim::Hidden, false, Needed::Always},
+    {"k_proj", true, Dim::KvDim, Dim::Hidden, false, Needed::Always},
+    {"v_proj", true, Dim::KvDim, Dim::Hidden, false, Needed::Always},
+    {"o_proj", true, Dim::Hidden, Dim::QDim, false, Needed::Always},
+    {"q_proj.bias", true, Dim::QDim, Dim::QDim, true, Needed::WithQkvBias},
+    {"k_proj.bias", true, Dim::KvDim, Dim::KvDim, true, Needed::WithQkvBias},
+    {"v_proj.bias", true, Dim::KvDim, Dim::KvDim, true, Needed::WithQkvBias},
+    {"o_proj.bias", true, Dim::Hidden, Dim::Hidden, true, Needed::WithOBias},
+    {"q_norm", true, Dim::HeadDim, Dim::HeadDim, true, Needed::WithQkNorm},
+    {"k_norm", true, Dim::HeadDim, Dim::HeadDim, true, Needed::WithQkNorm},
+    {"post_attention_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always},
+    {"gate_proj", true, Dim::Intermediate, Dim::Hidden, false, Needed::Always},
+    {"up_proj", true, Dim::Intermediate, Dim::Hidden, false, Needed::Always},
+    {"down_proj", true, Dim::Hidden, Dim::Intermediate, false, Needed::Always},
+};
+Tensor LayerWeights::*const kLayerMembers[] = {
+    &LayerWeights::attn_norm, &LayerWeights::wq,     &LayerWeights::wk,       &LayerWeights::wv,
+    &LayerWeights::wo,        &LayerWeights::bq,     &LayerWeights::bk,       &LayerWeights::bv,
+    &LayerWeights::bo,        &LayerWeights::q_norm, &LayerWeights::k_norm,   &LayerWeights::ffn_norm,
+    &LayerWeights::w_gate,    &LayerWeights::w_up,   &LayerWeights::w_down,
+};
+static_assert(sizeof(kModelSlots) / sizeof(kModelSlots[0]) == sizeof(kModelMembers) / sizeof(kModelMembers[0]),
+              "one member per model slot");
+static_assert(sizeof(kLayerSlots) / sizeof(kLayerSlots[0]) == sizeof(kLayerMembers) / sizeof(kLayerMembers[0]),
+              "one member per layer slot");
+
+int64_t size_of(Dim d, const ModelConfig& c) {
+  switch (d) {
+    case Dim::Hidden: return c.hidden;
+    case Dim::QDim: return static_cast<int64_t>(c.heads) * c.head_dim;
+    case Dim::KvDim: return static_cast<int64_t>(c.kv_heads) * c.head_dim;
+    case Dim::HeadDim: return c.head_dim;
+    case Dim::Intermediate: return c.intermediate;
+    case Dim::Vocab: return c.vocab;
+  }
+  return 0;
 }
-static void define_vector(Tensor& t, int64_t rows, bool required) { define(t, rows, 1, required, true); }
 
-void init_weight_slots(Model& model) {
-  const ModelConfig& c = model.config;
-  Weights& w = model.weights;
-  const int64_t q_dim = static_cast<int64_t>(c.heads) * c.head_dim;
-  const int64_t kv_dim = static_cast<int64_t>(c.kv_heads) * c.head_dim;
-  define(w.embed, c.vocab, c.hidden, true);
-  define_vector(w.final_norm, c.hidden, true);
-  define(w.lm_head, c.vocab, c.hidden, !c.tied_embeddings);
+bool is_needed(Needed n, const ModelConfig& c) {
+  switch (n) {
+    case Needed::Always: return true;
+    case Needed::WithQkvBias: return c.qkv_bias;
+    case Needed::WithOBias: return c.o_bias;
+    case Needed::WithQkNorm: return c.qk_norm;
+    case Needed::UntiedHead: return !c.tied_embeddings;
+  }
+  return false;
+}
+
+}  // namespace
+
+void for_each_slot(Weights& w, const std::function<void(const SlotSpec&, int, Tensor&)>& fn) {
+  for (size_t i = 0; i < sizeof(kModelSlots) / sizeof(kModelSlots[0]); ++i) fn(kModelSlots[i], -1, w.*kModelMembers[i]);
+  for (size_t layer = 0; layer < w.layers.size(); ++layer)
+    for (size_t i = 0; i < sizeof(kLayerSlots) / sizeof(kLayerSlots[0]); ++i)
+      fn(kLayerSlots[i], static_cast<int>(layer), w.layers[layer].*kLayerMembers[i]);
+}
+
+void for_each_slot(const Weights& w, const std::function<void(const SlotSpec&, int, const Tensor&)>& fn) {
+  for_each_slot(const_cast<Weights&>(w), [&](const SlotSpec& s, int layer, Tensor& t) { fn(s, layer, t); });
+}
+
+void init_weight_slots(Weights& w, const ModelConfig& c) {
+  w = Weights{};
   w.layers.assign(c.layers, LayerWeights{});
-  for (LayerWeights& l : w.layers) {
-    define_vector(l.attn_norm, c.hidden, true);
-    define(l.wq, q_dim, c.hidden, true);
-    define(l.wk, kv_dim, c.hidden, true);
-    define(l.wv, kv_dim, c.hidden, true);
-    define(l.wo, c.hidden, q_dim, true);
-    define_vector(l.bq, q_dim, c.qkv_bias);
-    define_vector(l.bk, kv_dim, c.qkv_bias);
-    define_vector(l.bv, kv_dim, c.qkv_bias);
-    define_vector(l.bo, c.hidden, c.o_bias);
-    define_vector(l.q_norm, c.head_dim, c.qk_norm);
-    define_vector(l.k_norm, c.head_dim, c.qk_norm);
-    define_vector(l.ffn_norm, c.hidden, true);
-    define(l.w_gate, c.intermediate, c.hidden, true);
-    define(l.w_up, c.intermediate, c.hidden, true);
-    define(l.w_down, c.hidden, c.intermediate, true);
-  }
+  for_each_slot(w, [&](const SlotSpec& spec, int, Tensor& t) {
+    t = Tensor{};
+    t.spec = &spec;
+    t.rows = size_of(spec.rows, c);
+    t.cols = spec.vector ? 1 : size_of(spec.cols, c);
+    t.vector = spec.vector;
+    t.required = is_needed(spec.needed, c);
+  });
 }
 
-Tensor* find_weight_slot(Model& model, const std::string& kind, int layer) {
-  Weights& w = model.weights;
-  Tensor* t = nullptr;
-  if (layer < 0) {
-    if (kind == "embed_tokens") t = &w.embed;
-    else if (kind == "norm") t = &w.final_norm;
-    else if (kind == "lm_head") t = &w.lm_head;
-  } else if (layer < static_cast<int>(w.layers.size())) {
-    LayerWeights& l = w.layers[layer];
-    if (kind == "input_layernorm") t = &l.attn_norm;
-    else if (kind == "q_proj") t = &l.wq;
-    else if (kind == "k_proj") t = &l.wk;
-    else if (kind == "v_proj") t = &l.wv;
-    else if (kind == "o_proj") t = &l.wo;
-    else if (kind == "q_proj.bias") t = &l.bq;
-    else if (kind == "k_proj.bias") t = &l.bk;
-    else if (kind == "v_proj.bias") t = &l.bv;
-    else if (kind == "o_proj.bias") t = &l.bo;
-    else if (kind == "q_norm") t = &l.q_norm;
-    else if (kind == "k_norm") t = &l.k_norm;
-    else if (kind == "post_attention_layernorm") t = &l.ffn_norm;
-    else if (kind == "gate_proj") t = &l.w_gate;
-    else if (kind == "up_proj") t = &l.w_up;
-    else if (kind == "down_proj") t = &l.w_down;
-  }
-  // A slot the config does not use (e.g. a bias on a bias-free model) is not offered.
-  return t != nullptr && t->required ? t : nullptr;
+Tensor* find_weight_slot(Weights& w, const std::string& kind, int layer) {
+  if (layer >= static_cast<int>(w.layers.size())) return nullptr;
+  Tensor* found = nullptr;
+  for_each_slot(w, [&](const SlotSpec& spec, int l, Tensor& t) {
+    if (l == layer && t.required && kind == spec.kind) found = &t;
+  });
+  return found;
 }
 
-std::string missing_weights(const Model& model) {
+std::string missing_weights(const Weights& w) {
   std::string missing;
   int count = 0;
-  auto check = [&](const Tensor& t, const char* name, int layer) {
+  for_each_slot(w, [&](const SlotSpec& spec, int layer, const Tensor& t) {
     if (!t.required || t.loaded) return;
     if (++count <= 3) {
       if (!missing.empty()) missing += ", ";
-      missing += name;
+      missing += spec.kind;
       if (layer >= 0) missing += " (layer " + std::to_string(layer) + ")";
     }
-  };
-  const Weights& w = model.weights;
-  check(w.embed, "embed_tokens", -1);
-  check(w.final_norm, "norm", -1);
-  check(w.lm_head, "lm_head", -1);
-  for (size_t i = 0; i < w.layers.size(); ++i) {
-    const LayerWeights& l = w.layers[i];
-    const int li = static_cast<int>(i);
-    check(l.attn_norm, "input_layernorm", li);
-    check(l.wq, "q_proj", li);
-    check(l.wk, "k_proj", li);
-    check(l.wv, "v_proj", li);
-    check(l.wo, "o_proj", li);
-    check(l.bq, "q_proj.bias", li);
-    check(l.bk, "k_proj.bias", li);
-    check(l.bv, "v_proj.bias", li);
-    check(l.bo, "o_proj.bias", li);
-    check(l.q_norm, "q_norm", li);
-    check(l.k_norm, "k_norm", li);
-    check(l.ffn_norm, "post_attention_layernorm", li);
-    check(l.w_gate, "gate_proj", li);
-    check(l.w_up, "up_proj", li);
-    check(l.w_down, "down_proj", li);
-  }
+  });
   if (count > 3) missing += " and " + std::to_string(count - 3) + " more";
   return missing;
+}
+
+double weight_bytes(const Weights& w) {
+  double total = 0;
+  for_each_slot(w, [&](const SlotSpec&, int, const Tensor& t) { total += t.bytes(); });
+  return total;
 }
 
 std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
@@ -191,79 +199,6 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
     done += n;
   }
   slot.loaded = true;
-  return "";
-}
-
-// Total physical memory, or 0 when unknown.
-static double physical_memory_bytes() {
-#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page > 0) return static_cast<double>(pages) * static_cast<double>(page);
-#endif
-  return 0;
-}
-
-// Bytes a cache of `elements` values takes, u8's per-row (scale, min) included.
-static double cache_bytes(size_t elements, int head_dim, KvPrecision precision) {
-  const double n = static_cast<double>(elements);
-  if (precision == KvPrecision::F32) return n * 4;
-  if (precision == KvPrecision::F16) return n * 2;
-  return n + n / head_dim * 2 * sizeof(float);
-}
-
-// Bytes held by the loaded weights.
-static double weight_bytes(const Weights& w) {
-  double total = 0;
-  auto add = [&](const Tensor& t) {
-    total += static_cast<double>(t.data.size()) * sizeof(float) + static_cast<double>(t.half.size()) * sizeof(uint16_t);
-  };
-  add(w.embed);
-  add(w.final_norm);
-  add(w.lm_head);
-  for (const LayerWeights& l : w.layers)
-    for (const Tensor* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.bo, &l.q_norm, &l.k_norm,
-                            &l.ffn_norm, &l.w_gate, &l.w_up, &l.w_down})
-      add(*t);
-  return total;
-}
-
-std::string allocate_cache(Model& model, int num_blocks, int block_size, KvPrecision precision) {
-  const ModelConfig& c = model.config;
-  if (num_blocks < 2) return "numBlocks must be at least 2 (block 0 is the null block)";
-  if (block_size < 1 || block_size > 65536) return "blockSize must be in [1, 65536]";
-  // elements = layers * 2 * blocks * kv_heads * block_size * head_dim, in 64 bits
-  // (every factor < 2^31 and the model dims were bounded at construction).
-  const double estimate = 2.0 * c.layers * num_blocks * c.kv_heads * static_cast<double>(block_size) * c.head_dim;
-  if (estimate > 9.0e15) return "KV cache too large";
-  const size_t elements = static_cast<size_t>(2) * c.layers * static_cast<size_t>(num_blocks) * c.kv_heads *
-                          static_cast<size_t>(block_size) * c.head_dim;
-  const double bytes = cache_bytes(elements, c.head_dim, precision);
-  // The cache is zero-filled at once; more than the machine's RAM would get the
-  // process killed by the OOM killer instead of failing here. What must fit:
-  // the weights, the new cache and the old one (freed only once the new one is in).
-  const double ram = physical_memory_bytes();
-  const double old_cache = cache_bytes(model.cache.elements, c.head_dim, model.cache.precision);
-  const double needed = weight_bytes(model.weights) + old_cache + bytes;
-  if (ram > 0 && needed > ram)
-    return "a KV cache of " + std::to_string(static_cast<uint64_t>(bytes)) + " bytes, with the weights and the current cache (" +
-           std::to_string(static_cast<uint64_t>(needed)) + " bytes in all), exceeds the physical memory (" +
-           std::to_string(static_cast<uint64_t>(ram)) + " bytes)";
-  KvCache fresh;
-  fresh.num_blocks = num_blocks;
-  fresh.block_size = block_size;
-  fresh.precision = precision;
-  fresh.elements = elements;
-  try {
-    if (precision == KvPrecision::F32) fresh.f32.assign(elements, 0.0f);
-    else if (precision == KvPrecision::F16) fresh.f16.assign(elements, 0);
-    else {
-      fresh.u8.assign(elements, 0);
-      fresh.u8_params.assign(elements / c.head_dim * 2, 0.0f);
-    }
-  } catch (const std::bad_alloc&) {
-    return "out of memory allocating the KV cache (" + std::to_string(elements) + " elements)";
-  }
-  model.cache = std::move(fresh);
   return "";
 }
 

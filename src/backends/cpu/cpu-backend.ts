@@ -4,14 +4,14 @@
  */
 import { availableParallelism } from 'node:os';
 import { BackendError, InvalidOptionError, ModelLoadError, WeftError } from '../../errors.js';
-import type { ModelConfig } from '../../models/config.js';
-import { loadModelConfig } from '../../models/config.js';
-import { ropeInverseFrequencies } from '../../models/rope.js';
-import { openSafetensorsFolder } from '../../models/safetensors.js';
-import { planWeights, type PlannedTensor } from '../../models/weights.js';
+import type { ModelConfig } from '../../model-files/config.js';
+import { loadModelConfig } from '../../model-files/config.js';
+import { ropeInverseFrequencies } from '../../model-files/rope.js';
+import { openSafetensorsFolder } from '../../model-files/safetensors.js';
+import { planWeights, type PlannedTensor, type WeightSlot } from '../../model-files/weights.js';
 import { openGgufModel } from '../../model-files/gguf/open.js';
 import type { Backend, CacheConfig, ModelShape, StepBatch, StepResult } from '../backend.js';
-import { loadNativeBinding, type NativeCpuModel } from './native-binding.js';
+import { type KernelSetName, loadNativeBinding, type NativeCpuModel } from './native-binding.js';
 
 export interface LoadProgress {
   /** "config", "weights" or "done". */
@@ -67,8 +67,8 @@ export class CpuBackend implements Backend {
     progress({ phase: 'config', loaded: 0, total: 0 });
     const config = await loadModelConfig(modelDir);
     const tensors = await openSafetensorsFolder(modelDir);
-    const plan = planWeights(config, tensors, modelDir);
-    return CpuBackend.#loadPlanned(config, plan, ropeInverseFrequencies(config), modelDir, threads, progress);
+    const plan = (slots: readonly WeightSlot[]) => planWeights(slots, tensors, modelDir);
+    return CpuBackend.#loadPlanned(config, ropeInverseFrequencies(config), plan, modelDir, threads, progress);
   }
 
   /** Loads a GGUF file (llama, mistral, qwen2, qwen3; see docs/gguf.md). */
@@ -77,13 +77,14 @@ export class CpuBackend implements Backend {
     const progress = options.onProgress ?? (() => {});
     progress({ phase: 'config', loaded: 0, total: 0 });
     const model = openGgufModel(file);
-    return CpuBackend.#loadPlanned(model.config, model.plan, model.invFreq, file, threads, progress);
+    return CpuBackend.#loadPlanned(model.config, model.invFreq, model.plan, file, threads, progress);
   }
 
+  /** Creates the native model, plans its slots with `planFor`, and loads every planned tensor. */
   static async #loadPlanned(
     config: ModelConfig,
-    plan: readonly LoadableTensor[],
     invFreq: Float64Array,
+    planFor: (slots: readonly WeightSlot[]) => LoadableTensor[],
     modelDir: string,
     threads: number,
     progress: (progress: LoadProgress) => void,
@@ -113,6 +114,13 @@ export class CpuBackend implements Backend {
       throw new ModelLoadError(`${modelDir}: the native model rejected the config: ${(cause as Error).message}`, modelDir, undefined, { cause });
     }
 
+    let plan: LoadableTensor[];
+    try {
+      plan = planFor(native.weightSlots());
+    } catch (error) {
+      native.dispose();
+      throw error;
+    }
     const total = plan.reduce((sum, t) => sum + t.info.byteLength, 0);
     let loaded = 0;
     progress({ phase: 'weights', loaded, total });
@@ -146,9 +154,10 @@ export class CpuBackend implements Backend {
 
   /**
    * The matmul and attention kernels this process runs: 'avx2' on x86-64 CPUs
-   * with AVX2/FMA/F16C, else 'baseline' (also forced by WEFT_CPU_BASELINE=1).
+   * with AVX2/FMA/F16C, else 'baseline' (forced by WEFT_CPU_KERNELS=baseline or
+   * WEFT_CPU_BASELINE=1). See docs/cpu-backend.md.
    */
-  get kernels(): 'avx2' | 'baseline' | undefined {
+  get kernels(): KernelSetName | undefined {
     return this.#native?.kernels;
   }
 

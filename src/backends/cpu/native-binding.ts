@@ -34,10 +34,25 @@ export interface NativeModelConfig {
   readonly threads?: number;
 }
 
+/** One weight the native model needs (its slot table is native/src/cpu/weights.cc). */
+export interface NativeWeightSlot {
+  /** Slot name, e.g. "q_proj" or "q_proj.bias": Hugging Face's tensor name without prefix and ".weight". */
+  readonly kind: string;
+  /** Layer index, or -1 for model-level tensors. */
+  readonly layer: number;
+  /** [rows, cols] for matrices, [rows] for vectors. */
+  readonly shape: readonly number[];
+}
+
+/** The kernel sets of native/src/cpu/cpu_features.h, slowest first. */
+export type KernelSetName = 'baseline' | 'avx2';
+
 export interface NativeCpuModel {
   readonly threads: number;
-  /** The kernel set this process runs: 'avx2' (x86-64 with AVX2/FMA/F16C) or 'baseline'. */
-  readonly kernels: 'avx2' | 'baseline';
+  /** The kernel set this process runs (see KernelSetName). */
+  readonly kernels: KernelSetName;
+  /** The weights this model needs, required ones only, model-level first. */
+  weightSlots(): NativeWeightSlot[];
   loadTensor(kind: string, layer: number, path: string, offset: number, dtype: string, shape: readonly number[]): Promise<void>;
   allocateCache(numBlocks: number, blockSize: number, precision: KvPrecision): Promise<void>;
   execute(batch: StepBatch): Promise<Float32Array>;
@@ -49,7 +64,7 @@ export interface NativeBinding {
   readonly CpuModel: new (config: NativeModelConfig) => NativeCpuModel;
 }
 
-const ABI_VERSION = 1;
+const ABI_VERSION = 2;
 const REBUILD = 'run `npm run build:native` in the weft package folder (needs cmake >= 3.15 and a C++17 compiler)';
 let cached: NativeBinding | undefined;
 

@@ -4,7 +4,7 @@
  * a model came from.
  */
 import { ModelLoadError, UnsupportedModelError } from '../../errors.js';
-import type { Architecture, ModelConfig, RopeScaling } from '../../models/config.js';
+import type { Architecture, ModelConfig, RopeScaling } from '../config.js';
 import { GgufMetadata } from './metadata.js';
 import type { GgufFile } from './reader.js';
 

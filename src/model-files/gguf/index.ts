@@ -3,7 +3,7 @@ export { readGgufFile, GgufValueType, type GgufFile, type GgufTensor, type GgufV
 export { ggufModelConfig, ggufArchitecture, GGUF_ARCHITECTURES } from './config.js';
 export { ggufTextAssets } from './tokenizer.js';
 export { openGgufModel, type GgufModel } from './open.js';
-export { planGgufWeights, hfRowOrder } from './weights.js';
+export { planGgufWeights, ggufTensorName, hfRowOrder } from './weights.js';
 
 /** A model path naming a .gguf file (any other path is a Hugging Face folder). */
 export function isGgufPath(path: string): boolean {

@@ -3,7 +3,8 @@
  * frequencies, all checked before any weight is read.
  */
 import type { LoadableTensor } from '../../backends/cpu/cpu-backend.js';
-import type { ModelConfig } from '../../models/config.js';
+import type { WeightSlot } from '../weights.js';
+import type { ModelConfig } from '../config.js';
 import { ggufArchitecture, ggufModelConfig, ggufRopeIsInterleaved } from './config.js';
 import { readGgufFile, type GgufFile } from './reader.js';
 import { ggufInverseFrequencies } from './rope-freqs.js';
@@ -14,7 +15,8 @@ export interface GgufModel {
   readonly gguf: GgufFile;
   readonly architecture: string;
   readonly config: ModelConfig;
-  readonly plan: LoadableTensor[];
+  /** The load plan for the slots a backend reports. */
+  plan(slots: readonly WeightSlot[]): LoadableTensor[];
   readonly invFreq: Float64Array;
 }
 
@@ -22,10 +24,12 @@ export function openGgufModel(file: string): GgufModel {
   const gguf = readGgufFile(file);
   const architecture = ggufArchitecture(gguf);
   const config = ggufModelConfig(gguf);
-  const plan = planGgufWeights(config, gguf, ggufRopeIsInterleaved(architecture)).map((t): LoadableTensor => {
-    const permutation = t.headPermutation;
-    if (!permutation) return t;
-    return { ...t, prepare: () => reorderHeadRows(t.info, permutation.heads, permutation.headDim) };
-  });
+  const interleaved = ggufRopeIsInterleaved(architecture);
+  const plan = (slots: readonly WeightSlot[]) =>
+    planGgufWeights(slots, config, gguf, interleaved).map((t): LoadableTensor => {
+      const permutation = t.headPermutation;
+      if (!permutation) return t;
+      return { ...t, prepare: () => reorderHeadRows(t.info, permutation.heads, permutation.headDim) };
+    });
   return { gguf, architecture, config, plan, invFreq: ggufInverseFrequencies(config, gguf) };
 }

@@ -6,8 +6,8 @@
  */
 import { readSync, openSync, closeSync } from 'node:fs';
 import { ModelLoadError } from '../../errors.js';
-import type { ModelConfig } from '../../models/config.js';
-import { ropeInverseFrequencies } from '../../models/rope.js';
+import type { ModelConfig } from '../config.js';
+import { ropeInverseFrequencies } from '../rope.js';
 import type { GgufFile } from './reader.js';
 
 export function ggufInverseFrequencies(config: ModelConfig, gguf: GgufFile): Float64Array {

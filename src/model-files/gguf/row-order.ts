@@ -11,7 +11,7 @@ import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ModelLoadError } from '../../errors.js';
-import type { TensorInfo } from '../../models/safetensors.js';
+import type { TensorInfo } from '../safetensors.js';
 import { hfRowOrder } from './weights.js';
 
 export interface ReorderedTensor {

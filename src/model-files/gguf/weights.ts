@@ -5,10 +5,11 @@
  *
  * Quantized types stay packed: the native loader takes the bytes at `offset`
  * in ggml's block layout, rows along ne0. Norms and biases must be float.
+ * Tied models have no lm_head slot (llama.cpp ties when output.weight is absent).
  */
 import { ModelLoadError, UnsupportedModelError } from '../../errors.js';
-import type { ModelConfig } from '../../models/config.js';
-import type { PlannedTensor } from '../../models/weights.js';
+import type { ModelConfig } from '../config.js';
+import type { PlannedTensor, WeightSlot } from '../weights.js';
 import { LOADABLE_GGML_TYPES } from './ggml-types.js';
 import type { GgufFile, GgufTensor } from './reader.js';
 
@@ -19,51 +20,55 @@ export interface PlannedGgufTensor extends PlannedTensor {
   readonly headPermutation?: { readonly heads: number; readonly headDim: number };
 }
 
-export function planGgufWeights(config: ModelConfig, gguf: GgufFile, interleavedRope: boolean): PlannedGgufTensor[] {
-  const plan: PlannedGgufTensor[] = [];
-  const q = config.numHeads * config.headDim;
-  const kv = config.numKvHeads * config.headDim;
-  const h = config.hiddenSize;
-  const file = gguf.file;
+/** llama.cpp's names of weft's layer slots (the model-level ones are in ggufTensorName). */
+const LAYER_NAMES: Readonly<Record<string, string>> = {
+  input_layernorm: 'attn_norm.weight',
+  q_proj: 'attn_q.weight',
+  k_proj: 'attn_k.weight',
+  v_proj: 'attn_v.weight',
+  o_proj: 'attn_output.weight',
+  'q_proj.bias': 'attn_q.bias',
+  'k_proj.bias': 'attn_k.bias',
+  'v_proj.bias': 'attn_v.bias',
+  'o_proj.bias': 'attn_output.bias',
+  q_norm: 'attn_q_norm.weight',
+  k_norm: 'attn_k_norm.weight',
+  post_attention_layernorm: 'ffn_norm.weight',
+  gate_proj: 'ffn_gate.weight',
+  up_proj: 'ffn_up.weight',
+  down_proj: 'ffn_down.weight',
+};
+const MODEL_NAMES: Readonly<Record<string, string>> = { embed_tokens: 'token_embd.weight', norm: 'output_norm.weight', lm_head: 'output.weight' };
 
-  const need = (name: string, kind: string, layer: number, shape: number[], permuteHeads?: number): void => {
+/** The GGUF tensor name of a weight slot: "q_proj" in layer 3 is blk.3.attn_q.weight. */
+export function ggufTensorName(kind: string, layer: number): string | undefined {
+  if (layer < 0) return MODEL_NAMES[kind];
+  const name = LAYER_NAMES[kind];
+  return name === undefined ? undefined : `blk.${layer}.${name}`;
+}
+
+/**
+ * One planned tensor per slot the backend reports (native/src/cpu/weights.cc's
+ * slot table), found in the GGUF by llama.cpp's name and checked against the
+ * slot's shape. With `interleavedRope` (llama.cpp's llama architecture) q/k
+ * weights and biases are marked for head-row reordering.
+ */
+export function planGgufWeights(slots: readonly WeightSlot[], config: ModelConfig, gguf: GgufFile, interleavedRope: boolean): PlannedGgufTensor[] {
+  const file = gguf.file;
+  return slots.map(({ kind, layer, shape }) => {
+    const name = ggufTensorName(kind, layer);
+    if (name === undefined) throw new ModelLoadError(`${file}: weft has no GGUF name for weight ${kind}${layer >= 0 ? ` of layer ${layer}` : ''}`, file);
     const t = gguf.tensors.get(name);
     if (!t) throw new ModelLoadError(`${file}: tensor ${name} is missing`, file, name);
-    checkTensor(t, shape, file);
-    plan.push({
+    checkTensor(t, [...shape], file);
+    const heads = kind.startsWith('q_proj') ? config.numHeads : kind.startsWith('k_proj') ? config.numKvHeads : 0;
+    return {
       kind,
       layer,
       info: { name, file, dtype: t.type.name, shape: [...t.dims].reverse(), offset: t.offset, byteLength: t.byteLength },
-      ...(permuteHeads !== undefined && interleavedRope && { headPermutation: { heads: permuteHeads, headDim: config.headDim } }),
-    });
-  };
-
-  need('token_embd.weight', 'embed_tokens', -1, [config.vocabSize, h]);
-  for (let l = 0; l < config.numLayers; l++) {
-    const p = `blk.${l}.`;
-    need(`${p}attn_norm.weight`, 'input_layernorm', l, [h]);
-    need(`${p}attn_q.weight`, 'q_proj', l, [q, h], config.numHeads);
-    need(`${p}attn_k.weight`, 'k_proj', l, [kv, h], config.numKvHeads);
-    need(`${p}attn_v.weight`, 'v_proj', l, [kv, h]);
-    need(`${p}attn_output.weight`, 'o_proj', l, [h, q]);
-    if (config.qkvBias) {
-      need(`${p}attn_q.bias`, 'q_proj.bias', l, [q], config.numHeads);
-      need(`${p}attn_k.bias`, 'k_proj.bias', l, [kv], config.numKvHeads);
-      need(`${p}attn_v.bias`, 'v_proj.bias', l, [kv]);
-    }
-    if (config.oBias) need(`${p}attn_output.bias`, 'o_proj.bias', l, [h]);
-    if (config.qkNorm) {
-      need(`${p}attn_q_norm.weight`, 'q_norm', l, [config.headDim]);
-      need(`${p}attn_k_norm.weight`, 'k_norm', l, [config.headDim]);
-    }
-    need(`${p}ffn_norm.weight`, 'post_attention_layernorm', l, [h]);
-    need(`${p}ffn_gate.weight`, 'gate_proj', l, [config.intermediateSize, h]);
-    need(`${p}ffn_up.weight`, 'up_proj', l, [config.intermediateSize, h]);
-    need(`${p}ffn_down.weight`, 'down_proj', l, [h, config.intermediateSize]);
-  }
-  need('output_norm.weight', 'norm', -1, [h]);
-  if (!config.tieWordEmbeddings) need('output.weight', 'lm_head', -1, [config.vocabSize, h]);
-  return plan;
+      ...(interleavedRope && heads > 0 && { headPermutation: { heads, headDim: config.headDim } }),
+    };
+  });
 }
 
 /** `shape` is [rows, cols] (or [rows] for a vector); GGUF lists the same dims innermost first. */

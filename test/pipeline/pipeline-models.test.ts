@@ -4,8 +4,8 @@
  * caching (issue: native CPU backend, correctness).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { ModelLoadError, Pipeline } from '../src/index.js';
-import { readReference, sharedModel } from './native/helpers.js';
+import { ModelLoadError, Pipeline } from '../../src/index.js';
+import { readReference, sharedModel } from '../native/helpers.js';
 
 const open: Pipeline[] = [];
 afterAll(async () => {

@@ -1,11 +1,11 @@
 /** Creates one request's chained parser stream from the parser names in its options. */
 import { randomBytes } from 'node:crypto';
 import type { ParserOptions } from './options.js';
-import { createOutputParser } from './parsers/output.js';
-import { detectStartsInReasoning } from './parsers/reasoning/think.js';
-import { createReasoningParser, createToolParser } from './parsers/registry.js';
-import type { ParserEvent, ParserStream } from './parsers/types.js';
-import type { ToolDefinition } from './text/types.js';
+import { createOutputParser } from '../parsers/chain.js';
+import { detectStartsInReasoning } from '../parsers/reasoning/think.js';
+import { createReasoningParser, createToolParser } from '../parsers/registry.js';
+import type { ParserEvent, ParserStream } from '../parsers/types.js';
+import type { ToolDefinition } from '../text/types.js';
 
 /**
  * `promptText` is the rendered prompt: when the template already opened a

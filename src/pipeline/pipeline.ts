@@ -8,11 +8,11 @@
  */
 
 import { EventEmitter } from 'eventemitter3';
-import type { Backend } from './backends/backend.js';
-import { Engine, type FinishInfo, type RequestDelta, type StepInfo } from './engine/engine.js';
-import { KvCacheManager, type PoolStats } from './engine/kv/kv-cache-manager.js';
-import { planPools } from './engine/kv/sizing.js';
-import type { FinishReason, RequestSpec } from './engine/request.js';
+import type { Backend } from '../backends/backend.js';
+import { Engine, type FinishInfo, type RequestDelta, type StepInfo } from '../engine/engine.js';
+import { KvCacheManager, type PoolStats } from '../engine/kv/kv-cache-manager.js';
+import { planPools } from '../engine/kv/sizing.js';
+import type { FinishReason, RequestSpec } from '../engine/request.js';
 import {
   AbortError,
   BackendError,
@@ -21,7 +21,7 @@ import {
   PipelineClosedError,
   PromptTooLongError,
   WeftError,
-} from './errors.js';
+} from '../errors.js';
 import {
   resolvePipelineOptions,
   resolveRequestOptions,
@@ -31,13 +31,13 @@ import {
   type ResolvedPipelineOptions,
   type ResolvedRequestOptions,
 } from './options.js';
-import { OutputParser, type ParsedOutput } from './output-parser.js';
+import { OutputParser, type ParsedOutput } from './reply.js';
 import { createParserStream } from './parser-streams.js';
 import { RequestChannel } from './request-channel.js';
-import type { TokenLogprob } from './sampling/sampler.js';
+import type { TokenLogprob } from '../sampling/sampler.js';
 import type { StreamPart, TokenLogprobs, Usage } from './stream-parts.js';
-import { requireChatTemplate, type ChatTemplate } from './text/chat-template.js';
-import type { ChatMessage, GenerationDefaults, Tokenizer, ToolCall } from './text/types.js';
+import { requireChatTemplate, type ChatTemplate } from '../text/chat-template.js';
+import type { ChatMessage, GenerationDefaults, Tokenizer, ToolCall } from '../text/types.js';
 
 export interface GenerateResult {
   readonly text: string;
@@ -427,10 +427,11 @@ function customParts(options: PipelineOptions): ModelParts {
 async function loadModelParts(options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<ModelParts> {
   const modelDir = options.model!;
   const [{ loadText }, { CpuBackend }, gguf] = await Promise.all([
-    import('./text/load-text.js'),
-    import('./backends/cpu/cpu-backend.js'),
-    import('./model-files/gguf/index.js'),
+    import('../text/load-text.js'),
+    import('../backends/cpu/cpu-backend.js'),
+    import('../model-files/gguf/index.js'),
   ]);
+  // A .gguf file carries its tokenizer and chat template; a folder has tokenizer.json and friends.
   const isGguf = gguf.isGgufPath(modelDir);
   const text = isGguf ? gguf.ggufTextAssets(gguf.readGgufFile(modelDir)) : await loadText(modelDir);
   const backendOptions = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createOutputParser, createReasoningParser, createToolParser } from '../../src/parsers/index.js';
-import { outputCases } from './cases/output.js';
+import { outputCases } from './cases/chain.js';
 import { chars, checkEventContract, runStream, TOOLS } from './helpers.js';
 
 describe('reasoning and tool parsers chained', () => {

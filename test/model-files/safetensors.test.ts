@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ModelLoadError } from '../../src/errors.js';
-import { parseModelConfig } from '../../src/models/config.js';
-import { openSafetensorsFolder, readSafetensorsHeader } from '../../src/models/safetensors.js';
-import { planWeights } from '../../src/models/weights.js';
+import { parseModelConfig } from '../../src/model-files/config.js';
+import { openSafetensorsFolder, readSafetensorsHeader } from '../../src/model-files/safetensors.js';
+import { huggingFaceTensorName, planWeights, type WeightSlot } from '../../src/model-files/weights.js';
 import { encodeSafetensors, f32Bytes, type RawTensor, writeSafetensors } from './safetensors-writer.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'weft-st-'));
@@ -120,10 +120,6 @@ describe('openSafetensorsFolder (sharded)', () => {
 });
 
 describe('planWeights', () => {
-  const config = parseModelConfig({
-    architectures: ['LlamaForCausalLM'], hidden_size: 4, intermediate_size: 6, num_hidden_layers: 1,
-    num_attention_heads: 2, num_key_value_heads: 1, vocab_size: 5, max_position_embeddings: 16, tie_word_embeddings: true,
-  });
   const shapes: Record<string, number[]> = {
     'model.embed_tokens.weight': [5, 4],
     'model.norm.weight': [4],
@@ -137,6 +133,20 @@ describe('planWeights', () => {
     'model.layers.0.mlp.up_proj.weight': [6, 4],
     'model.layers.0.mlp.down_proj.weight': [4, 6],
   };
+  // The slots a backend would report for this model (the CPU backend's come from
+  // its native table: test/native/weight-slots.test.ts).
+  const slots: WeightSlot[] = [
+    { kind: 'embed_tokens', layer: -1, shape: [5, 4] },
+    { kind: 'norm', layer: -1, shape: [4] },
+    ...(['input_layernorm', 'post_attention_layernorm'] as const).map((kind) => ({ kind, layer: 0, shape: [4] })),
+    { kind: 'q_proj', layer: 0, shape: [4, 4] },
+    { kind: 'k_proj', layer: 0, shape: [2, 4] },
+    { kind: 'v_proj', layer: 0, shape: [2, 4] },
+    { kind: 'o_proj', layer: 0, shape: [4, 4] },
+    { kind: 'gate_proj', layer: 0, shape: [6, 4] },
+    { kind: 'up_proj', layer: 0, shape: [6, 4] },
+    { kind: 'down_proj', layer: 0, shape: [4, 6] },
+  ];
   const index = (edit: (name: string, t: { dtype: string; shape: number[] }) => void = () => {}) =>
     new Map(Object.entries(shapes).map(([name, shape]) => {
       const t = { dtype: 'F32', shape: [...shape] };
@@ -144,16 +154,24 @@ describe('planWeights', () => {
       return [name, { name, file: '/m/model.safetensors', offset: 0, byteLength: 0, ...t }];
     }));
 
+  it('names each slot as Hugging Face does', () => {
+    expect(huggingFaceTensorName('q_proj.bias', 2)).toBe('model.layers.2.self_attn.q_proj.bias');
+    expect(huggingFaceTensorName('k_norm', 0)).toBe('model.layers.0.self_attn.k_norm.weight');
+    expect(huggingFaceTensorName('down_proj', 1)).toBe('model.layers.1.mlp.down_proj.weight');
+    expect(huggingFaceTensorName('input_layernorm', 1)).toBe('model.layers.1.input_layernorm.weight');
+    expect(huggingFaceTensorName('lm_head', -1)).toBe('lm_head.weight');
+    expect(huggingFaceTensorName('norm', -1)).toBe('model.norm.weight');
+  });
+
   it('plans every tensor of a complete model', () => {
-    const plan = planWeights(config, index(), '/m');
-    expect(plan.map((p) => p.kind).sort()).toEqual(
-      ['down_proj', 'embed_tokens', 'gate_proj', 'input_layernorm', 'k_proj', 'norm', 'o_proj', 'post_attention_layernorm', 'q_proj', 'up_proj', 'v_proj'],
-    );
+    const plan = planWeights(slots, index(), '/m');
+    expect(plan.map((p) => p.info.name).sort()).toEqual(Object.keys(shapes).sort());
+    expect(plan.map((p) => p.kind)).toEqual(slots.map((s) => s.kind));
   });
 
   it('a wrong dtype names the file and the tensor', () => {
     try {
-      planWeights(config, index((n, t) => { if (n.endsWith('k_proj.weight')) t.dtype = 'I64'; }), '/m');
+      planWeights(slots, index((n, t) => { if (n.endsWith('k_proj.weight')) t.dtype = 'I64'; }), '/m');
       expect.unreachable();
     } catch (e) {
       expect(e).toBeInstanceOf(ModelLoadError);
@@ -164,10 +182,10 @@ describe('planWeights', () => {
   });
 
   it('a wrong shape or a missing tensor names the tensor', () => {
-    expect(() => planWeights(config, index((n, t) => { if (n.endsWith('v_proj.weight')) t.shape = [4, 4]; }), '/m')).toThrow(/v_proj.weight.*shape \[4,4\], expected \[2,4\]/);
+    expect(() => planWeights(slots, index((n, t) => { if (n.endsWith('v_proj.weight')) t.shape = [4, 4]; }), '/m')).toThrow(/v_proj.weight.*shape \[4,4\], expected \[2,4\]/);
     const missing = index();
     missing.delete('model.norm.weight');
-    expect(() => planWeights(config, missing, '/m')).toThrow(/model.norm.weight is missing/);
-    expect(() => planWeights({ ...config, tieWordEmbeddings: false }, index(), '/m')).toThrow(/lm_head.weight is missing/);
+    expect(() => planWeights(slots, missing, '/m')).toThrow(/model.norm.weight is missing/);
+    expect(() => planWeights([...slots, { kind: 'lm_head', layer: -1, shape: [5, 4] }], index(), '/m')).toThrow(/lm_head.weight is missing/);
   });
 });

@@ -3,14 +3,13 @@
  * InvalidOptionError naming the option, before anything is queued or loaded.
  */
 
-import type { Backend, KvPrecision } from './backends/backend.js';
-import type { SchedulingPolicy } from './engine/scheduler.js';
-import { parseByteSize } from './engine/kv/sizing.js';
-import { InvalidOptionError } from './errors.js';
-import { reasoningParserNames, toolParserNames } from './parsers/registry.js';
-import type { SamplingParams } from './sampling/params.js';
-import type { ChatTemplate } from './text/chat-template.js';
-import type { GenerationDefaults, Tokenizer, ToolDefinition } from './text/types.js';
+import type { Backend, KvPrecision } from '../backends/backend.js';
+import type { SchedulingPolicy } from '../engine/scheduler.js';
+import { InvalidOptionError } from '../errors.js';
+import { reasoningParserNames, toolParserNames } from '../parsers/registry.js';
+import type { SamplingParams } from '../sampling/params.js';
+import type { ChatTemplate } from '../text/chat-template.js';
+import type { GenerationDefaults, Tokenizer, ToolDefinition } from '../text/types.js';
 
 export interface LoadProgress {
   readonly phase: string;
@@ -243,4 +242,28 @@ function checkParserNames(option: string, parsers: ParserOptions | undefined): v
       `unknown reasoning parser ${JSON.stringify(parsers.reasoning)} (known: ${reasoningParserNames().join(', ')})`,
     );
   }
+}
+
+const UNITS: Record<string, number> = {
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+};
+
+/** Parses "4GB", "512 MiB", "1.5gb" or a number of bytes. Returns undefined if malformed. */
+export function parseByteSize(size: string | number): number | undefined {
+  if (typeof size === 'number') return Number.isFinite(size) && Math.floor(size) > 0 ? Math.floor(size) : undefined;
+  if (typeof size !== 'string') return undefined;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(size);
+  if (match === null) return undefined;
+  const unit = UNITS[(match[2] || 'b').toLowerCase()];
+  if (unit === undefined) return undefined;
+  const bytes = Math.floor(Number(match[1]) * unit);
+  return bytes > 0 ? bytes : undefined;
 }

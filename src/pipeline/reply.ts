@@ -3,9 +3,9 @@
  * chat() returns. With no parsers, text passes through as text-delta parts.
  */
 
-import type { ParserEvent, ParserStream } from './parsers/types.js';
+import type { ParserEvent, ParserStream } from '../parsers/types.js';
 import type { StreamPart } from './stream-parts.js';
-import type { ToolCall } from './text/types.js';
+import type { ToolCall } from '../text/types.js';
 
 export interface ParsedOutput {
   readonly content: string | null;

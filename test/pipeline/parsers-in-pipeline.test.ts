@@ -1,7 +1,7 @@
 /** chat() and stream() with reasoning and tool-call parsers, over a backend that replays a scripted answer. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidOptionError } from '../../src/errors.js';
-import type { StreamPart } from '../../src/stream-parts.js';
+import type { StreamPart } from '../../src/pipeline/stream-parts.js';
 import { ChatTemplate } from '../../src/text/chat-template.js';
 import type { ToolDefinition } from '../../src/text/types.js';
 import { TOOL_CALLS } from '../support/byte-tokenizer.js';

@@ -3,8 +3,8 @@
  * parts, so an adapter is thin.
  */
 
-import type { FinishReason } from './engine/request.js';
-import type { TokenLogprob } from './sampling/sampler.js';
+import type { FinishReason } from '../engine/request.js';
+import type { TokenLogprob } from '../sampling/sampler.js';
 
 export interface Usage {
   readonly promptTokens: number;

@@ -1,0 +1,29 @@
+// Which kernel set this process runs, decided once from the CPU (CPUID).
+//
+// Kernels for newer instruction sets live in their own files, built with those
+// flags (CMakeLists.txt), and are called only when cpu_kernel_set() says the
+// CPU has them. Each set includes the ones before it.
+#pragma once
+
+namespace weft {
+
+enum class KernelSet {
+  Baseline,    // the compiler's default target: any x86-64, any arm64
+  Avx2,        // AVX2 + FMA + F16C: float matmul and attention, int8 dot products via maddubs
+  AvxVnni,     // + AVX-VNNI: int8 dot products with vpdpbusd (VEX, 256-bit)
+  Avx512Vnni,  // + AVX-512 F/BW/VL/VNNI: vpdpbusd (EVEX, 256-bit lanes)
+};
+
+// The set for this process: the best the CPU supports, or the one forced by
+// WEFT_CPU_KERNELS=baseline|avx2|avxvnni|avx512vnni (capped at what the CPU
+// supports, so a forced set never runs an instruction the CPU lacks) or
+// WEFT_CPU_BASELINE=1 (= baseline). Read once, at the first call.
+KernelSet cpu_kernel_set();
+
+// "baseline", "avx2", "avxvnni" or "avx512vnni".
+const char* kernel_set_name(KernelSet set);
+
+// Whether the AVX2/FMA/F16C float kernels run (every set above Baseline).
+inline bool cpu_uses_avx2() { return cpu_kernel_set() != KernelSet::Baseline; }
+
+}  // namespace weft

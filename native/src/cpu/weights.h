@@ -1,0 +1,84 @@
+// The model's weights: one table of slots (weights.cc) that everything else
+// iterates: creating the slots for a config, finding the slot of a tensor the
+// loader names, the completeness and memory checks, and the list the binding
+// reports to JavaScript (CpuModel.weightSlots(), from which the TypeScript
+// load plan is made).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "matmul.h"
+
+namespace weft {
+
+// A size the config determines.
+enum class Dim { Hidden, QDim, KvDim, HeadDim, Intermediate, Vocab };
+
+// When a slot is part of the model.
+enum class Needed { Always, WithQkvBias, WithOBias, WithQkNorm, UntiedHead };
+
+// One row of the slot table. `kind` is the name the loader uses (Hugging
+// Face's tensor name without prefix and ".weight": "q_proj", "q_proj.bias").
+struct SlotSpec {
+  const char* kind;
+  bool per_layer;
+  Dim rows;
+  Dim cols;     // ignored for vectors
+  bool vector;  // shape [rows] (norm, bias), as opposed to a matrix that may have one column
+  Needed needed;
+};
+
+// One weight tensor, row-major [rows, cols] (PyTorch's [out, in]).
+struct Tensor {
+  const SlotSpec* spec = nullptr;
+  WeightType type = WeightType::F32;
+  std::vector<float> data;     // when type == F32
+  std::vector<uint16_t> half;  // when type == F16 or BF16 (raw bits)
+  int64_t rows = 0, cols = 0;  // expected shape (cols = 1 for vectors)
+  bool vector = false;
+  bool loaded = false;
+  bool required = false;  // the config uses this slot
+
+  const void* raw() const { return type == WeightType::F32 ? static_cast<const void*>(data.data()) : half.data(); }
+  // Bytes held.
+  double bytes() const { return static_cast<double>(data.size()) * sizeof(float) + static_cast<double>(half.size()) * 2; }
+};
+
+struct LayerWeights {
+  Tensor attn_norm, wq, wk, wv, wo, bq, bk, bv, bo, q_norm, k_norm;
+  Tensor ffn_norm, w_gate, w_up, w_down;
+};
+
+struct Weights {
+  Tensor embed, final_norm, lm_head;
+  std::vector<LayerWeights> layers;
+};
+
+// Creates every slot of the table for a config (shape, required or not), empty.
+void init_weight_slots(Weights& w, const ModelConfig& c);
+
+// Calls fn(spec, layer, tensor) for every slot, required or not; layer is -1
+// for model-level slots. Model-level slots come first, then layer by layer.
+void for_each_slot(Weights& w, const std::function<void(const SlotSpec&, int, Tensor&)>& fn);
+void for_each_slot(const Weights& w, const std::function<void(const SlotSpec&, int, const Tensor&)>& fn);
+
+// The required slot for a tensor kind and layer (-1: model-level); nullptr
+// when the model has no such slot (e.g. a bias on a bias-free model).
+Tensor* find_weight_slot(Weights& w, const std::string& kind, int layer);
+
+// Names of required tensors not loaded yet, for an error message ("" = complete).
+std::string missing_weights(const Weights& w);
+
+// Bytes held by the loaded weights.
+double weight_bytes(const Weights& w);
+
+// Reads the slot's tensor of `dtype` ("F32", "F16", "BF16") at byte `offset`
+// of `path`: matrices keep a 16-bit dtype, vectors become float32.
+// Returns "" or an error message.
+std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
+                        const std::vector<int64_t>& shape);
+
+}  // namespace weft

@@ -1,0 +1,52 @@
+/**
+ * Which tensors a model needs, checked against what its safetensors hold.
+ *
+ * The result is a load plan: for every weight slot the backend reports (the
+ * CPU backend's come from its one slot table, native/src/cpu/weights.cc), the
+ * tensor of that name and where its bytes are. Any missing tensor, unsupported
+ * dtype or wrong shape is a ModelLoadError naming the file and the tensor.
+ * (Tied models have no lm_head slot: an lm_head.weight saved alongside is the
+ * same matrix and is not read.)
+ */
+import { ModelLoadError } from '../errors.js';
+import type { TensorIndex, TensorInfo } from './safetensors.js';
+
+/** The dtypes the loader converts to float32. */
+export const WEIGHT_DTYPES = ['F32', 'F16', 'BF16'] as const;
+
+export interface PlannedTensor {
+  /** Native slot name, e.g. "q_proj" or "q_proj.bias". */
+  readonly kind: string;
+  /** Layer index, or -1 for model-level tensors. */
+  readonly layer: number;
+  readonly info: TensorInfo;
+}
+
+/** A weight the backend needs: its slot and shape (the CPU backend's come from its native slot table). */
+export interface WeightSlot {
+  readonly kind: string;
+  readonly layer: number;
+  readonly shape: readonly number[];
+}
+
+/** The Hugging Face tensor name of a slot: "q_proj" in layer 3 is model.layers.3.self_attn.q_proj.weight. */
+export function huggingFaceTensorName(kind: string, layer: number): string {
+  if (layer < 0) return kind === 'lm_head' ? 'lm_head.weight' : `model.${kind}.weight`;
+  const [module, param = 'weight'] = kind.split('.');
+  const group = /^[qkvo]_(proj|norm)$/.test(module ?? '') ? 'self_attn.' : /^(gate|up|down)_proj$/.test(module ?? '') ? 'mlp.' : '';
+  return `model.layers.${layer}.${group}${module}.${param}`;
+}
+
+export function planWeights(slots: readonly WeightSlot[], tensors: TensorIndex, folder: string): PlannedTensor[] {
+  return slots.map(({ kind, layer, shape }) => {
+    const name = huggingFaceTensorName(kind, layer);
+    const info = tensors.get(name);
+    if (!info) throw new ModelLoadError(`${folder}: tensor ${name} is missing`, folder, name);
+    const where = `${info.file} (tensor ${name})`;
+    if (!(WEIGHT_DTYPES as readonly string[]).includes(info.dtype))
+      throw new ModelLoadError(`${where}: dtype ${info.dtype} is not supported (${WEIGHT_DTYPES.join(', ')})`, info.file, name);
+    if (info.shape.length !== shape.length || info.shape.some((d, i) => d !== shape[i]))
+      throw new ModelLoadError(`${where}: shape ${JSON.stringify(info.shape)}, expected ${JSON.stringify(shape)}`, info.file, name);
+    return { kind, layer, info };
+  });
+}
