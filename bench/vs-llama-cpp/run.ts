@@ -9,7 +9,7 @@
  * order alternating between runs; each figure is the median of the runs. The
  * 1-minute load average is recorded before every process, and a memory
  * bandwidth probe (bandwidth.c) gives the decode bound beside the rates.
- * Writes bench/RESULTS.md (or bench/RESULTS-quick.md); the last line
+ * Writes bench/RESULTS.md (RESULTS-quick.md, RESULTS-<n>-threads.md for other runs); the last line
  * printed is one JSON object with the ratios (weft / node-llama-cpp).
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -182,7 +182,7 @@ const json = {
   shape: shape.name,
   loadAverage: Number(median(loads).toFixed(2)),
 };
-const resultsFile = join(here, '..', values.quick ? 'RESULTS-quick.md' : 'RESULTS.md');
+const resultsFile = join(here, '..', `RESULTS${values.quick ? '-quick' : ''}${threads === 2 ? '' : `-${threads}-threads`}.md`);
 writeFileSync(resultsFile, `${lines.join('\n')}\n\nLast line of the run:\n\n\`\`\`json\n${JSON.stringify(json)}\n\`\`\`\n`);
 process.stderr.write(`bench: wrote ${resultsFile}\n`);
 console.log(JSON.stringify(json));
