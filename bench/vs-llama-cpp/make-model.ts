@@ -1,10 +1,10 @@
 /**
  * Writes the benchmark's GGUF: Qwen3 architecture with seeded random weights
- * and a real byte-level BPE vocabulary (vocabulary.ts), in F16 or Q8_0.
+ * and a real byte-level BPE vocabulary (vocabulary.ts), in F16, Q8_0 or Q4_K_M.
  * The same seed gives the same weights in every format (quantized from the
  * same float32 values), so both sides and all formats share one model.
  *
- *   tsx bench/vs-llama-cpp/make-model.ts [--quick] [--type F16|Q8_0] [--out file.gguf]
+ *   tsx bench/vs-llama-cpp/make-model.ts [--quick] [--type F16|Q8_0|Q4_K_M] [--dequantized] [--out file.gguf]
  *
  * Full shape = Qwen3-0.6B: hidden 1024, 28 layers, 16/8 heads, head_dim 128,
  * FFN 3072, vocab 151,936, tied embeddings. --quick: hidden 256, 4 layers,
@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { toF16, toQ8_0 } from '../../test/support/ggml-quantize.js';
+import { fromQ4_K, fromQ6_K, fromQ8_0, toF16, toQ4_K, toQ6_K, toQ8_0 } from '../../test/support/ggml-quantize.js';
 import { meta, writeGgufStreaming, type GgufSpec, type TensorSpec } from '../../test/support/gguf-writer.js';
 import { buildVocabulary } from './vocabulary.js';
 
@@ -33,9 +33,35 @@ export interface BenchShape {
 export const FULL: BenchShape = { name: 'qwen3-0.6b-shape', hidden: 1024, layers: 28, heads: 16, kvHeads: 8, headDim: 128, ffn: 3072, vocab: 151_936, merges: 151_387 };
 export const QUICK: BenchShape = { name: 'quick-shape', hidden: 256, layers: 4, heads: 4, kvHeads: 2, headDim: 64, ffn: 768, vocab: 32_000, merges: 31_600 };
 
-export type WeightType = 'F16' | 'Q8_0';
-const GGML_TYPE: Record<WeightType, number> = { F16: 1, Q8_0: 8 };
-const FILE_TYPE: Record<WeightType, number> = { F16: 1, Q8_0: 7 };
+export type WeightType = 'F16' | 'Q8_0' | 'Q4_K_M';
+const FILE_TYPE: Record<WeightType, number> = { F16: 1, Q8_0: 7, Q4_K_M: 15 };
+const GGML = { F32: 0, F16: 1, Q8_0: 8, Q4_K: 12, Q6_K: 14 } as const;
+
+/**
+ * The ggml type of each matrix. Q4_K_M mixes as llama.cpp's quantizer does
+ * (llama_tensor_get_type): the output matrix (here the tied token_embd) in
+ * Q6_K, attn_v and ffn_down in Q6_K on the layers where use_more_bits holds
+ * (the first and last eighth, and every third in between), the rest Q4_K.
+ */
+function matrixType(type: WeightType, name: string, layers: number): number {
+  if (type === 'F16') return GGML.F16;
+  if (type === 'Q8_0') return GGML.Q8_0;
+  if (name === 'token_embd.weight') return GGML.Q6_K;
+  const layer = /^blk\.(\d+)\.(attn_v|ffn_down)\./.exec(name);
+  if (layer) {
+    const i = Number(layer[1]);
+    const moreBits = i < layers / 8 || i >= (7 * layers) / 8 || (i - Math.floor(layers / 8)) % 3 === 2;
+    return moreBits ? GGML.Q6_K : GGML.Q4_K;
+  }
+  return GGML.Q4_K;
+}
+
+const ENCODE: Record<number, (values: Float32Array) => Uint8Array> = {
+  [GGML.F16]: toF16,
+  [GGML.Q8_0]: toQ8_0,
+  [GGML.Q4_K]: toQ4_K,
+  [GGML.Q6_K]: toQ6_K,
+};
 
 const CHAT_TEMPLATE =
   "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}{%- endfor %}" +
@@ -69,7 +95,13 @@ export function modelPath(shape: BenchShape, type: WeightType, dir = join(dirnam
   return join(dir, `${shape.name}-${type.toLowerCase()}.gguf`);
 }
 
-export async function makeModel(shape: BenchShape, type: WeightType, file: string): Promise<void> {
+const DECODE: Record<number, (bytes: Uint8Array) => Float32Array> = { [GGML.Q8_0]: fromQ8_0, [GGML.Q4_K]: fromQ4_K, [GGML.Q6_K]: fromQ6_K };
+
+/**
+ * `dequantized`: write every quantized matrix as the F32 values its blocks
+ * decode to (a reference for checking quantized kernels and layouts).
+ */
+export async function makeModel(shape: BenchShape, type: WeightType, file: string, dequantized = false): Promise<void> {
   const s = shape;
   const vocab = buildVocabulary(s.vocab, s.merges);
   const q = s.heads * s.headDim;
@@ -93,7 +125,8 @@ export async function makeModel(shape: BenchShape, type: WeightType, file: strin
     );
   }
   layout.push(['output_norm.weight', [s.hidden], 'norm']);
-  const tensors: TensorSpec[] = layout.map(([name, dims, kind]) => ({ name, dims, type: kind === 'norm' ? 0 : GGML_TYPE[type] }));
+  const types = layout.map(([name, , kind]) => (kind === 'norm' ? GGML.F32 : matrixType(type, name, s.layers)));
+  const tensors: TensorSpec[] = layout.map(([name, dims], i) => ({ name, dims, type: dequantized && types[i] !== GGML.F16 ? GGML.F32 : types[i]! }));
   const a = 'qwen3';
   const spec: GgufSpec = {
     metadata: [
@@ -135,7 +168,10 @@ export async function makeModel(shape: BenchShape, type: WeightType, file: strin
     }
     // Embedding rows ~ unit scale; matrices ~ 1/sqrt(fan-in) so activations stay tame.
     const scale = name === 'token_embd.weight' ? 1 : Math.sqrt(3 / dims[0]!);
-    for (const values of randomChunks(name, count, dims[0]! * 256, scale)) yield type === 'F16' ? toF16(values) : toQ8_0(values);
+    const quantize = ENCODE[types[index]!]!;
+    const decode = DECODE[types[index]!];
+    const encode = dequantized && decode ? (values: Float32Array) => new Uint8Array(decode(quantize(values)).buffer) : quantize;
+    for (const values of randomChunks(name, count, dims[0]! * 256, scale)) yield encode(values);
   });
   renameSync(partial, file);
 }
@@ -153,11 +189,11 @@ export async function ensureModel(shape: BenchShape, type: WeightType): Promise<
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, type: { type: 'string', default: 'F16' }, out: { type: 'string' } } });
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, type: { type: 'string', default: 'F16' }, out: { type: 'string' }, dequantized: { type: 'boolean' } } });
   const shape = values.quick ? QUICK : FULL;
   const type = values.type as WeightType;
-  if (!(type in GGML_TYPE)) throw new Error(`--type must be one of ${Object.keys(GGML_TYPE).join(', ')}`);
-  const file = values.out ?? modelPath(shape, type);
-  await makeModel(shape, type, file);
+  if (!(type in FILE_TYPE)) throw new Error(`--type must be one of ${Object.keys(FILE_TYPE).join(', ')}`);
+  const file = values.out ?? modelPath(shape, type).replace(/\.gguf$/, values.dequantized ? '-dequantized.gguf' : '.gguf');
+  await makeModel(shape, type, file, values.dequantized);
   console.log(file);
 }
