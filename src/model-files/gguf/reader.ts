@@ -74,6 +74,14 @@ const SCALAR_BYTES: Partial<Record<GgufValueType, number>> = {
   [GgufValueType.STRING]: 8, // its length prefix
   [GgufValueType.ARRAY]: 12, // element type + count
 };
+/**
+ * Caps that keep a count read from the file from costing more than a
+ * reasonable model could need (the largest vocabularies have ~256k tokens;
+ * the largest models ~2k tensors), whatever the file's size.
+ */
+export const MAX_ARRAY_ELEMENTS = 1 << 24;
+export const MAX_TENSORS = 1 << 20;
+export const MAX_METADATA = 1 << 20;
 /** Arrays nest (an array of arrays) at most this deep. */
 const MAX_ARRAY_DEPTH = 3;
 /** ggml's GGML_MAX_DIMS. */
@@ -116,6 +124,8 @@ function parse(cursor: ByteCursor, file: string, fail: (message: string, tensor?
   const kvCount = cursor.safeU64('metadata count');
   if (kvCount > cursor.remaining / MIN_KV_BYTES) fail(`metadata count ${kvCount} cannot fit in the file`);
   if (tensorCount > cursor.remaining / MIN_TENSOR_INFO_BYTES) fail(`tensor count ${tensorCount} cannot fit in the file`);
+  if (kvCount > MAX_METADATA) fail(`metadata count ${kvCount} is over the limit of ${MAX_METADATA}`);
+  if (tensorCount > MAX_TENSORS) fail(`tensor count ${tensorCount} is over the limit of ${MAX_TENSORS}`);
 
   const metadata = new Map<string, GgufValue>();
   for (let i = 0; i < kvCount; i++) {
@@ -206,6 +216,7 @@ function readValue(cursor: ByteCursor, type: number, key: string, depth: number,
       if (minBytes === undefined) fail(`${key}: unknown array element type ${elementType}`);
       const count = cursor.safeU64(`${key} count`);
       if (count > cursor.remaining / minBytes!) fail(`${key}: ${count} elements cannot fit in the rest of the file`);
+      if (count > MAX_ARRAY_ELEMENTS) fail(`${key}: ${count} elements is over the limit of ${MAX_ARRAY_ELEMENTS}`);
       const values: GgufValue[] = new Array(count);
       for (let i = 0; i < count; i++) values[i] = readValue(cursor, elementType, key, depth + 1, fail);
       return { elementType, values };
