@@ -10,12 +10,11 @@ export type WeftErrorCode =
   | 'ENGINE_ERROR'
   | 'BACKEND_ERROR'
   | 'NATIVE_BACKEND_UNAVAILABLE'
-  | 'OPTIONAL_DEPENDENCY_MISSING'
   | 'MODEL_LOAD_ERROR'
   | 'UNSUPPORTED_MODEL'
   | 'TOKENIZER_ERROR'
   | 'CHAT_TEMPLATE_ERROR'
-  | 'PARSER_ERROR';
+  | 'REMOTE_ERROR';
 
 export class WeftError extends Error {
   readonly code: WeftErrorCode;
@@ -75,13 +74,6 @@ export class NativeBackendUnavailableError extends WeftError {
   }
 }
 
-/** An optional dependency (e.g. openvino-node) is not installed. */
-export class OptionalDependencyMissingError extends WeftError {
-  constructor(readonly dependency: string, message: string, options?: { cause?: unknown }) {
-    super('OPTIONAL_DEPENDENCY_MISSING', message, options);
-  }
-}
-
 /** A model file is missing, malformed or inconsistent. `file` (and `tensor`) say where. */
 export class ModelLoadError extends WeftError {
   constructor(message: string, readonly file?: string, readonly tensor?: string, options?: { cause?: unknown }) {
@@ -105,5 +97,16 @@ export class TokenizerError extends WeftError {
 export class ChatTemplateError extends WeftError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('CHAT_TEMPLATE_ERROR', message, options);
+  }
+}
+
+/**
+ * A remote OpenAI-compatible server (RemotePipeline) could not be reached or
+ * refused the request for a reason that is not the request's options.
+ * `status` is the HTTP status (undefined when no answer came).
+ */
+export class RemoteError extends WeftError {
+  constructor(message: string, readonly status?: number, options?: { cause?: unknown }) {
+    super('REMOTE_ERROR', message, options);
   }
 }

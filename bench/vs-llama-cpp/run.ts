@@ -9,7 +9,8 @@
  * order alternating between runs; each figure is the median of the runs. The
  * 1-minute load average is recorded before every process, and a memory
  * bandwidth probe (bandwidth.c) gives the decode bound beside the rates.
- * Writes bench/RESULTS.md (RESULTS-quick.md, RESULTS-<n>-threads.md for other runs); the last line
+ * Writes bench/RESULTS.md (or bench/RESULTS-quick.md), with the text of
+ * --notes <file> appended when given (observations made around the run); the last line
  * printed is one JSON object with the ratios (weft / node-llama-cpp).
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -24,7 +25,7 @@ import type { Measurements } from './scenarios.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
-  options: { quick: { type: 'boolean' }, types: { type: 'string', default: 'F16,Q8_0' }, threads: { type: 'string', default: '2' }, runs: { type: 'string', default: '3' } },
+  options: { quick: { type: 'boolean' }, types: { type: 'string', default: 'F16,Q8_0' }, threads: { type: 'string', default: '2' }, runs: { type: 'string', default: '3' }, notes: { type: 'string' } },
 });
 const shape = values.quick ? QUICK : FULL;
 const threads = Number(values.threads);
@@ -144,7 +145,7 @@ lines.push(`- 1-minute load average before each process: ${loads.map((l) => l.to
 lines.push(`- Memory read bandwidth (bandwidth.c, best of 5): ${Object.entries(bw).map(([t, g]) => `${g} GB/s on ${t} thread${t === '1' ? '' : 's'}`).join(', ')}`);
 for (const s of summaries) {
   lines.push('', `## ${s.type}`, '');
-  lines.push(`Weights ${(s.weightBytes / 1e9).toFixed(3)} GB; decode bound at ${threads} threads = ${bw[threads]} GB/s / weight bytes = ${fmt((bw[threads]! * 1e9) / s.weightBytes)} tok/s.`, '');
+  lines.push(`Weights ${(s.weightBytes / 1e9).toFixed(3)} GB; decode bound at ${threads} thread${threads === 1 ? '' : 's'} = ${bw[threads]} GB/s / weight bytes = ${fmt((bw[threads]! * 1e9) / s.weightBytes)} tok/s.`, '');
   lines.push(`- weft kernels: ${kernelsOf(s.weft)}`);
   lines.push(`- node-llama-cpp kernels: ${kernelsOf(s.llama)}`);
   const failures = [...s.weft, ...s.llama].filter((o) => !o.ok) as Array<Extract<Outcome, { ok: false }>>;
@@ -182,7 +183,8 @@ const json = {
   shape: shape.name,
   loadAverage: Number(median(loads).toFixed(2)),
 };
-const resultsFile = join(here, '..', `RESULTS${values.quick ? '-quick' : ''}${threads === 2 ? '' : `-${threads}-threads`}.md`);
+const resultsFile = join(here, '..', values.quick ? 'RESULTS-quick.md' : 'RESULTS.md');
+if (values.notes) lines.push('', readFileSync(values.notes, 'utf8').trim());
 writeFileSync(resultsFile, `${lines.join('\n')}\n\nLast line of the run:\n\n\`\`\`json\n${JSON.stringify(json)}\n\`\`\`\n`);
 process.stderr.write(`bench: wrote ${resultsFile}\n`);
 console.log(JSON.stringify(json));

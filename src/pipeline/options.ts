@@ -1,21 +1,19 @@
 /**
- * Public option types and their validation. Every bad value becomes an
- * InvalidOptionError naming the option, before anything is queued or loaded.
+ * Public option types and their validation. Every bad value, and every key
+ * that is not an option, becomes an InvalidOptionError naming the option,
+ * before anything is loaded, rendered or queued.
  */
 
-import type { Backend, KvPrecision } from '../backends/backend.js';
+import type { Backend, KvPrecision, LoadProgress } from '../backends/backend.js';
 import type { SchedulingPolicy } from '../engine/scheduler.js';
 import { InvalidOptionError } from '../errors.js';
 import { reasoningParserNames, toolParserNames } from '../parsers/registry.js';
 import type { SamplingParams } from '../sampling/params.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer, ToolDefinition } from '../text/types.js';
+import { boolean, checkKeys, checkObject, integer, isObject, number, parseByteSize } from './option-values.js';
 
-export interface LoadProgress {
-  readonly phase: string;
-  readonly loaded: number;
-  readonly total: number;
-}
+export type { LoadProgress };
 
 export interface KvCacheOptions {
   /** Byte budget for the cache: a number of bytes or a string such as "4GB" or "512MiB". Default "256MiB". */
@@ -63,13 +61,14 @@ export interface PipelineOptions {
   scheduler?: SchedulerOptions;
   /** Default parsers for chat() and stream() of messages. */
   parsers?: ParserOptions;
+  /** Called while the model loads. */
   onProgress?: (progress: LoadProgress) => void;
   /** Receives the engine's log lines (a request failed, a step failed). Default: none. */
   logger?: (message: string) => void;
 }
 
 export interface GenerateOptions {
-  /** Most tokens to generate. Default: until EOS or the end of the model's context. */
+  /** Most tokens to generate. Default: generation_config.json's max_new_tokens, else until EOS or the end of the model's context. */
   maxTokens?: number;
   /** 0 = greedy. Default from generation_config.json (greedy if it does not sample). */
   temperature?: number;
@@ -98,10 +97,57 @@ export interface GenerateOptions {
 }
 
 export interface ChatOptions extends GenerateOptions {
+  /** Tools the chat template offers the model (OpenAI / Hugging Face shape). */
   tools?: ToolDefinition[];
   /** Extra chat template variables, e.g. { enable_thinking: false }. */
   templateKwargs?: Record<string, unknown>;
 }
+
+/**
+ * Every key of an options type, checked by the compiler: adding an option to
+ * the interface without listing it here (or listing one it lacks) fails to build.
+ */
+function keysOf<T>(keys: Record<keyof Required<T>, true>): readonly string[] {
+  return Object.keys(keys);
+}
+
+const PIPELINE_KEYS = keysOf<PipelineOptions>({
+  model: true,
+  device: true,
+  threads: true,
+  backend: true,
+  tokenizer: true,
+  chatTemplate: true,
+  generationDefaults: true,
+  kvCache: true,
+  scheduler: true,
+  parsers: true,
+  onProgress: true,
+  logger: true,
+});
+const KV_CACHE_KEYS = keysOf<KvCacheOptions>({ size: true, precision: true, blockSize: true });
+const SCHEDULER_KEYS = keysOf<SchedulerOptions>({ maxNumSeqs: true, maxNumBatchedTokens: true, prefixCaching: true, policy: true });
+const PARSER_KEYS = keysOf<ParserOptions>({ tool: true, reasoning: true });
+const GENERATE_KEYS = keysOf<GenerateOptions>({
+  maxTokens: true,
+  temperature: true,
+  topK: true,
+  topP: true,
+  minP: true,
+  repetitionPenalty: true,
+  presencePenalty: true,
+  frequencyPenalty: true,
+  seed: true,
+  stop: true,
+  stopTokenIds: true,
+  ignoreEos: true,
+  priority: true,
+  logprobs: true,
+  signal: true,
+  skipSpecialTokens: true,
+  parsers: true,
+});
+const CHAT_KEYS = keysOf<ChatOptions>({ ...Object.fromEntries(GENERATE_KEYS.map((key) => [key, true])), tools: true, templateKwargs: true } as Record<keyof Required<ChatOptions>, true>);
 
 export interface ResolvedPipelineOptions {
   readonly kvBytes: number;
@@ -115,14 +161,13 @@ export interface ResolvedPipelineOptions {
 }
 
 export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipelineOptions {
-  if (!isObject(options)) throw new InvalidOptionError('options', 'expected an object');
-  for (const name of ['kvCache', 'scheduler', 'parsers'] as const) {
-    if (options[name] !== undefined && !isObject(options[name])) throw new InvalidOptionError(name, 'expected an object');
-  }
+  if (!isObject(options as unknown)) throw new InvalidOptionError('options', 'expected an object');
+  checkKeys(undefined, options as Record<string, unknown>, PIPELINE_KEYS);
+  for (const name of ['kvCache', 'scheduler', 'parsers'] as const) checkObject(name, options[name]);
   for (const name of ['onProgress', 'logger'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') throw new InvalidOptionError(name, 'expected a function');
   }
-  checkParserNames('parsers', options.parsers);
+  checkParsers('parsers', options.parsers);
   if (options.backend === undefined && typeof options.model !== 'string') {
     throw new InvalidOptionError('model', 'give a model folder path, or a backend and a tokenizer');
   }
@@ -132,19 +177,19 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
   if (options.device !== undefined && (typeof options.device !== 'string' || options.device.toLowerCase() !== 'cpu')) {
     throw new InvalidOptionError('device', `"${options.device}" is not available; this build runs on "cpu"`);
   }
-  const kv = options.kvCache ?? {};
+  const kv: KvCacheOptions = options.kvCache ?? {};
+  checkKeys('kvCache', kv as Record<string, unknown>, KV_CACHE_KEYS);
   const kvBytes = parseByteSize(kv.size ?? '256MiB');
   if (kvBytes === undefined) throw new InvalidOptionError('kvCache.size', `expected bytes or a size like "4GB", got ${JSON.stringify(kv.size)}`);
   const precision = kv.precision ?? 'f32';
   if (!['f32', 'f16', 'u8'].includes(precision)) throw new InvalidOptionError('kvCache.precision', `expected "f32", "f16" or "u8", got ${JSON.stringify(precision)}`);
-  const scheduler = options.scheduler ?? {};
+  const scheduler: SchedulerOptions = options.scheduler ?? {};
+  checkKeys('scheduler', scheduler as Record<string, unknown>, SCHEDULER_KEYS);
   const policy = scheduler.policy ?? 'fcfs';
   if (policy !== 'fcfs' && policy !== 'priority') throw new InvalidOptionError('scheduler.policy', `expected "fcfs" or "priority", got ${JSON.stringify(policy)}`);
-  if (scheduler.prefixCaching !== undefined && typeof scheduler.prefixCaching !== 'boolean') {
-    throw new InvalidOptionError('scheduler.prefixCaching', 'expected a boolean');
-  }
-  const maxNumBatchedTokens = integer('scheduler.maxNumBatchedTokens', scheduler.maxNumBatchedTokens, 2048, 1, 1 << 24);
-  const maxNumSeqs = integer('scheduler.maxNumSeqs', scheduler.maxNumSeqs, Math.min(64, maxNumBatchedTokens), 1, 65536);
+  const prefixCaching = boolean('scheduler.prefixCaching', scheduler.prefixCaching) ?? true;
+  const maxNumBatchedTokens = integer('scheduler.maxNumBatchedTokens', scheduler.maxNumBatchedTokens, 2048, { min: 1, max: 1 << 24 });
+  const maxNumSeqs = integer('scheduler.maxNumSeqs', scheduler.maxNumSeqs, Math.min(64, maxNumBatchedTokens), { min: 1, max: 65536 });
   // Every running request must be able to decode in every step, or the later ones starve.
   if (maxNumSeqs > maxNumBatchedTokens) {
     throw new InvalidOptionError('scheduler.maxNumBatchedTokens', `${maxNumBatchedTokens} is below scheduler.maxNumSeqs (${maxNumSeqs}): each running request needs a token per step`);
@@ -152,32 +197,45 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
   return {
     kvBytes,
     precision,
-    blockSize: integer('kvCache.blockSize', kv.blockSize, 16, 1, 4096),
+    blockSize: integer('kvCache.blockSize', kv.blockSize, 16, { min: 1, max: 4096 }),
     maxNumSeqs,
     maxNumBatchedTokens,
-    prefixCaching: scheduler.prefixCaching ?? true,
+    prefixCaching,
     policy,
-    threads: options.threads === undefined ? undefined : integer('threads', options.threads, 1, 1, 1024),
+    threads: options.threads === undefined ? undefined : integer('threads', options.threads, 1, { min: 1, max: 1024 }),
   };
 }
 
 export interface ResolvedRequestOptions {
   readonly sampling: SamplingParams;
+  /** Undefined: until EOS or the end of the context (see run-request.ts). */
   readonly maxTokens: number | undefined;
   readonly stopStrings: string[];
   readonly stopTokenIds: number[];
   readonly ignoreEos: boolean;
   readonly priority: number;
-  /** Undefined: the pipeline decides (see Pipeline). */
+  /** Undefined: the pipeline decides (kept when a tool parser reads the reply). */
   readonly skipSpecialTokens: boolean | undefined;
 }
 
-export function resolveRequestOptions(options: GenerateOptions, defaults: GenerationDefaults): ResolvedRequestOptions {
-  if (!isObject(options)) throw new InvalidOptionError('options', 'expected an object');
-  if (options.parsers !== undefined && !isObject(options.parsers)) throw new InvalidOptionError('parsers', 'expected an object');
-  checkParserNames('parsers', options.parsers);
+/**
+ * Validates one request's options. `chat`: the request is a chat, which alone
+ * takes `tools` and `templateKwargs`. Defaults come from generation_config.json.
+ */
+export function resolveRequestOptions(options: ChatOptions, defaults: GenerationDefaults, chat: boolean): ResolvedRequestOptions {
+  if (!isObject(options as unknown)) throw new InvalidOptionError('options', 'expected an object');
+  if (!chat) {
+    for (const key of ['tools', 'templateKwargs'] as const) {
+      if (key in options) throw new InvalidOptionError(key, 'only a chat takes it: pass an array of messages to chat() or stream()');
+    }
+  }
+  checkKeys(undefined, options as Record<string, unknown>, chat ? CHAT_KEYS : GENERATE_KEYS);
+  checkObject('parsers', options.parsers);
+  checkParsers('parsers', options.parsers);
+  checkTools(options.tools);
+  checkObject('templateKwargs', options.templateKwargs);
   const sampleByDefault = defaults.doSample === true;
-  const temperature = number('temperature', options.temperature, sampleByDefault ? (defaults.temperature ?? 1) : 0, 0, 100);
+  const temperature = number('temperature', options.temperature, sampleByDefault ? (defaults.temperature ?? 1) : 0, { min: 0, max: 100 });
   const stop = options.stop === undefined ? [] : typeof options.stop === 'string' ? [options.stop] : options.stop;
   if (!Array.isArray(stop) || stop.some((s) => typeof s !== 'string' || s.length === 0)) {
     throw new InvalidOptionError('stop', 'expected a non-empty string or an array of them');
@@ -186,57 +244,37 @@ export function resolveRequestOptions(options: GenerateOptions, defaults: Genera
   if (!Array.isArray(stopTokenIds) || stopTokenIds.some((id) => !Number.isInteger(id) || id < 0)) {
     throw new InvalidOptionError('stopTokenIds', 'expected an array of token ids');
   }
-  if (options.ignoreEos !== undefined && typeof options.ignoreEos !== 'boolean') throw new InvalidOptionError('ignoreEos', 'expected a boolean');
-  if (options.skipSpecialTokens !== undefined && typeof options.skipSpecialTokens !== 'boolean') {
-    throw new InvalidOptionError('skipSpecialTokens', 'expected a boolean');
-  }
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidOptionError('signal', 'expected an AbortSignal');
   return {
     sampling: {
       temperature,
-      topK: integer('topK', options.topK, sampleByDefault ? (defaults.topK ?? 0) : 0, 0, 1 << 30),
-      topP: number('topP', options.topP, sampleByDefault ? (defaults.topP ?? 1) : 1, Number.MIN_VALUE, 1),
-      minP: number('minP', options.minP, sampleByDefault ? (defaults.minP ?? 0) : 0, 0, 1),
-      repetitionPenalty: number('repetitionPenalty', options.repetitionPenalty, defaults.repetitionPenalty ?? 1, Number.MIN_VALUE, 100),
-      presencePenalty: number('presencePenalty', options.presencePenalty, 0, -100, 100),
-      frequencyPenalty: number('frequencyPenalty', options.frequencyPenalty, 0, -100, 100),
-      seed: integer('seed', options.seed, Math.floor(Math.random() * 2 ** 32), Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
-      logprobs: integer('logprobs', options.logprobs, 0, 0, 20),
+      topK: integer('topK', options.topK, sampleByDefault ? (defaults.topK ?? 0) : 0, { min: 0, max: 1 << 30 }),
+      topP: number('topP', options.topP, sampleByDefault ? (defaults.topP ?? 1) : 1, { min: 0, minExclusive: true, max: 1 }),
+      minP: number('minP', options.minP, sampleByDefault ? (defaults.minP ?? 0) : 0, { min: 0, max: 1 }),
+      repetitionPenalty: number('repetitionPenalty', options.repetitionPenalty, defaults.repetitionPenalty ?? 1, { min: 0, minExclusive: true, max: 100 }),
+      presencePenalty: number('presencePenalty', options.presencePenalty, 0, { min: -100, max: 100 }),
+      frequencyPenalty: number('frequencyPenalty', options.frequencyPenalty, 0, { min: -100, max: 100 }),
+      seed: integer('seed', options.seed, Math.floor(Math.random() * 2 ** 32), { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }),
+      logprobs: integer('logprobs', options.logprobs, 0, { min: 0, max: 20 }),
     },
-    maxTokens: options.maxTokens === undefined ? undefined : integer('maxTokens', options.maxTokens, 1, 1, 1 << 30),
+    maxTokens: options.maxTokens === undefined ? defaults.maxNewTokens : integer('maxTokens', options.maxTokens, 1, { min: 1, max: 1 << 30 }),
     // Copies: a caller changing its arrays mid-request must not change the request.
     stopStrings: [...stop],
     stopTokenIds: [...stopTokenIds],
-    ignoreEos: options.ignoreEos ?? false,
-    priority: number('priority', options.priority, 0, -Number.MAX_VALUE, Number.MAX_VALUE),
-    skipSpecialTokens: options.skipSpecialTokens,
+    ignoreEos: boolean('ignoreEos', options.ignoreEos) ?? false,
+    priority: number('priority', options.priority, 0, { min: -Infinity, max: Infinity }),
+    skipSpecialTokens: boolean('skipSpecialTokens', options.skipSpecialTokens),
   };
 }
 
-function integer(name: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw new InvalidOptionError(name, `expected an integer, got ${JSON.stringify(value)}`);
-  if (value < min || value > max) throw new InvalidOptionError(name, `expected ${min} to ${max}, got ${value}`);
-  return value;
-}
-
-function number(name: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw new InvalidOptionError(name, `expected a finite number, got ${JSON.stringify(value)}`);
-  if (value < min || value > max) throw new InvalidOptionError(name, `expected ${min} to ${max}, got ${value}`);
-  return value;
-}
-
-function isObject(value: unknown): boolean {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /** Unknown parser names fail when the options are given, not at the first chat. */
-function checkParserNames(option: string, parsers: ParserOptions | undefined): void {
-  if (parsers?.tool !== undefined && !toolParserNames().includes(parsers.tool)) {
+function checkParsers(option: string, parsers: ParserOptions | undefined): void {
+  if (parsers === undefined) return;
+  checkKeys(option, parsers as Record<string, unknown>, PARSER_KEYS);
+  if (parsers.tool !== undefined && !toolParserNames().includes(parsers.tool)) {
     throw new InvalidOptionError(`${option}.tool`, `unknown tool parser ${JSON.stringify(parsers.tool)} (known: ${toolParserNames().join(', ')})`);
   }
-  if (parsers?.reasoning !== undefined && !reasoningParserNames().includes(parsers.reasoning)) {
+  if (parsers.reasoning !== undefined && !reasoningParserNames().includes(parsers.reasoning)) {
     throw new InvalidOptionError(
       `${option}.reasoning`,
       `unknown reasoning parser ${JSON.stringify(parsers.reasoning)} (known: ${reasoningParserNames().join(', ')})`,
@@ -244,26 +282,15 @@ function checkParserNames(option: string, parsers: ParserOptions | undefined): v
   }
 }
 
-const UNITS: Record<string, number> = {
-  b: 1,
-  kb: 1e3,
-  mb: 1e6,
-  gb: 1e9,
-  tb: 1e12,
-  kib: 2 ** 10,
-  mib: 2 ** 20,
-  gib: 2 ** 30,
-  tib: 2 ** 40,
-};
-
-/** Parses "4GB", "512 MiB", "1.5gb" or a number of bytes. Returns undefined if malformed. */
-export function parseByteSize(size: string | number): number | undefined {
-  if (typeof size === 'number') return Number.isFinite(size) && Math.floor(size) > 0 ? Math.floor(size) : undefined;
-  if (typeof size !== 'string') return undefined;
-  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(size);
-  if (match === null) return undefined;
-  const unit = UNITS[(match[2] || 'b').toLowerCase()];
-  if (unit === undefined) return undefined;
-  const bytes = Math.floor(Number(match[1]) * unit);
-  return bytes > 0 ? bytes : undefined;
+/** Tools in the shape chat templates read: `{ type: 'function', function: { name, description?, parameters? } }`. */
+function checkTools(tools: unknown): void {
+  if (tools === undefined) return;
+  if (!Array.isArray(tools)) throw new InvalidOptionError('tools', 'expected an array of { type: "function", function: { name, ... } }');
+  tools.forEach((tool: unknown, i) => {
+    const fn = isObject(tool) ? tool.function : undefined;
+    if (!isObject(tool) || tool.type !== 'function' || !isObject(fn) || typeof fn.name !== 'string' || fn.name === '') {
+      throw new InvalidOptionError(`tools[${i}]`, 'expected { type: "function", function: { name, description?, parameters? } }');
+    }
+    if (fn.parameters !== undefined && !isObject(fn.parameters)) throw new InvalidOptionError(`tools[${i}].function.parameters`, 'expected a JSON schema object');
+  });
 }

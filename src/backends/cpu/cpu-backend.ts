@@ -10,16 +10,8 @@ import { ropeInverseFrequencies } from '../../model-files/rope.js';
 import { openSafetensorsFolder } from '../../model-files/safetensors.js';
 import { planWeights, type PlannedTensor, type WeightSlot } from '../../model-files/weights.js';
 import { openGgufModel } from '../../model-files/gguf/open.js';
-import type { Backend, CacheConfig, ModelShape, StepBatch, StepResult } from '../backend.js';
+import type { Backend, CacheConfig, LoadProgress, ModelShape, StepBatch, StepResult } from '../backend.js';
 import { type KernelSetName, loadNativeBinding, type NativeCpuModel } from './native-binding.js';
-
-export interface LoadProgress {
-  /** "config", "weights" or "done". */
-  readonly phase: string;
-  /** Bytes of weights read so far (0 in the config phase). */
-  readonly loaded: number;
-  readonly total: number;
-}
 
 export interface CpuBackendOptions {
   /** Worker threads for one step (default: the available cores). */

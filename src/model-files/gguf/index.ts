@@ -4,8 +4,4 @@ export { ggufModelConfig, ggufArchitecture, GGUF_ARCHITECTURES } from './config.
 export { ggufTextAssets } from './tokenizer.js';
 export { openGgufModel, type GgufModel } from './open.js';
 export { planGgufWeights, ggufTensorName, hfRowOrder } from './weights.js';
-
-/** A model path naming a .gguf file (any other path is a Hugging Face folder). */
-export function isGgufPath(path: string): boolean {
-  return path.toLowerCase().endsWith('.gguf');
-}
+export { isGgufPath } from './path.js';
