@@ -44,3 +44,4 @@ export type { TextAssets } from './text/load-text.js';
 export * from './parsers/index.js';
 export { CpuBackend } from './backends/cpu/cpu-backend.js';
 export type { CpuBackendOptions } from './backends/cpu/cpu-backend.js';
+export type { WeightQuantization } from './backends/cpu/quantization.js';

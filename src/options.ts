@@ -4,6 +4,7 @@
  */
 
 import type { Backend, KvPrecision } from './backends/backend.js';
+import { checkQuantization, type WeightQuantization } from './backends/cpu/quantization.js';
 import type { SchedulingPolicy } from './engine/scheduler.js';
 import { parseByteSize } from './engine/kv/sizing.js';
 import { InvalidOptionError } from './errors.js';
@@ -52,6 +53,12 @@ export interface PipelineOptions {
   device?: string;
   /** CPU threads for the native backend. Default: available cores. */
   threads?: number;
+  /**
+   * Quantize the model's float (F32/F16/BF16) weight matrices at load: 'q8_0'
+   * (8-bit, nearly lossless) or 'q4_0' (4-bit). Default: keep them as stored.
+   * See docs/cpu-backend.md.
+   */
+  quantize?: WeightQuantization;
   /** A Backend implementation to use instead of loading `model`. Requires `tokenizer`. */
   backend?: Backend;
   /** Tokenizer to use with a custom `backend`. */
@@ -113,6 +120,7 @@ export interface ResolvedPipelineOptions {
   readonly prefixCaching: boolean;
   readonly policy: SchedulingPolicy;
   readonly threads: number | undefined;
+  readonly quantize: WeightQuantization | undefined;
 }
 
 export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipelineOptions {
@@ -159,6 +167,7 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
     prefixCaching: scheduler.prefixCaching ?? true,
     policy,
     threads: options.threads === undefined ? undefined : integer('threads', options.threads, 1, 1, 1024),
+    quantize: checkQuantization(options.quantize),
   };
 }
 

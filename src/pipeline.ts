@@ -430,6 +430,7 @@ async function loadModelParts(options: PipelineOptions, resolved: ResolvedPipeli
   const text = await loadText(modelDir);
   const backend = await CpuBackend.load(modelDir, {
     ...(resolved.threads !== undefined && { threads: resolved.threads }),
+    ...(resolved.quantize !== undefined && { quantize: resolved.quantize }),
     ...(options.onProgress && { onProgress: options.onProgress }),
   });
   return { backend, tokenizer: text.tokenizer, chatTemplate: text.chatTemplate, generationDefaults: text.generationDefaults };

@@ -8,9 +8,10 @@ import type { ModelConfig } from '../../models/config.js';
 import { loadModelConfig } from '../../models/config.js';
 import { ropeInverseFrequencies } from '../../models/rope.js';
 import { openSafetensorsFolder } from '../../models/safetensors.js';
-import { planWeights } from '../../models/weights.js';
+import { type PlannedTensor, planWeights } from '../../models/weights.js';
 import type { Backend, CacheConfig, ModelShape, StepBatch, StepResult } from '../backend.js';
-import { type KernelSetName, loadNativeBinding, type NativeCpuModel } from './native-binding.js';
+import { type KernelSetName, loadNativeBinding, type NativeCpuModel, type NativeModelConfig } from './native-binding.js';
+import { checkQuantization, type WeightQuantization } from './quantization.js';
 
 export interface LoadProgress {
   /** "config", "weights" or "done". */
@@ -24,6 +25,60 @@ export interface CpuBackendOptions {
   /** Worker threads for one step (default: the available cores). */
   readonly threads?: number;
   readonly onProgress?: (progress: LoadProgress) => void;
+  /**
+   * Quantize float (F32/F16/BF16) weight matrices at load to 'q8_0' or 'q4_0'
+   * (matrices whose rows are not whole 32-weight blocks keep their dtype).
+   * Default: keep the weights as stored. See docs/cpu-backend.md.
+   */
+  readonly quantize?: WeightQuantization;
+}
+
+/** What the native model takes for a config (checked again in native/src/cpu/binding.cc). */
+export function nativeModelConfig(config: ModelConfig, threads: number, quantize?: WeightQuantization): NativeModelConfig {
+  return {
+    hidden: config.hiddenSize,
+    layers: config.numLayers,
+    heads: config.numHeads,
+    kvHeads: config.numKvHeads,
+    headDim: config.headDim,
+    intermediate: config.intermediateSize,
+    vocab: config.vocabSize,
+    rmsEps: config.rmsNormEps,
+    qkvBias: config.qkvBias,
+    oBias: config.oBias,
+    qkNorm: config.qkNorm,
+    tiedEmbeddings: config.tieWordEmbeddings,
+    slidingWindow: config.slidingWindow ?? 0,
+    invFreq: ropeInverseFrequencies(config),
+    threads,
+    ...(quantize !== undefined && { quantize }),
+  };
+}
+
+/**
+ * Reads every planned tensor into the native model, reporting progress. A
+ * tensor the native loader refuses (dtype, shape, block size, bytes outside
+ * the file) is a ModelLoadError naming the file and the tensor. The caller
+ * disposes the model on failure.
+ */
+export async function loadPlannedWeights(
+  native: NativeCpuModel,
+  plan: readonly PlannedTensor[],
+  progress: (progress: LoadProgress) => void = () => {},
+): Promise<void> {
+  const total = plan.reduce((sum, t) => sum + t.info.byteLength, 0);
+  let loaded = 0;
+  progress({ phase: 'weights', loaded, total });
+  for (const { kind, layer, info } of plan) {
+    try {
+      await native.loadTensor(kind, layer, info.file, info.offset, info.dtype, info.shape);
+    } catch (cause) {
+      throw new ModelLoadError(`${info.file} (tensor ${info.name}): ${(cause as Error).message}`, info.file, info.name, { cause });
+    }
+    loaded += info.byteLength;
+    progress({ phase: 'weights', loaded, total });
+  }
+  progress({ phase: 'done', loaded, total });
 }
 
 export class CpuBackend implements Backend {
@@ -52,6 +107,7 @@ export class CpuBackend implements Backend {
     if (!Number.isSafeInteger(threads) || threads < 1 || threads > 1024)
       throw new InvalidOptionError('threads', 'must be an integer in [1, 1024]');
     const progress = options.onProgress ?? (() => {});
+    const quantize = checkQuantization(options.quantize);
 
     progress({ phase: 'config', loaded: 0, total: 0 });
     const config = await loadModelConfig(modelDir);
@@ -60,48 +116,12 @@ export class CpuBackend implements Backend {
 
     let native: NativeCpuModel;
     try {
-      native = new binding.CpuModel({
-        hidden: config.hiddenSize,
-        layers: config.numLayers,
-        heads: config.numHeads,
-        kvHeads: config.numKvHeads,
-        headDim: config.headDim,
-        intermediate: config.intermediateSize,
-        vocab: config.vocabSize,
-        rmsEps: config.rmsNormEps,
-        qkvBias: config.qkvBias,
-        oBias: config.oBias,
-        qkNorm: config.qkNorm,
-        tiedEmbeddings: config.tieWordEmbeddings,
-        slidingWindow: config.slidingWindow ?? 0,
-        invFreq: ropeInverseFrequencies(config),
-        threads,
-      });
+      native = new binding.CpuModel(nativeModelConfig(config, threads, quantize));
     } catch (cause) {
       throw new ModelLoadError(`${modelDir}: the native model rejected the config: ${(cause as Error).message}`, modelDir, undefined, { cause });
     }
-
-    let plan;
     try {
-      plan = planWeights(native.weightSlots(), tensors, modelDir);
-    } catch (error) {
-      native.dispose();
-      throw error;
-    }
-    const total = plan.reduce((sum, t) => sum + t.info.byteLength, 0);
-    let loaded = 0;
-    progress({ phase: 'weights', loaded, total });
-    try {
-      for (const { kind, layer, info } of plan) {
-        try {
-          await native.loadTensor(kind, layer, info.file, info.offset, info.dtype, info.shape);
-        } catch (cause) {
-          throw new ModelLoadError(`${info.file} (tensor ${info.name}): ${(cause as Error).message}`, info.file, info.name, { cause });
-        }
-        loaded += info.byteLength;
-        progress({ phase: 'weights', loaded, total });
-      }
-      progress({ phase: 'done', loaded, total });
+      await loadPlannedWeights(native, planWeights(native.weightSlots(), tensors, modelDir), progress);
     } catch (error) {
       native.dispose(); // also when onProgress throws: nothing is left behind
       throw error;

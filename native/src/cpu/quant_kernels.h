@@ -1,0 +1,125 @@
+// The quantized matmul kernel for AVX2-class CPUs, included by quant_avx2.cc,
+// quant_avxvnni.cc and quant_avx512vnni.cc. Each defines WEFT_DOT_U8S8(a, b):
+// eight int32 lanes, lane j = sum over i < 4 of a[4j + i] (unsigned) * b[4j + i]
+// (signed): maddubs + madd on AVX2, vpdpbusd with VNNI. The inputs stay small
+// enough (|a| <= 128, |b| <= 127) that maddubs never saturates, so all three
+// give the same integers, and the float steps below are those of the baseline
+// kernel (quant.cc), with FMA contraction off (CMakeLists.txt): bit-identical.
+#pragma once
+#include <immintrin.h>
+
+#include "quant_formats.h"
+
+#if defined(__GNUC__)
+#define WEFT_QINLINE inline __attribute__((always_inline))
+#else
+#define WEFT_QINLINE inline
+#endif
+
+namespace weft {
+namespace {
+
+// Unit u of a row: 32 integers (signed, or unsigned 0..15 for Q4_K), the
+// per-lane scale (lanes 0-3 cover weights 0..15, lanes 4-7 weights 16..31) and
+// the min. The same values as decode_unit (quant_formats.h).
+template <WeightType W>
+WEFT_QINLINE __m256i load_unit(const uint8_t* row, int u, __m256* scale, float* min) {
+  int j;
+  const uint8_t* b = unit_block(W, row, u, &j);
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  if constexpr (W == WeightType::Q8_0) {
+    *scale = _mm256_set1_ps(f16_to_f32(read_u16(b)));
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2));
+  } else if constexpr (W == WeightType::Q4_0) {
+    *scale = _mm256_set1_ps(f16_to_f32(read_u16(b)));
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2));
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(raw, 4), raw);
+    return _mm256_sub_epi8(_mm256_and_si256(both, low4), _mm256_set1_epi8(8));
+  } else if constexpr (W == WeightType::Q4_K) {
+    int sc, m;
+    q4k_scale_min(b + 4, j, &sc, &m);
+    *scale = _mm256_set1_ps(f16_to_f32(read_u16(b)) * static_cast<float>(sc));
+    *min = f16_to_f32(read_u16(b + 2)) * static_cast<float>(m);
+    const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * (j / 2)));
+    return _mm256_and_si256(j % 2 ? _mm256_srli_epi16(qs, 4) : qs, low4);
+  } else {  // Q6_K
+    const int half = j / 4, quarter = j % 4;
+    const int8_t* sc = reinterpret_cast<const int8_t*>(b + 192) + 8 * half + 2 * quarter;
+    const float d = f16_to_f32(read_u16(b + 208));
+    *scale = _mm256_set_m128(_mm_set1_ps(d * static_cast<float>(sc[1])), _mm_set1_ps(d * static_cast<float>(sc[0])));
+    const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * half + 32 * (quarter % 2)));
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 128 + 32 * half));
+    const __m256i low = _mm256_and_si256(quarter >= 2 ? _mm256_srli_epi16(ql, 4) : ql, low4);
+    const __m256i high = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * quarter)), _mm256_set1_epi8(3));
+    return _mm256_sub_epi8(_mm256_or_si256(low, _mm256_slli_epi16(high, 4)), _mm256_set1_epi8(32));
+  }
+}
+
+// TB tokens against one weight row: out[t * N] for t < TB.
+template <WeightType W, int TB>
+WEFT_QINLINE void row_tile(const uint8_t* row, const QuantizedInput& x, int t0, int K, float* out, size_t N, float bias) {
+  constexpr bool kUnsigned = W == WeightType::Q4_K;
+  const int units = K / kQuantUnit;
+  __m256 acc[TB][2];
+  float mins[TB][2];
+  for (int t = 0; t < TB; ++t) acc[t][0] = acc[t][1] = _mm256_setzero_ps(), mins[t][0] = mins[t][1] = 0;
+  auto step = [&](int u, int slot) {
+    __m256 ws;
+    float wmin = 0;
+    const __m256i q = load_unit<W>(row, u, &ws, &wmin);
+    const __m256i a = kUnsigned ? q : _mm256_sign_epi8(q, q);  // |q| (-128 reads as 128 unsigned)
+    for (int t = 0; t < TB; ++t) {
+      const size_t at = static_cast<size_t>(t0 + t) * units + u;
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + at * kQuantUnit));
+      const __m256i bv = kUnsigned ? xv : _mm256_sign_epi8(xv, q);  // x with q's sign
+      const __m256i p = WEFT_DOT_U8S8(a, bv);
+      const float xs = x.scale[at];
+      const __m256 ls = _mm256_mul_ps(ws, _mm256_set1_ps(xs));
+      acc[t][slot] = _mm256_add_ps(acc[t][slot], _mm256_mul_ps(ls, _mm256_cvtepi32_ps(p)));
+      if (kUnsigned) mins[t][slot] += (wmin * xs) * static_cast<float>(x.sum[at]);
+    }
+  };
+  int u = 0;
+  for (; u + 2 <= units; u += 2) {
+    step(u, 0);
+    step(u + 1, 1);
+  }
+  if (u < units) step(u, 0);
+  for (int t = 0; t < TB; ++t) {
+    float lanes[8];
+    _mm256_storeu_ps(lanes, _mm256_add_ps(acc[t][0], acc[t][1]));
+    out[t * N] = finish_units(lanes, mins[t][0], mins[t][1]) + bias;
+  }
+}
+
+// Rows [n0, n1) for all T tokens. Weight-stationary: each weight row is read
+// from memory once and used for every token (4 at a time, from L1).
+template <WeightType W>
+WEFT_QINLINE void quant_rows(float* out, const QuantizedInput& x, const uint8_t* w, const float* bias, int T, int N, int K,
+                             size_t n0, size_t n1) {
+  const size_t row_bytes = quant_row_bytes(W, K);
+  for (size_t n = n0; n < n1; ++n) {
+    const uint8_t* row = w + n * row_bytes;
+    const float b = bias ? bias[n] : 0.0f;
+    float* o = out + n;
+    int t = 0;
+    for (; t + 4 <= T; t += 4) row_tile<W, 4>(row, x, t, K, o + static_cast<size_t>(t) * N, N, b);
+    if (T - t == 3) row_tile<W, 3>(row, x, t, K, o + static_cast<size_t>(t) * N, N, b);
+    else if (T - t == 2) row_tile<W, 2>(row, x, t, K, o + static_cast<size_t>(t) * N, N, b);
+    else if (T - t == 1) row_tile<W, 1>(row, x, t, K, o + static_cast<size_t>(t) * N, N, b);
+  }
+}
+
+WEFT_QINLINE void quant_rows_any(WeightType type, float* out, const QuantizedInput& x, const uint8_t* w, const float* bias,
+                                 int T, int N, int K, size_t n0, size_t n1) {
+  switch (type) {
+    case WeightType::Q8_0: quant_rows<WeightType::Q8_0>(out, x, w, bias, T, N, K, n0, n1); break;
+    case WeightType::Q4_0: quant_rows<WeightType::Q4_0>(out, x, w, bias, T, N, K, n0, n1); break;
+    case WeightType::Q4_K: quant_rows<WeightType::Q4_K>(out, x, w, bias, T, N, K, n0, n1); break;
+    case WeightType::Q6_K: quant_rows<WeightType::Q6_K>(out, x, w, bias, T, N, K, n0, n1); break;
+    default: break;
+  }
+}
+
+}  // namespace
+}  // namespace weft
