@@ -138,10 +138,12 @@ class Job : public Napi::AsyncWorker {
 class LoadJob : public Job {
  public:
   LoadJob(Napi::Env env, Napi::Object owner, bool* busy, Tensor* slot, std::string path, uint64_t offset, std::string dtype,
-          std::vector<int64_t> shape, WeightType quantize_to)
+          std::vector<int64_t> shape, WeightType quantize_to, ThreadPool* pool)
       : Job(env, owner, busy), slot_(slot), path_(std::move(path)), offset_(offset), dtype_(std::move(dtype)),
-        shape_(std::move(shape)), quantize_to_(quantize_to) {}
-  void Execute() override { guarded([&] { return load_weight(*slot_, path_, offset_, dtype_, shape_, quantize_to_); }); }
+        shape_(std::move(shape)), quantize_to_(quantize_to), pool_(pool) {}
+  void Execute() override {
+    guarded([&] { return load_weight(*slot_, path_, offset_, dtype_, shape_, quantize_to_, *pool_); });
+  }
 
  private:
   Tensor* slot_;
@@ -150,6 +152,7 @@ class LoadJob : public Job {
   std::string dtype_;
   std::vector<int64_t> shape_;
   WeightType quantize_to_;
+  ThreadPool* pool_;
 };
 
 class CacheJob : public Job {
@@ -315,7 +318,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       if (!slot) throw Napi::Error::New(env, "the model has no weight " + kind + (layer >= 0 ? " in layer " + std::to_string(layer) : ""));
       weights_ready_ = false;
       return queue(new LoadJob(env, info.This().As<Napi::Object>(), &busy_, slot, path, offset, dtype, std::move(shape),
-                               model_->config.quantize_to));
+                               model_->config.quantize_to, model_->pool.get()));
     });
   }
 

@@ -33,7 +33,7 @@ struct BlockFormat {
   int bytes;    // per block
 };
 
-static inline BlockFormat block_format(WeightType t) {
+static constexpr inline BlockFormat block_format(WeightType t) {
   switch (t) {
     case WeightType::Q8_0: return {32, 34};
     case WeightType::Q4_0: return {32, 18};

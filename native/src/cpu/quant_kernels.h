@@ -19,34 +19,46 @@
 namespace weft {
 namespace {
 
-// Unit u of a row: 32 integers (signed, or unsigned 0..15 for Q4_K), the
+// The f16 scales of the block holding a unit, read once per block. F16C
+// converts exactly, as f16_to_f32 does.
+struct BlockScales {
+  float d = 0, dmin = 0;
+};
+
+WEFT_QINLINE float half_to_float(const uint8_t* p) { return _cvtsh_ss(read_u16(p)); }
+
+template <WeightType W>
+WEFT_QINLINE BlockScales block_scales(const uint8_t* b) {
+  if constexpr (W == WeightType::Q6_K) return {half_to_float(b + 208), 0};
+  else if constexpr (W == WeightType::Q4_K) return {half_to_float(b), half_to_float(b + 2)};
+  else return {half_to_float(b), 0};
+}
+
+// Unit j of block b: 32 integers (signed, or unsigned 0..15 for Q4_K), the
 // per-lane scale (lanes 0-3 cover weights 0..15, lanes 4-7 weights 16..31) and
 // the min. The same values as decode_unit (quant_formats.h).
 template <WeightType W>
-WEFT_QINLINE __m256i load_unit(const uint8_t* row, int u, __m256* scale, float* min) {
-  int j;
-  const uint8_t* b = unit_block(W, row, u, &j);
+WEFT_QINLINE __m256i load_unit(const uint8_t* b, int j, const BlockScales& bs, __m256* scale, float* min) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   if constexpr (W == WeightType::Q8_0) {
-    *scale = _mm256_set1_ps(f16_to_f32(read_u16(b)));
+    *scale = _mm256_set1_ps(bs.d);
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2));
   } else if constexpr (W == WeightType::Q4_0) {
-    *scale = _mm256_set1_ps(f16_to_f32(read_u16(b)));
+    *scale = _mm256_set1_ps(bs.d);
     const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2));
     const __m256i both = _mm256_set_m128i(_mm_srli_epi16(raw, 4), raw);
     return _mm256_sub_epi8(_mm256_and_si256(both, low4), _mm256_set1_epi8(8));
   } else if constexpr (W == WeightType::Q4_K) {
     int sc, m;
     q4k_scale_min(b + 4, j, &sc, &m);
-    *scale = _mm256_set1_ps(f16_to_f32(read_u16(b)) * static_cast<float>(sc));
-    *min = f16_to_f32(read_u16(b + 2)) * static_cast<float>(m);
+    *scale = _mm256_set1_ps(bs.d * static_cast<float>(sc));
+    *min = bs.dmin * static_cast<float>(m);
     const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * (j / 2)));
     return _mm256_and_si256(j % 2 ? _mm256_srli_epi16(qs, 4) : qs, low4);
   } else {  // Q6_K
     const int half = j / 4, quarter = j % 4;
     const int8_t* sc = reinterpret_cast<const int8_t*>(b + 192) + 8 * half + 2 * quarter;
-    const float d = f16_to_f32(read_u16(b + 208));
-    *scale = _mm256_set_m128(_mm_set1_ps(d * static_cast<float>(sc[1])), _mm_set1_ps(d * static_cast<float>(sc[0])));
+    *scale = _mm256_set_m128(_mm_set1_ps(bs.d * static_cast<float>(sc[1])), _mm_set1_ps(bs.d * static_cast<float>(sc[0])));
     const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * half + 32 * (quarter % 2)));
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 128 + 32 * half));
     const __m256i low = _mm256_and_si256(quarter >= 2 ? _mm256_srli_epi16(ql, 4) : ql, low4);
@@ -63,10 +75,11 @@ WEFT_QINLINE void row_tile(const uint8_t* row, const QuantizedInput& x, int t0, 
   __m256 acc[TB][2];
   float mins[TB][2];
   for (int t = 0; t < TB; ++t) acc[t][0] = acc[t][1] = _mm256_setzero_ps(), mins[t][0] = mins[t][1] = 0;
-  auto step = [&](int u, int slot) {
+  // One unit (units alternate between the even and odd accumulators).
+  auto step = [&](const uint8_t* block, int j, const BlockScales& bs, int u, int slot) {
     __m256 ws;
     float wmin = 0;
-    const __m256i q = load_unit<W>(row, u, &ws, &wmin);
+    const __m256i q = load_unit<W>(block, j, bs, &ws, &wmin);
     const __m256i a = kUnsigned ? q : _mm256_sign_epi8(q, q);  // |q| (-128 reads as 128 unsigned)
     for (int t = 0; t < TB; ++t) {
       const size_t at = static_cast<size_t>(t0 + t) * units + u;
@@ -79,12 +92,31 @@ WEFT_QINLINE void row_tile(const uint8_t* row, const QuantizedInput& x, int t0, 
       if (kUnsigned) mins[t][slot] += (wmin * xs) * static_cast<float>(x.sum[at]);
     }
   };
-  int u = 0;
-  for (; u + 2 <= units; u += 2) {
-    step(u, 0);
-    step(u + 1, 1);
+  constexpr BlockFormat kFormat = block_format(W);
+  constexpr int kPerBlock = kFormat.weights / kQuantUnit;  // units per block: 1 or 8
+  const int blocks = K / kFormat.weights;
+  if constexpr (kPerBlock == 1) {
+    int u = 0;
+    for (; u + 2 <= units; u += 2) {
+      const uint8_t* b0 = row + static_cast<size_t>(u) * kFormat.bytes;
+      const uint8_t* b1 = b0 + kFormat.bytes;
+      step(b0, 0, block_scales<W>(b0), u, 0);
+      step(b1, 0, block_scales<W>(b1), u + 1, 1);
+    }
+    if (u < units) {
+      const uint8_t* b0 = row + static_cast<size_t>(u) * kFormat.bytes;
+      step(b0, 0, block_scales<W>(b0), u, 0);
+    }
+  } else {
+    for (int blk = 0; blk < blocks; ++blk) {
+      const uint8_t* b = row + static_cast<size_t>(blk) * kFormat.bytes;
+      const BlockScales bs = block_scales<W>(b);
+      for (int j = 0; j < kPerBlock; j += 2) {
+        step(b, j, bs, blk * kPerBlock + j, 0);
+        step(b, j + 1, bs, blk * kPerBlock + j + 1, 1);
+      }
+    }
   }
-  if (u < units) step(u, 0);
   for (int t = 0; t < TB; ++t) {
     float lanes[8];
     _mm256_storeu_ps(lanes, _mm256_add_ps(acc[t][0], acc[t][1]));

@@ -175,7 +175,7 @@ std::string read_chunks(std::ifstream& file, const std::string& path, uint64_t o
 }  // namespace
 
 std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
-                        const std::vector<int64_t>& shape, WeightType quantize_to) {
+                        const std::vector<int64_t>& shape, WeightType quantize_to, ThreadPool& pool) {
   // Shape: [rows, cols] for matrices (even when cols == 1), [rows] for vectors.
   const bool shape_ok = slot.vector ? (shape.size() == 1 && shape[0] == slot.rows)
                                     : (shape.size() == 2 && shape[0] == slot.rows && shape[1] == slot.cols);
@@ -241,23 +241,33 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
       dst += n;
     });
   } else {
-    // Widened (16-bit vectors) or quantized (float matrices), row by row.
-    std::vector<float> row(static_cast<size_t>(slot.cols));
-    size_t next_row = 0;
+    // Widened (16-bit vectors) or quantized (float matrices), row by row, the
+    // rows of a chunk spread over the model's threads (idle: one operation at
+    // a time per model).
+    const size_t cols = static_cast<size_t>(slot.cols);
+    std::vector<float> rows(pool.size() * cols);
+    size_t first_row = 0;
     error = read_chunks(file, path, offset, bytes, row_bytes, [&](const char* p, size_t n) {
-      for (size_t r = 0; r < n / row_bytes; ++r, ++next_row) {
-        const char* src = p + r * row_bytes;
-        for (int64_t i = 0; i < slot.cols; ++i) {
-          if (source.type == WeightType::F32) std::memcpy(&row[i], src + i * 4, 4);
-          else {
-            uint16_t h;
-            std::memcpy(&h, src + i * 2, 2);
-            row[i] = source.type == WeightType::F16 ? f16_to_f32(h) : bf16_to_f32(h);
+      const size_t count_rows = n / row_bytes;
+      const size_t grain = std::max<size_t>(1, std::min<size_t>(count_rows, (size_t{1} << 16) / std::max<size_t>(1, cols)));
+      pool.parallel_for(count_rows, grain, [&](size_t r0, size_t r1, int thread) {
+        float* row = &rows[static_cast<size_t>(thread) * cols];
+        for (size_t r = r0; r < r1; ++r) {
+          const char* src = p + r * row_bytes;
+          for (size_t i = 0; i < cols; ++i) {
+            if (source.type == WeightType::F32) std::memcpy(&row[i], src + i * 4, 4);
+            else {
+              uint16_t h;
+              std::memcpy(&h, src + i * 2, 2);
+              row[i] = source.type == WeightType::F16 ? f16_to_f32(h) : bf16_to_f32(h);
+            }
           }
+          const size_t at = first_row + r;
+          if (is_quantized(stored)) quantize_row(stored, row, &slot.blocks[at * stored_row_bytes], slot.cols);
+          else std::memcpy(&slot.data[at * cols], row, cols * sizeof(float));
         }
-        if (is_quantized(stored)) quantize_row(stored, row.data(), &slot.blocks[next_row * stored_row_bytes], slot.cols);
-        else std::memcpy(&slot.data[next_row * slot.cols], row.data(), slot.cols * sizeof(float));
-      }
+      });
+      first_row += count_rows;
     });
   }
   if (!error.empty()) {

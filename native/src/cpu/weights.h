@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "matmul.h"
+#include "thread_pool.h"
 
 namespace weft {
 
@@ -88,8 +89,9 @@ double weight_bytes(const Weights& w);
 // along the innermost dimension) at byte `offset` of `path`. Block formats are
 // kept as read (matrices only); float matrices are quantized to `quantize_to`
 // when that is a block format and their rows are whole blocks, else 16-bit
-// matrices keep their dtype; vectors become float32. Returns "" or an error.
+// matrices keep their dtype; vectors become float32. Conversions run on
+// `pool`. Returns "" or an error.
 std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
-                        const std::vector<int64_t>& shape, WeightType quantize_to);
+                        const std::vector<int64_t>& shape, WeightType quantize_to, ThreadPool& pool);
 
 }  // namespace weft
