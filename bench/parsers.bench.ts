@@ -5,12 +5,19 @@
  *
  *   npx tsx bench/parsers.bench.ts
  *
- * Each size is timed RUNS times and its median reported; every run must find the number of tool
- * calls the text holds, else the benchmark throws (a parser that silently dropped calls would
- * look fast). The last line is one JSON object: {"ratio1MBto100KB": <overall>, "formats": {...}}.
+ * Time is the process's CPU time (process.cpuUsage, user + system), not wall time, so that other
+ * processes on a shared machine do not skew the ratio; wall time is printed too. The two sizes are
+ * timed alternately (small, large, small, ...) RUNS times each, after a warm-up,
+ * and the medians compared, so that drift in machine load hits both alike. A workload's text cannot
+ * always be cut to an exact size (JSON escaping grows it), so the ratio printed is normalised to
+ * exactly 10x the characters: (ms1MB / chars1MB) / (ms100KB / chars100KB) * 10; the raw time ratio
+ * is printed next to it. Every run must find the number of tool calls the text holds, else the
+ * benchmark throws (a parser that silently dropped calls would look fast). The last line is one JSON
+ * object: {"ratio1MBto100KB": <overall>, "formats": {...}}.
  */
+import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { createOutputParser, createReasoningParser, createToolParser, type OutputParser } from '../src/parsers/index.js';
+import { createParserChain, createReasoningParser, createToolParser, type ParserChain } from '../src/parsers/index.js';
 import type { ToolDefinition } from '../src/text/types.js';
 
 const tools: ToolDefinition[] = [
@@ -39,7 +46,7 @@ function repeatTo(unit: (k: number) => string, size: number): { text: string; co
 
 interface Workload {
   name: string;
-  parser: () => OutputParser;
+  parser: () => ParserChain;
   /** The model output of about `size` characters, and how many tool calls it holds. */
   build: (size: number) => { text: string; calls: number };
 }
@@ -47,7 +54,7 @@ interface Workload {
 const workloads: Workload[] = [
   {
     name: 'qwen3+qwen3coder (one huge string parameter)',
-    parser: () => createOutputParser({ reasoning: createReasoningParser('qwen3'), tool: createToolParser('qwen3coder', { tools }) }),
+    parser: () => createParserChain({ reasoning: createReasoningParser('qwen3'), tool: createToolParser('qwen3coder', { tools }) }),
     build: (size) => ({
       text:
         '<think>\nWrite the file.\n</think>\n\n<tool_call>\n<function=write_file>\n<parameter=path>\nsrc/big.ts\n</parameter>\n<parameter=content>\n' +
@@ -58,7 +65,7 @@ const workloads: Workload[] = [
   },
   {
     name: 'hermes (many calls with nested JSON)',
-    parser: () => createOutputParser({ tool: createToolParser('hermes', { tools }) }),
+    parser: () => createParserChain({ tool: createToolParser('hermes', { tools }) }),
     build: (size) => {
       const { text, count } = repeatTo(
         (k) =>
@@ -70,15 +77,26 @@ const workloads: Workload[] = [
   },
   {
     name: 'mistral v11 (one huge JSON argument)',
-    parser: () => createOutputParser({ tool: createToolParser('mistral', { tools }) }),
+    parser: () => createParserChain({ tool: createToolParser('mistral', { tools }) }),
     build: (size) => ({
       text: `[TOOL_CALLS]write_file[ARGS]${JSON.stringify({ path: 'big.txt', content: repeatTo(() => CODE_LINE, size).text })}`,
       calls: 1,
     }),
   },
   {
+    name: 'llama3_json (many calls in prose, separated by ";")',
+    parser: () => createParserChain({ tool: createToolParser('llama3_json', { tools }) }),
+    build: (size) => {
+      const { text, count } = repeatTo(
+        (k) => `Step ${k} {see} it; ${JSON.stringify({ name: 'write_file', parameters: { path: `f${k}.ts`, content: CODE_LINE.repeat(4), mode: k } })}; `,
+        size,
+      );
+      return { text, calls: count };
+    },
+  },
+  {
     name: 'deepseek_r1 reasoning + deepseek_v3 (long reasoning, then calls)',
-    parser: () => createOutputParser({ reasoning: createReasoningParser('deepseek_r1'), tool: createToolParser('deepseek_v3', { tools }) }),
+    parser: () => createParserChain({ reasoning: createReasoningParser('deepseek_r1'), tool: createToolParser('deepseek_v3', { tools }) }),
     build: (size) => ({
       text:
         repeatTo(() => 'Let me think about <think> tags and </thin partial ones.\n', size).text +
@@ -88,7 +106,7 @@ const workloads: Workload[] = [
   },
   {
     name: 'pythonic (many calls)',
-    parser: () => createOutputParser({ tool: createToolParser('pythonic', { tools }) }),
+    parser: () => createParserChain({ tool: createToolParser('pythonic', { tools }) }),
     build: (size) => {
       const { text, count } = repeatTo((k) => `write_file(path="f${k}.py", content='''${CODE_LINE.replaceAll("'", '"')}''', mode=${k}), `, size);
       return { text: `[${text}write_file(path="end")]`, calls: count + 1 };
@@ -96,16 +114,18 @@ const workloads: Workload[] = [
   },
 ];
 
-/** Feeds the text one character per push and returns the elapsed milliseconds. */
-function timeOneCharDeltas(parser: OutputParser, text: string): { ms: number; calls: number } {
+/** Feeds the text one character per push; returns the CPU and wall milliseconds it took. */
+function timeOneCharDeltas(parser: ParserChain, text: string): { ms: number; wallMs: number; calls: number } {
   const stream = parser.stream();
   let calls = 0;
   const start = performance.now();
+  const cpuStart = process.cpuUsage();
   for (let k = 0; k < text.length; k++) {
     for (const event of stream.push(text[k]!)) if (event.type === 'tool-call-end') calls++;
   }
   for (const event of stream.end()) if (event.type === 'tool-call-end') calls++;
-  return { ms: performance.now() - start, calls };
+  const cpu = process.cpuUsage(cpuStart);
+  return { ms: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - start, calls };
 }
 
 function median(values: number[]): number {
@@ -119,33 +139,59 @@ const results: Record<string, { ms100KB: number; ms1MB: number; ratio: number }>
 let totalSmall = 0;
 let totalLarge = 0;
 
-const RUNS = 5; // per size; both sizes report the median of as many runs
+const RUNS = 7; // per size, alternating; both sizes report the median of as many runs
 
-/** Median time of RUNS parses of the workload at `size`; throws if a run finds the wrong number of calls. */
-function medianMs(workload: Workload, size: number): { ms: number; chars: number; calls: number } {
-  const { text, calls } = workload.build(size);
-  const times: number[] = [];
-  for (let k = 0; k < RUNS; k++) {
-    const run = timeOneCharDeltas(workload.parser(), text);
-    if (run.calls !== calls) throw new Error(`${workload.name}: expected ${calls} tool calls in ${text.length} chars, the parser found ${run.calls}`);
-    times.push(run.ms);
-  }
-  return { ms: median(times), chars: text.length, calls };
+interface Timed {
+  ms: number;
+  wallMs: number;
+  chars: number;
+  calls: number;
 }
+
+/** One timed parse; throws if it finds the wrong number of calls. */
+function timedRun(workload: Workload, input: { text: string; calls: number }): { ms: number; wallMs: number } {
+  const run = timeOneCharDeltas(workload.parser(), input.text);
+  if (run.calls !== input.calls) {
+    throw new Error(`${workload.name}: expected ${input.calls} tool calls in ${input.text.length} chars, the parser found ${run.calls}`);
+  }
+  return run;
+}
+
+/** Medians of RUNS alternating parses of the small and the large text. */
+function timeBoth(workload: Workload): { small: Timed; large: Timed } {
+  const small = workload.build(SMALL);
+  const large = workload.build(LARGE);
+  const smallRuns: { ms: number; wallMs: number }[] = [];
+  const largeRuns: { ms: number; wallMs: number }[] = [];
+  for (let k = 0; k < RUNS; k++) {
+    smallRuns.push(timedRun(workload, small));
+    largeRuns.push(timedRun(workload, large));
+  }
+  const summary = (runs: { ms: number; wallMs: number }[], input: { text: string; calls: number }): Timed => ({
+    ms: median(runs.map((r) => r.ms)),
+    wallMs: median(runs.map((r) => r.wallMs)),
+    chars: input.text.length,
+    calls: input.calls,
+  });
+  return { small: summary(smallRuns, small), large: summary(largeRuns, large) };
+}
+
+console.log(`CPU: ${cpus()[0]?.model ?? 'unknown'} (${cpus().length} logical), Node ${process.version}; times are CPU time, medians of ${RUNS}`);
 
 // Warm-up: let the JIT compile every parser before anything is timed.
 for (const workload of workloads) for (let k = 0; k < 3; k++) timeOneCharDeltas(workload.parser(), workload.build(SMALL).text);
 
 for (const workload of workloads) {
-  const small = medianMs(workload, SMALL);
-  const large = medianMs(workload, LARGE);
-  const ratio = large.ms / small.ms;
-  totalSmall += small.ms;
-  totalLarge += large.ms;
+  const { small, large } = timeBoth(workload);
+  const rawRatio = large.ms / small.ms;
+  const ratio = (large.ms / large.chars / (small.ms / small.chars)) * 10;
+  totalSmall += (small.ms / small.chars) * SMALL;
+  totalLarge += (large.ms / large.chars) * LARGE;
   results[workload.name] = { ms100KB: round(small.ms), ms1MB: round(large.ms), ratio: round(ratio) };
   console.log(
     `${workload.name}: ${(small.chars / 1024).toFixed(0)} KB ${small.ms.toFixed(1)} ms (${small.calls} calls), ` +
-      `${(large.chars / 1024).toFixed(0)} KB ${large.ms.toFixed(1)} ms (${large.calls} calls), ratio ${ratio.toFixed(2)}, ` +
+      `${(large.chars / 1024).toFixed(0)} KB ${large.ms.toFixed(1)} ms (${large.calls} calls), ratio ${ratio.toFixed(2)} ` +
+      `(raw ${rawRatio.toFixed(2)}; wall ${small.wallMs.toFixed(1)} / ${large.wallMs.toFixed(1)} ms), ` +
       `${((large.chars / large.ms) * 1000 / 1e6).toFixed(2)} M chars/s`,
   );
 }

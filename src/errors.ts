@@ -10,12 +10,10 @@ export type WeftErrorCode =
   | 'ENGINE_ERROR'
   | 'BACKEND_ERROR'
   | 'NATIVE_BACKEND_UNAVAILABLE'
-  | 'OPTIONAL_DEPENDENCY_MISSING'
   | 'MODEL_LOAD_ERROR'
   | 'UNSUPPORTED_MODEL'
   | 'TOKENIZER_ERROR'
-  | 'CHAT_TEMPLATE_ERROR'
-  | 'PARSER_ERROR';
+  | 'CHAT_TEMPLATE_ERROR';
 
 export class WeftError extends Error {
   readonly code: WeftErrorCode;
@@ -72,13 +70,6 @@ export class BackendError extends WeftError {
 export class NativeBackendUnavailableError extends WeftError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('NATIVE_BACKEND_UNAVAILABLE', message, options);
-  }
-}
-
-/** An optional dependency (e.g. openvino-node) is not installed. */
-export class OptionalDependencyMissingError extends WeftError {
-  constructor(readonly dependency: string, message: string, options?: { cause?: unknown }) {
-    super('OPTIONAL_DEPENDENCY_MISSING', message, options);
   }
 }
 

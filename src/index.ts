@@ -1,28 +1,29 @@
 // Public exports only. Everything a user may import from "weft" is listed here.
-export { Pipeline } from './pipeline.js';
-export type { ChatResult, GenerateResult, PipelineEvents, PipelineStats } from './pipeline.js';
+export { Pipeline } from './pipeline/pipeline.js';
+export type { PipelineEvents, PipelineStats } from './pipeline/pipeline.js';
+export type { ChatResult, GenerateResult } from './pipeline/results.js';
+export type { ChatInputMessage, OpenAIChatMessage, OpenAIToolCall, TextContentPart } from './pipeline/messages.js';
 export type {
   ChatOptions,
   GenerateOptions,
   KvCacheOptions,
-  LoadProgress,
   ParserOptions,
   PipelineOptions,
   SchedulerOptions,
-} from './options.js';
-export type { StreamPart, TokenLogprobs, Usage } from './stream-parts.js';
-export type { FinishReason } from './engine/request.js';
+} from './pipeline/options.js';
+export type { FinishReason, StreamPart, TokenLogprobs, Usage } from './pipeline/stream-parts.js';
 export type { StepInfo } from './engine/engine.js';
+export type { SchedulingPolicy } from './engine/scheduler.js';
 export type { PoolStats } from './engine/kv/kv-cache-manager.js';
 export type { TokenLogprob } from './sampling/sampler.js';
 export * from './errors.js';
-export type { Result } from './engine/result.js';
 export type {
   Backend,
   BlockTables,
   CacheConfig,
   ExtraPoolSpec,
   KvPrecision,
+  LoadProgress,
   ModelShape,
   StepBatch,
   StepResult,
@@ -37,6 +38,7 @@ export type {
 } from './text/types.js';
 export { ChatTemplate } from './text/chat-template.js';
 export { HfTokenizer } from './text/hf-tokenizer.js';
+export type { HfTokenizerSource } from './text/hf-tokenizer.js';
 export { loadText } from './text/load-text.js';
 export { requireChatTemplate } from './text/chat-template.js';
 export type { ChatTemplateRenderOptions } from './text/chat-template.js';
@@ -44,4 +46,6 @@ export type { TextAssets } from './text/load-text.js';
 export * from './parsers/index.js';
 export { CpuBackend } from './backends/cpu/cpu-backend.js';
 export type { CpuBackendOptions } from './backends/cpu/cpu-backend.js';
+export type { KernelSetName } from './backends/cpu/native-binding.js';
+export type { ModelConfig, RopeScaling } from './model-files/config.js';
 export type { WeightQuantization } from './backends/cpu/quantization.js';

@@ -1,8 +1,9 @@
 /**
  * The Backend interface: the only thing the engine knows about a model runner.
  *
- * A step's batch follows OpenVINO's PagedAttention contract, so the CPU backend,
- * the OpenVINO backend and any user backend consume exactly the same thing.
+ * A step's batch follows OpenVINO's PagedAttention contract (the flattened
+ * layout its PagedAttention operation takes), so the CPU backend and any user
+ * backend consume exactly the same thing.
  * The engine owns block *numbers*; the backend owns the cache *memory* (layout,
  * precision). Backends never import the engine, and the engine never imports a
  * backend implementation.
@@ -49,7 +50,7 @@ export interface CacheConfig {
 /** One block table per sequence, flattened (same layout as the attention one). */
 export interface BlockTables {
   readonly indices: Int32Array;
-  /** [B + 1]: sequence i's blocks are indices[begins[i] .. begins[i+1]). */
+  /** B + 1 entries: sequence i's blocks are `indices[begins[i]]` up to (not including) `indices[begins[i + 1]]`. */
   readonly begins: Int32Array;
 }
 
@@ -104,4 +105,14 @@ export interface Backend {
   execute(batch: StepBatch): Promise<StepResult>;
   /** Frees native memory. Idempotent. */
   dispose(): Promise<void> | void;
+}
+
+/** Reported while a backend loads a model. */
+export interface LoadProgress {
+  /** "config", "weights" or "done". */
+  readonly phase: string;
+  /** Bytes of weights read so far (0 in the config phase). */
+  readonly loaded: number;
+  /** Bytes of weights in all (0 in the config phase). */
+  readonly total: number;
 }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ChatTemplateError, WeftError } from '../errors.js';
-import type { ParserOptions } from '../options.js';
+import type { ParserOptions } from '../pipeline/options.js';
 import type { ChatMessage, ToolCall, ToolDefinition } from '../text/types.js';
 import { NO_PARSER, type Command } from './args.js';
 import { requestOptions } from './generate.js';

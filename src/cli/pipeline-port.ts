@@ -1,5 +1,5 @@
-import type { LoadProgress, ParserOptions } from '../options.js';
-import type { StreamPart } from '../stream-parts.js';
+import type { LoadProgress, ParserOptions } from '../pipeline/options.js';
+import type { StreamPart } from '../pipeline/stream-parts.js';
 import type { ChatMessage, ToolDefinition } from '../text/types.js';
 
 export type { LoadProgress, StreamPart };

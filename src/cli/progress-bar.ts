@@ -1,4 +1,4 @@
-import type { LoadProgress } from '../options.js';
+import type { LoadProgress } from '../pipeline/options.js';
 import { ansi, type TextSink } from './io.js';
 
 /**

@@ -1,19 +1,26 @@
 /**
- * Engine: the loop. plan -> backend.execute -> sample -> update -> emit.
+ * Engine: the loop. Each step is three calls: schedule (the scheduler's plan,
+ * and the requests it preempted or failed), execute (the batch on the backend)
+ * and apply (advance, cache, sample, detokenize, emit).
  *
- * Nothing in here throws to signal a capacity or state problem: those become a
- * finished request (with a typed error) and a log line. A backend failure fails
- * the requests of that step only; the loop keeps serving the rest.
+ * Capacity problems (a full cache, a prompt that cannot be admitted) are
+ * values, never exceptions: they become a finished request (with a typed
+ * error) and a log line. A backend failure fails the requests of that step
+ * only; the loop keeps serving the rest. What cannot happen in a correct engine
+ * (an illegal request state transition) throws EngineError, and the loop's
+ * handler fails the live requests instead of the process.
  * Aborts are applied at once (the request's blocks are freed; no allocation
  * happens until the current step returns), and the output an aborted request
  * would have got from a step in flight is discarded.
  */
 
-import type { Backend, StepBatch } from '../backends/backend.js';
+import type { Backend } from '../backends/backend.js';
 import { BackendError, EngineError } from '../errors.js';
 import { Sampler, argmax, type SampledToken } from '../sampling/sampler.js';
+import { buildBatch } from './batch.js';
 import type { KvCacheManager } from './kv/kv-cache-manager.js';
-import { IncrementalDetokenizer, StopStringMatcher, type TokenDecoder } from './output.js';
+import { IncrementalDetokenizer, type TokenDecoder } from './detokenizer.js';
+import { StopStringMatcher } from './stop-strings.js';
 import { Request, type FinishReason, type RequestSpec, type StopCriteria } from './request.js';
 import { err, ok, type Result } from './result.js';
 import { Scheduler, type SchedulerConfig, type StepPlan } from './scheduler.js';
@@ -151,10 +158,6 @@ export class Engine {
     if (live !== undefined) this.finish(live, 'aborted', error, false);
   }
 
-  request(requestId: number): Request | undefined {
-    return this.live.get(requestId);
-  }
-
   /** Fails every request with `error` and refuses new ones. */
   close(error: Error): void {
     this.closed = true;
@@ -196,30 +199,12 @@ export class Engine {
 
   private async step(): Promise<void> {
     const started = performance.now();
-    const plan = this.scheduler.schedule();
-    for (const victim of plan.preempted) this.notify(() => this.observer.onPreempt?.(victim.id));
-    for (const failure of plan.failed) {
-      const request = failure.request as LiveRequest;
-      if (request.status === 'finished') continue;
-      if (failure.reason === 'error') this.log(`request ${request.id} failed: ${failure.message}`);
-      this.finish(request, failure.reason, failure.reason === 'error' ? new EngineError(failure.message) : undefined, true);
-    }
+    const plan = this.schedule();
     if (plan.scheduled.length === 0) return;
-
-    const batch = buildBatch(plan, this.kv);
-    let logits: Float32Array;
-    try {
-      ({ logits } = await this.backend.execute(batch));
-      const expected = batch.logitsIndices.length * this.backend.shape.vocabSize;
-      if (logits.length !== expected) throw new Error(`backend returned ${logits.length} logits, expected ${expected}`);
-    } catch (error) {
-      const failure = new BackendError(`the backend failed a step: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-      this.log(failure.message);
-      for (const { request } of plan.scheduled) this.finish(request as LiveRequest, 'error', failure, false);
-      return;
-    }
+    const logits = await this.execute(plan);
+    if (logits === undefined) return; // the backend failed; the step's requests are finished with BackendError
+    this.apply(plan, logits);
     this.steps++;
-    this.applyResults(plan, logits);
     const info: StepInfo = {
       step: this.steps,
       scheduledRequests: plan.scheduled.length,
@@ -232,7 +217,37 @@ export class Engine {
     this.notify(() => this.observer.onStep?.(info));
   }
 
-  private applyResults(plan: StepPlan, logits: Float32Array): void {
+  /** The scheduler's plan; the requests it preempted are reported, those it failed are finished. */
+  private schedule(): StepPlan {
+    const plan = this.scheduler.schedule();
+    for (const victim of plan.preempted) this.notify(() => this.observer.onPreempt?.(victim.id));
+    for (const failure of plan.failed) {
+      const request = failure.request as LiveRequest;
+      if (request.status === 'finished') continue;
+      if (failure.reason === 'error') this.log(`request ${request.id} failed: ${failure.message}`);
+      this.finish(request, failure.reason, failure.reason === 'error' ? new EngineError(failure.message) : undefined, true);
+    }
+    return plan;
+  }
+
+  /** Runs the plan's batch. A failure (or logits of the wrong size) fails this step's requests only: undefined. */
+  private async execute(plan: StepPlan): Promise<Float32Array | undefined> {
+    const batch = buildBatch(plan, this.kv);
+    try {
+      const { logits } = await this.backend.execute(batch);
+      const expected = batch.logitsIndices.length * this.backend.shape.vocabSize;
+      if (logits.length !== expected) throw new Error(`backend returned ${logits.length} logits, expected ${expected}`);
+      return logits;
+    } catch (error) {
+      const failure = new BackendError(`the backend failed a step: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      this.log(failure.message);
+      for (const { request } of plan.scheduled) this.finish(request as LiveRequest, 'error', failure, false);
+      return undefined;
+    }
+  }
+
+  /** Advances each scheduled request, caches its newly full blocks, and samples where the plan says so. */
+  private apply(plan: StepPlan, logits: Float32Array): void {
     const vocab = this.backend.shape.vocabSize;
     const caching = this.kv.prefixCaching;
     const blockSize = this.kv.blockSize;
@@ -317,63 +332,4 @@ function finalTextOf(request: LiveRequest): string {
 /** One step's output for one request; `logprobs` only when asked for (no spread on the hot path). */
 function delta(text: string, token: number, logprobs: readonly SampledToken[] | undefined): RequestDelta {
   return logprobs === undefined ? { text, tokenIds: [token] } : { text, tokenIds: [token], logprobs };
-}
-
-/** Flattens a plan into the PagedAttention batch every backend consumes. */
-export function buildBatch(plan: StepPlan, kv: KvCacheManager): StepBatch {
-  const entries = plan.scheduled;
-  const numSeqs = entries.length;
-  const inputIds = new Int32Array(plan.numTokens);
-  const positions = new Int32Array(plan.numTokens);
-  const pastLens = new Int32Array(numSeqs);
-  const subsequenceBegins = new Int32Array(numSeqs + 1);
-  const blockIndicesBegins = new Int32Array(numSeqs + 1);
-  const logitsIndices = new Int32Array(numSeqs);
-  let numLogits = 0;
-  const tables: (readonly number[])[] = new Array(numSeqs);
-  let token = 0;
-  let maxContextLen = 0;
-  for (let i = 0; i < numSeqs; i++) {
-    const { request, numTokens, samples } = entries[i]!;
-    const start = request.numComputed;
-    for (let j = 0; j < numTokens; j++) {
-      inputIds[token] = request.tokens[start + j]!;
-      positions[token] = start + j;
-      token++;
-    }
-    pastLens[i] = start;
-    subsequenceBegins[i + 1] = token;
-    if (samples) logitsIndices[numLogits++] = token - 1;
-    if (start + numTokens > maxContextLen) maxContextLen = start + numTokens;
-    const table = kv.blockTable(request.id);
-    tables[i] = table;
-    blockIndicesBegins[i + 1] = blockIndicesBegins[i]! + table.length;
-  }
-  const blockIndices = new Int32Array(blockIndicesBegins[numSeqs]!);
-  let at = 0;
-  for (let i = 0; i < numSeqs; i++) {
-    const table = tables[i]!;
-    for (let j = 0; j < table.length; j++) blockIndices[at++] = table[j]!;
-  }
-  const batch: StepBatch = {
-    inputIds,
-    positions,
-    pastLens,
-    subsequenceBegins,
-    blockIndices,
-    blockIndicesBegins,
-    maxContextLen,
-    logitsIndices: numLogits === numSeqs ? logitsIndices : logitsIndices.slice(0, numLogits),
-  };
-  if (kv.specs.length === 1) return batch;
-  const extraBlockTables: Record<string, { indices: Int32Array; begins: Int32Array }> = {};
-  for (let pool = 1; pool < kv.specs.length; pool++) {
-    const poolTables = entries.map(({ request }) => kv.blockTable(request.id, pool));
-    const begins = new Int32Array(numSeqs + 1);
-    poolTables.forEach((table, i) => (begins[i + 1] = begins[i]! + table.length));
-    const indices = new Int32Array(begins[numSeqs]!);
-    poolTables.forEach((table, i) => indices.set(table, begins[i]!));
-    extraBlockTables[kv.specs[pool]!.name] = { indices, begins };
-  }
-  return { ...batch, extraBlockTables };
 }

@@ -1,19 +1,22 @@
 /**
  * A request's state machine and token bookkeeping.
  *
- *   waiting ──admit──▶ running ──finish──▶ finished(stop | length | tool_calls | aborted | error)
+ *   waiting ──admit──▶ running ──finish──▶ finished(stop | length | aborted | error)
  *      ▲                  │
  *      └──── preempted ◀──┘  (blocks freed whole; recomputed on re-admission)
  *
  * `abort` is legal in every state, any number of times: the first one finishes
  * the request, later ones are no-ops. A finished request never changes again.
+ * Any other move not drawn above cannot happen in a correct engine: it throws
+ * EngineError, which the engine loop turns into failed requests and a log line.
  */
 
 import type { SamplingParams } from '../sampling/params.js';
-import { err, ok, type Result } from './result.js';
+import { EngineError } from '../errors.js';
 
 export type RequestStatus = 'waiting' | 'running' | 'preempted' | 'finished';
-export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'aborted' | 'error';
+/** Why the engine ended a request. (The pipeline adds 'tool_calls'; the engine knows nothing of tools.) */
+export type FinishReason = 'stop' | 'length' | 'aborted' | 'error';
 
 const TRANSITIONS: Record<RequestStatus, readonly RequestStatus[]> = {
   waiting: ['running', 'finished'],
@@ -53,7 +56,6 @@ export class Request {
   numComputed = 0;
   /** Tokens of the prefix that came from the prefix cache at the last admission. */
   numCachedPrefix = 0;
-  numPreemptions = 0;
 
   constructor(id: number, arrival: number, spec: RequestSpec) {
     this.id = id;
@@ -66,27 +68,15 @@ export class Request {
     return this.spec.promptTokenIds.length;
   }
 
-  get numOutputTokens(): number {
-    return this.tokens.length - this.spec.promptTokenIds.length;
-  }
-
-  get outputTokenIds(): number[] {
-    return this.tokens.slice(this.spec.promptTokenIds.length);
-  }
-
-  get isFinished(): boolean {
-    return this.status === 'finished';
-  }
-
   /** Tokens still to compute before the next sample. */
   get numPending(): number {
     return this.tokens.length - this.numComputed;
   }
 
-  transition(to: RequestStatus): Result<void, string> {
-    if (!TRANSITIONS[this.status].includes(to)) return err(`request ${this.id}: illegal transition ${this.status} -> ${to}`);
+  /** Moves along the diagram above; throws EngineError for a move it does not draw. */
+  transition(to: RequestStatus): void {
+    if (!TRANSITIONS[this.status].includes(to)) throw new EngineError(`request ${this.id}: illegal transition ${this.status} -> ${to}`);
     this.status = to;
-    return ok(undefined);
   }
 
   /** Moves to finished; a no-op (returns false) if already finished. */
@@ -99,12 +89,9 @@ export class Request {
   }
 
   /** Back to the queue with nothing computed (preemption by recompute). */
-  preempt(): Result<void, string> {
-    const moved = this.transition('preempted');
-    if (!moved.ok) return moved;
+  preempt(): void {
+    this.transition('preempted');
     this.numComputed = 0;
     this.numCachedPrefix = 0;
-    this.numPreemptions++;
-    return ok(undefined);
   }
 }

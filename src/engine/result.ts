@@ -1,6 +1,8 @@
 /**
- * The engine's error channel. Capacity and state problems inside the engine are
- * values, never exceptions: a caller must look at `ok` before using `value`.
+ * The engine's error channel for what can happen in a correct engine: capacity
+ * (KvError) and admission (AddError) problems are values, never exceptions, so
+ * a caller must look at `ok` before using `value`. What cannot happen throws
+ * EngineError instead (see request.ts). Internal: not part of weft's exports.
  */
 export type Result<T, E> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: E };
 

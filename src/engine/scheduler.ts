@@ -1,7 +1,7 @@
 /**
  * Scheduler: one step's plan, i.e. which tokens of which requests run now.
  *
- * Token-budget continuous batching with chunked prefill:
+ * Token-budget continuous batching with chunked prefill, in two phases:
  *  1. Running requests first (oldest / highest priority first), each with as
  *     many pending tokens as the budget allows (1 for a decode). If the cache
  *     cannot grow one, the victim (lowest priority, latest arrival) is
@@ -14,11 +14,12 @@
  *
  * Progress: the oldest running request is never a victim while another is
  * running, so every step either runs it or ends it; nothing can livelock.
+ * Capacity problems are values (KvError, FailedRequest); a request state
+ * transition that cannot happen throws EngineError (see request.ts).
  */
 
 import type { KvCacheManager, KvError } from './kv/kv-cache-manager.js';
 import type { Request } from './request.js';
-import type { Result } from './result.js';
 
 export type SchedulingPolicy = 'fcfs' | 'priority';
 
@@ -49,6 +50,14 @@ export interface StepPlan {
   readonly numTokens: number;
 }
 
+/** The plan under construction, with the token budget left. */
+interface Draft {
+  readonly scheduled: ScheduledRequest[];
+  readonly preempted: Request[];
+  readonly failed: FailedRequest[];
+  budget: number;
+}
+
 export class Scheduler {
   readonly config: SchedulerConfig;
   private readonly kv: KvCacheManager;
@@ -77,85 +86,87 @@ export class Scheduler {
     removeFrom(this.running, request);
   }
 
+  /** One step's plan: running requests first, then admission (skipped in a step that preempted). */
   schedule(): StepPlan {
-    // In running order; an entry is taken back only if its request is preempted.
-    const scheduled: ScheduledRequest[] = [];
-    const preempted: Request[] = [];
-    const failed: FailedRequest[] = [];
-    let budget = this.config.maxNumBatchedTokens;
+    const draft: Draft = { scheduled: [], preempted: [], failed: [], budget: this.config.maxNumBatchedTokens };
+    this.scheduleRunning(draft);
+    // Admitting in a step that had to preempt would only thrash.
+    if (draft.preempted.length === 0) this.admitWaiting(draft);
+    const { scheduled, preempted, failed, budget } = draft;
+    return { scheduled, preempted, failed, numTokens: this.config.maxNumBatchedTokens - budget };
+  }
 
-    // Walks `running` in place: a request that leaves it (dropped, or preempted
-    // as its own victim) is at index i, victims are taken from the end, so the
-    // requests not visited yet are always running[i..].
+  /**
+   * Phase 1. Walks `running` in place: a request that leaves it (failed, or
+   * preempted as its own victim) was at index i and victims are taken from the
+   * end, so the requests not visited yet are always running[i..].
+   */
+  private scheduleRunning(draft: Draft): void {
     const running = this.running;
     for (let i = 0; i < running.length; ) {
-      const request = running[i]!;
-      const numTokens = Math.min(request.numPending, budget);
-      let stays = true;
-      for (;;) {
-        if (numTokens <= 0) break;
-        const grown = this.kv.appendSlots(request.id, request.numComputed + numTokens);
-        if (grown.ok) {
-          scheduled.push(this.entry(request, numTokens));
-          budget -= numTokens;
-          break;
-        }
-        if (grown.error.kind !== 'NoCapacity') {
-          this.drop(request);
-          failed.push({ request, reason: 'error', message: describe(grown.error) });
-          stays = false;
-          break;
-        }
-        if (running.length === 1) {
-          this.drop(request);
-          failed.push({ request, reason: 'length', message: `the KV cache cannot hold ${request.numComputed + numTokens} tokens` });
-          stays = false;
-          break;
-        }
-        // The victim is the last running request: not visited yet (or this one), so
-        // nothing of it is in `scheduled` to undo.
-        const victim = running[running.length - 1]!;
-        const moved = this.preempt(victim);
-        if (!moved.ok) failed.push({ request: victim, reason: 'error', message: moved.error });
-        else preempted.push(victim);
-        if (victim === request) {
-          stays = false;
-          break;
-        }
-      }
-      if (stays) i++;
+      if (this.growRunning(running[i]!, draft)) i++;
     }
+  }
 
-    if (preempted.length === 0) {
-      while (this.waiting.length > 0 && this.running.length < this.config.maxNumSeqs && budget > 0) {
-        const request = this.nextWaiting();
-        const hit = this.kv.findPrefix(request.tokens);
-        const numTokens = Math.min(request.tokens.length - hit.numTokens, budget);
-        const admitted = this.kv.allocate(request.id, hit, hit.numTokens + numTokens);
-        if (!admitted.ok) {
-          if (admitted.error.kind === 'NoCapacity' && this.running.length > 0) break; // wait for room
-          // Nothing runs, so nothing will free room: this request can never fit.
-          removeFrom(this.waiting, request);
-          failed.push({ request, reason: this.kv.fitsEmpty(request.tokens.length) ? 'error' : 'length', message: describe(admitted.error) });
-          continue;
-        }
+  /**
+   * Schedules a running request's pending tokens (as many as the budget
+   * allows), preempting from the end of `running` until its blocks fit.
+   * Returns whether the request is still running.
+   */
+  private growRunning(request: Request, draft: Draft): boolean {
+    const numTokens = Math.min(request.numPending, draft.budget);
+    if (numTokens <= 0) return true;
+    for (;;) {
+      const grown = this.kv.appendSlots(request.id, request.numComputed + numTokens);
+      if (grown.ok) {
+        draft.scheduled.push(this.entry(request, numTokens));
+        draft.budget -= numTokens;
+        return true;
+      }
+      if (grown.error.kind !== 'NoCapacity') {
+        this.drop(request);
+        draft.failed.push({ request, reason: 'error', message: describe(grown.error) });
+        return false;
+      }
+      if (this.running.length === 1) {
+        // The whole cache is not enough: it is this request's context limit.
+        this.drop(request);
+        draft.failed.push({ request, reason: 'length', message: `the KV cache cannot hold ${request.numComputed + numTokens} tokens` });
+        return false;
+      }
+      // The victim is the last running request: not visited yet (or this one),
+      // so nothing of it is in `scheduled` to undo.
+      const victim = this.running[this.running.length - 1]!;
+      this.preempt(victim);
+      draft.preempted.push(victim);
+      if (victim === request) return false;
+    }
+  }
+
+  /** Phase 2: waiting requests in policy order, while maxNumSeqs, the budget and the cache allow. */
+  private admitWaiting(draft: Draft): void {
+    while (this.waiting.length > 0 && this.running.length < this.config.maxNumSeqs && draft.budget > 0) {
+      const request = this.nextWaiting();
+      const hit = this.kv.findPrefix(request.tokens);
+      const numTokens = Math.min(request.tokens.length - hit.numTokens, draft.budget);
+      const admitted = this.kv.allocate(request.id, hit, hit.numTokens + numTokens);
+      if (!admitted.ok) {
+        // Admission stops at the first request (in policy order) that does not fit: running requests will free room.
+        if (admitted.error.kind === 'NoCapacity' && this.running.length > 0) return;
+        // Nothing runs, so nothing will free room: this request can never fit.
         removeFrom(this.waiting, request);
-        const moved = request.transition('running');
-        if (!moved.ok) {
-          this.kv.free(request.id);
-          failed.push({ request, reason: 'error', message: moved.error });
-          continue;
-        }
-        request.numComputed = hit.numTokens;
-        // A re-admitted request may hit its own generated tokens; only prompt tokens count as cached prompt.
-        request.numCachedPrefix = Math.min(hit.numTokens, request.numPromptTokens);
-        this.insertRunning(request);
-        scheduled.push(this.entry(request, numTokens));
-        budget -= numTokens;
+        draft.failed.push({ request, reason: this.kv.fitsEmpty(request.tokens.length) ? 'error' : 'length', message: describe(admitted.error) });
+        continue;
       }
+      removeFrom(this.waiting, request);
+      request.transition('running');
+      request.numComputed = hit.numTokens;
+      // A re-admitted request may hit its own generated tokens; only prompt tokens count as cached prompt.
+      request.numCachedPrefix = Math.min(hit.numTokens, request.numPromptTokens);
+      this.insertRunning(request);
+      draft.scheduled.push(this.entry(request, numTokens));
+      draft.budget -= numTokens;
     }
-
-    return { scheduled, preempted, failed, numTokens: this.config.maxNumBatchedTokens - budget };
   }
 
   private entry(request: Request, numTokens: number): ScheduledRequest {
@@ -169,14 +180,12 @@ export class Scheduler {
   }
 
   /** Frees the victim whole (every pool) and puts it at the front of the queue. */
-  private preempt(victim: Request): Result<void, string> {
+  private preempt(victim: Request): void {
+    victim.preempt(); // first: an impossible transition throws before anything moved
     this.kv.free(victim.id);
     removeFrom(this.running, victim);
-    const moved = victim.preempt();
-    if (!moved.ok) return moved;
     this.waiting.unshift(victim);
     this.preemptions++;
-    return moved;
   }
 
   private nextWaiting(): Request {

@@ -5,6 +5,7 @@
  */
 import type { ToolCall } from '../text/types.js';
 import type {
+  ParseResult,
   ParserEvent,
   ReasoningParseResult,
   ReasoningParser,
@@ -14,14 +15,11 @@ import type {
   ToolStream,
 } from './types.js';
 
-export interface CollectedOutput {
-  content: string | null;
-  reasoning: string | null;
-  toolCalls: ToolCall[];
-}
-
-/** Folds a sequence of events into content, reasoning and finished tool calls. */
-export function collectEvents(events: Iterable<ParserEvent>): CollectedOutput {
+/**
+ * Folds a sequence of events into content, reasoning and finished tool calls (in call order);
+ * `warnings` are the stream's, copied into the result.
+ */
+export function collectEvents(events: Iterable<ParserEvent>, warnings: readonly string[] = []): ParseResult {
   let content = '';
   let reasoning = '';
   const started = new Map<number, { id: string; name: string }>();
@@ -47,7 +45,7 @@ export function collectEvents(events: Iterable<ParserEvent>): CollectedOutput {
     }
   }
   calls.sort((a, b) => a.index - b.index);
-  return { content: content || null, reasoning: reasoning || null, toolCalls: calls.map((c) => c.call) };
+  return { content: content || null, reasoning: reasoning || null, toolCalls: calls.map((c) => c.call), warnings: [...warnings] };
 }
 
 /** Runs a whole text through a fresh stream as one delta. */

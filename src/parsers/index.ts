@@ -1,6 +1,7 @@
 // Streaming reasoning and tool-call parsers (see docs/parsers.md).
 export type {
   ContentEvent,
+  ParseResult,
   ParserEvent,
   ParserStream,
   ReasoningEvent,
@@ -30,6 +31,5 @@ export {
 } from './registry.js';
 export { detectStartsInReasoning } from './reasoning/think.js';
 export { collectEvents, reasoningParserFromStream, toolParserFromStream } from './collect.js';
-export type { CollectedOutput } from './collect.js';
-export { createOutputParser } from './output.js';
-export type { OutputParseResult, OutputParser, OutputParsers } from './output.js';
+export { createParserChain } from './chain.js';
+export type { ChainedParsers, ParserChain } from './chain.js';

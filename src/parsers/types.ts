@@ -45,6 +45,16 @@ export interface ParserStream<E> {
 export type ToolStream = ParserStream<ToolEvent>;
 export type ReasoningStream = ParserStream<ReasoningStreamEvent>;
 
+/** What a reply held, parsed: the answer text, reasoning, finished tool calls and what was malformed. */
+export interface ParseResult {
+  /** Text outside reasoning and tool calls; null when there is none. */
+  content: string | null;
+  reasoning: string | null;
+  toolCalls: ToolCall[];
+  /** What was wrong with the model output (empty when it was well formed). */
+  warnings: string[];
+}
+
 export interface ToolParseResult {
   /** Text outside tool calls; null when there is none. */
   content: string | null;

@@ -1,4 +1,4 @@
-/** Per-request sampling parameters, validated at the API boundary (src/options.ts). */
+/** Per-request sampling parameters, validated at the API boundary (src/pipeline/options.ts). */
 export interface SamplingParams {
   /** 0 = greedy (argmax). */
   readonly temperature: number;

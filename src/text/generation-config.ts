@@ -58,6 +58,7 @@ export function parseGenerationConfig(json: unknown, file = 'generation_config.j
   set('minP', number('min_p', (n) => n >= 0 && n <= 1, 'a number in [0, 1]'));
   set('repetitionPenalty', number('repetition_penalty', (n) => n > 0, 'a number > 0'));
   set('maxLength', number('max_length', (n) => Number.isInteger(n) && n > 0, 'an integer > 0'));
+  set('maxNewTokens', number('max_new_tokens', (n) => Number.isInteger(n) && n > 0, 'an integer > 0'));
   const doSample = config.do_sample;
   if (doSample !== undefined && doSample !== null) {
     if (typeof doSample !== 'boolean') bad('do_sample', 'true or false');

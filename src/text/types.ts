@@ -57,5 +57,8 @@ export interface GenerationDefaults {
   minP?: number;
   repetitionPenalty?: number;
   doSample?: boolean;
+  /** Cap on prompt + output tokens (max_length). */
   maxLength?: number;
+  /** Default for a request's maxTokens (max_new_tokens). */
+  maxNewTokens?: number;
 }

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BlockPool } from '../../src/engine/kv/block-pool.js';
 import { KvCacheManager, type PoolSpec } from '../../src/engine/kv/kv-cache-manager.js';
-import { kvBytesPerBlock, parseByteSize, planPools } from '../../src/engine/kv/sizing.js';
+import { kvBytesPerBlock, planPools } from '../../src/engine/kv/sizing.js';
 
 const BLOCK = 4;
 
@@ -41,17 +41,6 @@ describe('BlockPool', () => {
 });
 
 describe('sizing', () => {
-  it('parses byte sizes and rejects nonsense', () => {
-    expect(parseByteSize('4GB')).toBe(4e9);
-    expect(parseByteSize('512 MiB')).toBe(512 * 2 ** 20);
-    expect(parseByteSize(1000)).toBe(1000);
-    expect(parseByteSize('1.5kb')).toBe(1500);
-    expect(parseByteSize('lots')).toBeUndefined();
-    expect(parseByteSize('-1GB')).toBeUndefined();
-    expect(parseByteSize(0)).toBeUndefined();
-    expect(parseByteSize('3 parsecs')).toBeUndefined();
-  });
-
   it('counts K and V of every layer, and u8 scales', () => {
     const shape = { vocabSize: 10, numLayers: 2, numKvHeads: 4, headDim: 8, maxContextLength: 100 };
     expect(kvBytesPerBlock(shape, 'f32', 16)).toBe(2 * 2 * 4 * 16 * 8 * 4);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { CpuBackend } from '../../src/backends/cpu/index.js';
-import { floatToHalfTruncated, halfToFloat, readAllTensors, type RawTensor, writeSafetensors } from '../models/safetensors-writer.js';
+import { floatToHalfTruncated, halfToFloat, readAllTensors, type RawTensor, writeSafetensors } from '../model-files/safetensors-writer.js';
 import { buildBatch, contiguousBlocks, greedySolo, maxAbsDiff, QWEN3_TINY, readReference } from './helpers.js';
 
 // Read once by the addon, at the first matmul of this (forked) test process.

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend, type LoadProgress } from '../../src/backends/cpu/index.js';
 import { ModelLoadError, UnsupportedModelError } from '../../src/errors.js';
-import { readAllTensors, floatToHalfTruncated, halfToFloat, type RawTensor, writeSafetensors, encodeSafetensors } from '../models/safetensors-writer.js';
+import { readAllTensors, floatToHalfTruncated, halfToFloat, type RawTensor, writeSafetensors, encodeSafetensors } from '../model-files/safetensors-writer.js';
 import { buildBatch, QWEN3_TINY, readReference } from './helpers.js';
 
 const reference = readReference(QWEN3_TINY);

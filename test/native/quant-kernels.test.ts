@@ -10,7 +10,7 @@
 //    step (Q4_0, whose positive end is one level short) of the block's scale.
 import { describe, expect, it } from 'vitest';
 import { loadNativeBinding } from '../../src/backends/cpu/native-binding.js';
-import { floatToHalfTruncated, halfToFloat } from '../models/safetensors-writer.js';
+import { floatToHalfTruncated, halfToFloat } from '../model-files/safetensors-writer.js';
 
 const testing = loadNativeBinding().testing;
 const FORMATS = { Q8_0: { weights: 32, bytes: 34 }, Q4_0: { weights: 32, bytes: 18 }, Q4_K: { weights: 256, bytes: 144 }, Q6_K: { weights: 256, bytes: 210 } } as const;

@@ -14,10 +14,10 @@ import { describe, expect, it } from 'vitest';
 import { CpuBackend, loadPlannedWeights, nativeModelConfig } from '../../src/backends/cpu/cpu-backend.js';
 import { loadNativeBinding, type NativeCpuModel } from '../../src/backends/cpu/native-binding.js';
 import { InvalidOptionError, ModelLoadError } from '../../src/errors.js';
-import { loadModelConfig } from '../../src/models/config.js';
-import { huggingFaceTensorName, type PlannedTensor } from '../../src/models/weights.js';
-import { resolvePipelineOptions } from '../../src/options.js';
-import { readAllTensors } from '../models/safetensors-writer.js';
+import { loadModelConfig } from '../../src/model-files/config.js';
+import { huggingFaceTensorName, type PlannedTensor } from '../../src/model-files/weights.js';
+import { resolvePipelineOptions } from '../../src/pipeline/options.js';
+import { readAllTensors } from '../model-files/safetensors-writer.js';
 import { buildBatch, contiguousBlocks, greedySolo, maxAbsDiff, QWEN3_TINY, readReference, sharedModel } from './helpers.js';
 
 const stories = sharedModel('stories260K');

@@ -2,8 +2,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseModelConfig, type ModelConfig } from '../../src/models/config.js';
-import { f32Bytes, type RawTensor, writeSafetensors } from '../models/safetensors-writer.js';
+import { parseModelConfig, type ModelConfig } from '../../src/model-files/config.js';
+import { f32Bytes, type RawTensor, writeSafetensors } from '../model-files/safetensors-writer.js';
 
 /** Writes config.json + model.safetensors; returns the folder, config and float64 weights (the float32 values). */
 export function writeRandomModel(configJson: Record<string, unknown>, seed: number): { dir: string; config: ModelConfig; weights: Map<string, Float64Array> } {

@@ -5,7 +5,7 @@
  * biases, o_proj bias, llama3 RoPE scaling, Mistral's sliding window). It is
  * itself checked against transformers' reference.json in architectures.test.ts.
  */
-import type { ModelConfig } from '../../src/models/config.js';
+import type { ModelConfig } from '../../src/model-files/config.js';
 
 export type WeightMap = ReadonlyMap<string, Float64Array>;
 

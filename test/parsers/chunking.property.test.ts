@@ -8,15 +8,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   collectEvents,
-  createOutputParser,
+  createParserChain,
   createReasoningParser,
   createToolParser,
-  type OutputParser,
+  type ParserChain,
   type ParserEvent,
   type ParserStream,
 } from '../../src/parsers/index.js';
 import { toolCorpora } from './cases/index.js';
-import { outputCases } from './cases/output.js';
+import { chainCases } from './cases/chain.js';
 import { reasoningCases } from './cases/reasoning.js';
 import { chars, checkEventContract, runStream, splitAt, TOOLS } from './helpers.js';
 
@@ -57,8 +57,8 @@ function checkAllSplits(subject: Subject, text: string, runs = 60): void {
 const FRAGMENTS: Record<string, string[]> = {
   qwen3coder: ['<function=', '<parameter=', 'x', '<tool_call>', '</tool_call>', '<function=get_weather>', '<function=search>', '</function>', '<parameter=city>', '<parameter=limit>', '<parameter=filters>', '</parameter>', '<', '>', '/', '='],
   hermes: ['{', '"name": "x"', '<tool_call>', '</tool_call>', '{"name": "get_weather", "arguments": ', '"name"', '"arguments"', '<tool'],
-  llama3_json: ['<|python_tag|>', '{"name": "search", "parameters": ', '"name"', ';', '<|python'],
-  mistral: ['x', ' ', '\t', '[TOOL_CALLS]', '[ARGS]', '[CALL_ID]', 'get_time', '[{"name": "search", "arguments": ', '[TOOL'],
+  llama3_json: ['<|python_tag|>', '{"name": "search", "parameters": ', '{"name": "get_time", "parameters": {}}', '"name"', ';', '<|python', 'text '],
+  mistral: ['x', ' ', '\t', '[TOOL_CALLS]', '[ARGS]', '[CALL_ID]', 'get_time', 'get_time{', '</s>', '</', '[{"name": "search", "arguments": ', '[TOOL'],
   pythonic: ['[', ']', '(', ')', 'get_weather(', 'city=', '"', "'", '"""', '<|python_start|>', '<|python_end|>', '=', 'True', 'None'],
   deepseek_v3: ['x', '{}', '<｜tool▁calls▁begin｜>', '<｜tool▁calls▁end｜>', '<｜tool▁call▁begin｜>', '<｜tool▁call▁end｜>', '<｜tool▁sep｜>', 'function', '```json\n', '```', '\n', '<｜tool'],
 };
@@ -93,8 +93,8 @@ describe('chunking never changes the result', () => {
   it('arbitrary text never throws, in any format', () => {
     const parsers = [
       ...toolCorpora.map((c) => createToolParser(c.parser, { tools: TOOLS })),
-      createOutputParser({ reasoning: createReasoningParser('qwen3'), tool: createToolParser('qwen3coder', { tools: TOOLS }) }),
-      createOutputParser({ reasoning: createReasoningParser('deepseek_r1'), tool: createToolParser('deepseek_v3') }),
+      createParserChain({ reasoning: createReasoningParser('qwen3'), tool: createToolParser('qwen3coder', { tools: TOOLS }) }),
+      createParserChain({ reasoning: createReasoningParser('deepseek_r1'), tool: createToolParser('deepseek_v3') }),
     ];
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 120 }), fc.array(fc.nat({ max: 120 }), { maxLength: 8 }), (text, cutPoints) => {
@@ -137,7 +137,7 @@ describe('chunking never changes the result', () => {
       it(`${c.parser}: ${c.title}`, () => checkAllSplits(parser, c.text));
     }
     it('random texts of think tags', () => {
-      const alphabet = ['<think>', '</think>', '<tool_call>', '<th', '</', ' ', '\n', 'a', 'é', '>'];
+      const alphabet = ['<think>', '</think>', '<tool_call>', '<function=', '<func', '<th', '</', ' ', '\n', 'a', 'é', '>'];
       for (const name of ['qwen3', 'deepseek_r1']) {
         const parser = createReasoningParser(name);
         fc.assert(
@@ -153,8 +153,8 @@ describe('chunking never changes the result', () => {
   });
 
   describe('reasoning and tools chained', () => {
-    for (const c of outputCases) {
-      const parser: OutputParser = createOutputParser({
+    for (const c of chainCases) {
+      const parser: ParserChain = createParserChain({
         reasoning: createReasoningParser(c.reasoningParser, c.startsInReasoning === undefined ? {} : { startsInReasoning: c.startsInReasoning }),
         tool: createToolParser(c.toolParser, { tools: TOOLS }),
       });

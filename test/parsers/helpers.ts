@@ -97,4 +97,31 @@ export const TOOLS: ToolDefinition[] = [
     },
   },
   { type: 'function', function: { name: 'get_time' } },
+  {
+    type: 'function',
+    function: {
+      // Every JSON-schema type qwen3coder converts values to.
+      name: 'convert',
+      parameters: {
+        type: 'object',
+        properties: {
+          s: { type: 'string' },
+          i: { type: 'integer' },
+          n: { type: 'number' },
+          b: { type: 'boolean' },
+          z: { type: 'null' },
+          o: { type: 'object', properties: { inner: { type: 'array', items: { type: 'object' } } } },
+          a: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' } } } },
+          maybeInt: { anyOf: [{ type: 'integer' }, { type: 'null' }] },
+          strOrInt: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
+          intOrStr: { type: ['integer', 'string'] },
+          level: { type: 'string', enum: ['low', 'high'] },
+          choice: { oneOf: [{ enum: ['red', 'green'] }, { type: 'integer' }] },
+          custom: { type: 'custom_thing' },
+          f: { type: 'float' },
+          flag: { type: 'bool' },
+        },
+      },
+    },
+  },
 ];

@@ -44,6 +44,46 @@ describe('tool parser streaming behaviour', () => {
     expect(stream.end()).toStrictEqual([]);
   });
 
+  it('streams qwen3coder calls the way OVMS does: each name when its tag closes, tags split anywhere', () => {
+    // [chunk, name of the call that must start in this chunk (or null)]
+    const code = 'if x == "{}":\n    print(f\'\\n\\t{x} "q" \\\\ </param\')\n';
+    const chunks: [string, string | null][] = [
+      ['Intro text ', null],
+      ['<function=get_weather><parameter=city>', 'get_weather'],
+      ['Nice</parameter></function></tool_call>', null],
+      [' <too', null], ['l_cal', null], ['l>\n', null], ['<fun', null], ['ctio', null], ['n=ge', null], ['t_weather', null],
+      ['>', 'get_weather'],
+      ['\n', null], ['<paramete', null], ['r=ci', null], ['ty', null], ['>', null], ['\n', null], ['PAR', null], ['IS', null],
+      ['</pa', null], ['rameter>\n', null], ['</function>', null], ['</tool_call>', null],
+      [' between ', null],
+      ['<tool_call>\n', null], ['<function=get_weather', null],
+      ['>\n', 'get_weather'],
+      ['<parameter=city>\n', null], ['\n', null], ['Old Town\n', null], ['</parameter>\n', null],
+      ['<parameter=days>', null], ['\n', null], ['31', null], ['4\n', null], ['</parameter>\n', null], ['</function>', null], ['</tool_call>', null],
+      ['<tool_call><function=write_file><parameter=content>', 'write_file'],
+      [`\n${code}</parameter></function></tool_call>`, null],
+    ];
+    const stream = createToolParser('qwen3coder', { tools: TOOLS }).stream();
+    const events = [];
+    for (const [chunk, startsCall] of chunks) {
+      const out = stream.push(chunk);
+      const started = out.flatMap((e) => (e.type === 'tool-call-start' ? [e.name] : []));
+      expect(started, JSON.stringify(chunk)).toStrictEqual(startsCall === null ? [] : [startsCall]);
+      events.push(...out);
+    }
+    events.push(...stream.end());
+    expect(checkEventContract(events).map(({ name, arguments: args }) => ({ name, arguments: args }))).toStrictEqual([
+      { name: 'get_weather', arguments: { city: 'Nice' } },
+      { name: 'get_weather', arguments: { city: 'PARIS' } },
+      // One leading and one trailing newline belong to the tags; the rest is the value.
+      { name: 'get_weather', arguments: { city: '\nOld Town', days: 314 } },
+      { name: 'write_file', arguments: { content: code.slice(0, -1) } },
+    ]);
+    // OVMS drops text after the first call; weft keeps every character outside the calls.
+    expect(events.flatMap((e) => (e.type === 'content' ? [e.text] : [])).join('')).toBe('Intro text  between ');
+    expect(stream.warnings).toStrictEqual([]);
+  });
+
   it('streams hermes arguments before the object is complete', () => {
     const stream = createToolParser('hermes').stream();
     expect(stream.push('<tool_call>{"name": "search", "arguments": {"query": "long te')).toStrictEqual([

@@ -1,7 +1,7 @@
 /** Builds pipelines over the test backend and computes expected outputs independently of the engine. */
 
-import { Pipeline } from '../../src/pipeline.js';
-import type { PipelineOptions } from '../../src/options.js';
+import { Pipeline } from '../../src/pipeline/pipeline.js';
+import type { PipelineOptions } from '../../src/pipeline/options.js';
 import { kvBytesPerBlock } from '../../src/engine/kv/sizing.js';
 import { ByteTokenizer, EOS } from './byte-tokenizer.js';
 import { TestBackend, type TestBackendOptions } from './test-backend.js';

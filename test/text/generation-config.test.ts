@@ -32,6 +32,11 @@ describe('generation_config.json', () => {
     });
   });
 
+  it('reads max_new_tokens (the default maxTokens) and rejects a bad one', () => {
+    expect(parseGenerationConfig({ max_new_tokens: 512, max_length: 2048 })).toEqual({ maxNewTokens: 512, maxLength: 2048 });
+    expect(() => parseGenerationConfig({ max_new_tokens: 0 })).toThrow(/max_new_tokens must be an integer > 0/);
+  });
+
   it('accepts a single eos id, null fields and an empty object', () => {
     expect(parseGenerationConfig({ eos_token_id: 2, temperature: null })).toEqual({ eosTokenIds: [2] });
     expect(parseGenerationConfig({})).toEqual({});

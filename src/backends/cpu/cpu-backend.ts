@@ -4,22 +4,14 @@
  */
 import { availableParallelism } from 'node:os';
 import { BackendError, InvalidOptionError, ModelLoadError, WeftError } from '../../errors.js';
-import type { ModelConfig } from '../../models/config.js';
-import { loadModelConfig } from '../../models/config.js';
-import { ropeInverseFrequencies } from '../../models/rope.js';
-import { openSafetensorsFolder } from '../../models/safetensors.js';
-import { type PlannedTensor, planWeights } from '../../models/weights.js';
-import type { Backend, CacheConfig, ModelShape, StepBatch, StepResult } from '../backend.js';
+import type { ModelConfig } from '../../model-files/config.js';
+import { loadModelConfig } from '../../model-files/config.js';
+import { ropeInverseFrequencies } from '../../model-files/rope.js';
+import { openSafetensorsFolder } from '../../model-files/safetensors.js';
+import { type PlannedTensor, planWeights } from '../../model-files/weights.js';
+import type { Backend, CacheConfig, LoadProgress, ModelShape, StepBatch, StepResult } from '../backend.js';
 import { type KernelSetName, loadNativeBinding, type NativeCpuModel, type NativeModelConfig } from './native-binding.js';
 import { checkQuantization, type WeightQuantization } from './quantization.js';
-
-export interface LoadProgress {
-  /** "config", "weights" or "done". */
-  readonly phase: string;
-  /** Bytes of weights read so far (0 in the config phase). */
-  readonly loaded: number;
-  readonly total: number;
-}
 
 export interface CpuBackendOptions {
   /** Worker threads for one step (default: the available cores). */

@@ -1,1 +1,2 @@
-export { CpuBackend, type CpuBackendOptions, type LoadProgress } from './cpu-backend.js';
+export { CpuBackend, type CpuBackendOptions } from './cpu-backend.js';
+export type { LoadProgress } from '../backend.js';

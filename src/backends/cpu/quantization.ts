@@ -6,8 +6,8 @@
 import { InvalidOptionError } from '../../errors.js';
 
 /** 'q8_0': 8-bit, 34 bytes per 32 weights. 'q4_0': 4-bit, 18 bytes per 32 weights. */
-export const WEIGHT_QUANTIZATIONS = ['q8_0', 'q4_0'] as const;
-export type WeightQuantization = (typeof WEIGHT_QUANTIZATIONS)[number];
+export type WeightQuantization = 'q8_0' | 'q4_0';
+export const WEIGHT_QUANTIZATIONS: readonly WeightQuantization[] = ['q8_0', 'q4_0'];
 
 /** The option's value, checked (undefined: keep the weights as stored). */
 export function checkQuantization(value: unknown, option = 'quantize'): WeightQuantization | undefined {

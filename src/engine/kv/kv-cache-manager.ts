@@ -250,11 +250,6 @@ export class KvCacheManager {
     });
   }
 
-  /** Ids of the requests that hold blocks (for tests). */
-  ownedRequests(): number[] {
-    return [...this.owned.keys()];
-  }
-
   stats(): PoolStats[] {
     return this.pools.map((pool, p) => ({
       name: this.specs[p]!.name,

@@ -6,30 +6,6 @@
 import type { KvPrecision, ModelShape } from '../../backends/backend.js';
 import type { PoolSpec } from './kv-cache-manager.js';
 
-const UNITS: Record<string, number> = {
-  b: 1,
-  kb: 1e3,
-  mb: 1e6,
-  gb: 1e9,
-  tb: 1e12,
-  kib: 2 ** 10,
-  mib: 2 ** 20,
-  gib: 2 ** 30,
-  tib: 2 ** 40,
-};
-
-/** Parses "4GB", "512 MiB", "1.5gb" or a number of bytes. Returns undefined if malformed. */
-export function parseByteSize(size: string | number): number | undefined {
-  if (typeof size === 'number') return Number.isFinite(size) && Math.floor(size) > 0 ? Math.floor(size) : undefined;
-  if (typeof size !== 'string') return undefined;
-  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(size);
-  if (match === null) return undefined;
-  const unit = UNITS[(match[2] || 'b').toLowerCase()];
-  if (unit === undefined) return undefined;
-  const bytes = Math.floor(Number(match[1]) * unit);
-  return bytes > 0 ? bytes : undefined;
-}
-
 /** Bytes per element of the cache; u8 also stores a f32 scale and zero point per token and head. */
 export function kvBytesPerBlock(shape: ModelShape, precision: KvPrecision, blockSize: number): number {
   const perTokenPerHead =

@@ -12,12 +12,18 @@ export class ArrayOfCallsSink implements JsonSink {
   private depth = 0;
   private current: { call: CallBuilder; sink: CallObjectSink } | null = null;
   notArray = false;
+  private finishedACall = false;
 
   constructor(private readonly host: CallHost) {}
 
   /** The call being read, if any (to flush its deltas or close it when the input ends). */
   get currentCall(): CallBuilder | null {
     return this.current?.call ?? null;
+  }
+
+  /** Some element has started a call (so its events were sent and the array cannot become content). */
+  get anyCallStarted(): boolean {
+    return this.finishedACall || (this.current?.call.started ?? false);
   }
 
   open(kind: '{' | '['): void {
@@ -66,7 +72,10 @@ export class ArrayOfCallsSink implements JsonSink {
     const current = this.current;
     this.current = null;
     if (!current) return;
-    if (current.call.started) current.call.end();
+    if (current.call.started) {
+      current.call.end();
+      this.finishedACall = true;
+    }
     else this.host.warn('dropped a [TOOL_CALLS] array element without a "name"');
   }
 }

@@ -24,10 +24,15 @@ export class CallObjectSink implements JsonSink {
    * `requireArguments`: the call starts only once it also has an "arguments"/"parameters" key (for
    * formats where a bare JSON answer such as `{"name": "Alice"}` must not be mistaken for a call).
    */
+  /**
+   * `deferStart`: never start the call here; the owner starts it once the whole object turned out
+   * valid (see `isCall`), so that an object which breaks later can still be given back as text.
+   */
   constructor(
     private readonly call: CallBuilder,
     private readonly warn: (message: string) => void,
     private readonly requireArguments = false,
+    private readonly deferStart = false,
   ) {}
 
   /** Why the object is not a call, when it is not one. */
@@ -35,8 +40,18 @@ export class CallObjectSink implements JsonSink {
     return this.name === null ? 'it has no "name"' : 'it has no "arguments"';
   }
 
+  /** The object read so far has what a call needs (a name, and arguments where required). */
+  get isCall(): boolean {
+    return this.name !== null && (this.sawArgs || !this.requireArguments);
+  }
+
+  /** The call's name, once its string has closed. */
+  get callName(): string | null {
+    return this.name;
+  }
+
   private tryStart(): void {
-    if (this.name !== null && (this.sawArgs || !this.requireArguments)) this.call.start(this.name);
+    if (!this.deferStart && this.isCall) this.call.start(this.name!);
   }
 
   open(kind: '{' | '['): void {

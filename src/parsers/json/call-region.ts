@@ -17,10 +17,10 @@ export class JsonCallRegion {
   constructor(
     private readonly host: CallHost,
     opening: string,
-    options: { requireArguments?: boolean } = {},
+    options: { requireArguments?: boolean; deferStart?: boolean } = {},
   ) {
     this.call = new CallBuilder(host);
-    this.sink = new CallObjectSink(this.call, (m) => host.warn(m), options.requireArguments ?? false);
+    this.sink = new CallObjectSink(this.call, (m) => host.warn(m), options.requireArguments ?? false, options.deferStart ?? false);
     this.scanner = new JsonScanner(this.sink);
     this.raw = opening;
   }
@@ -34,6 +34,19 @@ export class JsonCallRegion {
     return end;
   }
 
+  /** With `deferStart`: the value is complete and is a call; sends it whole (start, all arguments, end). */
+  startWhole(): boolean {
+    if (!this.scanner.done || !this.sink.isCall) return false;
+    this.call.start(this.sink.callName!);
+    this.call.end();
+    return true;
+  }
+
+  /** Whether the object got far enough to look like a call (it has a "name"). */
+  get looksLikeCall(): boolean {
+    return this.sink.callName !== null;
+  }
+
   /** Text that belongs to the region without being JSON (a closing tag, junk before it). */
   keepRaw(text: string): void {
     if (!this.call.started) this.raw += text;
@@ -43,7 +56,7 @@ export class JsonCallRegion {
    * Ends the region. A named call is closed (recovering cut-off arguments); otherwise the raw text is
    * returned for the caller to emit as content. `why` describes a problem for the warning.
    */
-  finish(why: string | null): string | null {
+  finish(why: string | null, quiet = false): string | null {
     if (this.scanner.finish() && this.call.started) this.call.end();
     if (this.call.started) {
       if (why) this.host.warn(`tool call "${this.call.name}": ${why}`);
@@ -51,7 +64,7 @@ export class JsonCallRegion {
       return null;
     }
     const reason = this.sink.notObject ? 'it is not a JSON object' : this.scanner.done ? this.sink.missing : why ?? 'it is incomplete';
-    this.host.warn(`kept a malformed tool call as text (${reason}): ${preview(this.raw)}`);
+    if (!quiet) this.host.warn(`kept a malformed tool call as text (${reason}): ${preview(this.raw)}`);
     return this.raw;
   }
 }

@@ -6,6 +6,8 @@
  */
 import type { JsonSink } from './sink.js';
 
+const CHUNK = 1024;
+
 interface Frame {
   kind: '{' | '[';
   count: number;
@@ -15,21 +17,30 @@ interface Frame {
 
 export class JsonWriter implements JsonSink {
   private readonly stack: Frame[] = [];
-  private all = '';
+  /**
+   * Everything written, as flat strings of up to CHUNK pieces each plus the pieces since. Appending
+   * one-character pieces to a single string would build a rope as deep as the arguments are long,
+   * whose nodes the garbage collector walks again at every major collection.
+   */
+  private chunks: string[] = [];
+  private recent: string[] = [];
+  private written = 0;
   private pending = '';
   private inString = false;
   private finished = false;
 
   /** All text written so far. */
   get text(): string {
-    return this.all;
+    if (this.recent.length > 0) this.seal();
+    if (this.chunks.length > 1) this.chunks = [this.chunks.join('')];
+    return this.chunks[0] ?? '';
   }
   /** A complete top-level value has been written. */
   get complete(): boolean {
     return this.finished;
   }
   get empty(): boolean {
-    return this.all.length === 0;
+    return this.written === 0;
   }
 
   /** Text written since the last drain. */
@@ -120,7 +131,14 @@ export class JsonWriter implements JsonSink {
   }
 
   private write(text: string): void {
-    this.all += text;
+    this.recent.push(text);
+    if (this.recent.length >= CHUNK) this.seal();
+    this.written += text.length;
     this.pending += text;
+  }
+
+  private seal(): void {
+    this.chunks.push(this.recent.join(''));
+    this.recent = [];
   }
 }

@@ -1,9 +1,14 @@
 /**
  * `<think>...</think>` reasoning (qwen3, deepseek_r1). The output may start inside the block when
  * the chat template already opened it (`startsInReasoning`); a `<think>` at the very start is then
- * simply skipped. Without `</think>` everything after the opening is reasoning. With qwen3, a
- * `<tool_call>` inside the block also ends it (the tag is passed on as content for the tool parser),
- * so a call made in an unclosed think block is not lost; with deepseek_r1, `<｜tool▁calls▁begin｜>` does.
+ * simply skipped. Without `</think>` everything after the opening is reasoning.
+ *
+ * A tool call that a model starts inside the block without closing it first also ends the reasoning
+ * (the tag is passed on as content for the tool parser), so the call is not lost: with qwen3 that is
+ * `<tool_call>` followed (after whitespace) by `<function` (Qwen3.5's format, as vLLM checks it); a
+ * `<tool_call>` followed by anything else is reasoning text, as both vLLM and OVMS treat it. With
+ * deepseek_r1, `<｜tool▁calls▁begin｜>` (a special token) ends it outright. The `</think>` that may
+ * still come after such an implicit end closes nothing and is dropped.
  *
  * Whitespace: reasoning is trimmed at both ends and content is trimmed at its start (templates put
  * newlines around the tags); trailing whitespace inside the block is held until we know whether
@@ -16,16 +21,22 @@ const OPEN = '<think>';
 const CLOSE = '</think>';
 const TOOL_CALL = '<tool_call>';
 
-export interface ThinkFormat {
-  /** Tags that end reasoning and are passed on as content (qwen3: `<tool_call>`). */
-  endsReasoningAsContent: readonly string[];
+/** A tag that ends reasoning and is passed on as content. */
+export interface ReasoningExit {
+  tag: string;
+  /** Only when this text follows the tag (after whitespace); otherwise the tag is reasoning text. */
+  followedBy?: string;
 }
 
-export const QWEN3_THINK: ThinkFormat = { endsReasoningAsContent: [TOOL_CALL] };
-// DeepSeek's tool-call block is a special token that never occurs in ordinary reasoning text.
-export const DEEPSEEK_R1_THINK: ThinkFormat = { endsReasoningAsContent: ['<｜tool▁calls▁begin｜>'] };
+export interface ThinkFormat {
+  exits: readonly ReasoningExit[];
+}
 
-type State = 'start' | 'reasoning' | 'content';
+export const QWEN3_THINK: ThinkFormat = { exits: [{ tag: TOOL_CALL, followedBy: '<function' }] };
+// DeepSeek's tool-call block is a special token that never occurs in ordinary reasoning text.
+export const DEEPSEEK_R1_THINK: ThinkFormat = { exits: [{ tag: '<｜tool▁calls▁begin｜>' }] };
+
+type State = 'start' | 'reasoning' | 'confirmingExit' | 'contentAfterExit' | 'content';
 
 export class ThinkStream implements ReasoningStream {
   private state: State = 'start';
@@ -38,12 +49,15 @@ export class ThinkStream implements ReasoningStream {
   private contentBegun = false;
   private ended = false;
   private readonly markers: readonly string[];
+  /** The exit tag (and whitespace after it) whose follower is not known yet. */
+  private pendingExit = '';
+  private exit: ReasoningExit | null = null;
 
   constructor(
     private readonly format: ThinkFormat,
     private readonly startsInReasoning: boolean,
   ) {
-    this.markers = [CLOSE, ...format.endsReasoningAsContent];
+    this.markers = [CLOSE, ...format.exits.map((e) => e.tag)];
   }
 
   get warnings(): readonly string[] {
@@ -102,9 +116,39 @@ export class ThinkStream implements ReasoningStream {
         this.reasoning(scan.text);
         i = scan.next;
         if (scan.marker === null) return i;
-        this.trailingSpace = '';
-        this.state = 'content';
-        if (scan.marker !== CLOSE) this.content(scan.marker);
+        if (scan.marker === CLOSE) {
+          this.trailingSpace = '';
+          this.state = 'content';
+          continue;
+        }
+        this.exit = this.format.exits.find((e) => e.tag === scan.marker)!;
+        this.pendingExit = scan.marker;
+        this.state = 'confirmingExit';
+      } else if (this.state === 'confirmingExit') {
+        const follower = this.exit!.followedBy;
+        const from = i;
+        while (follower !== undefined && i < s.length && /\s/.test(s[i]!)) i++;
+        this.pendingExit += s.slice(from, i);
+        if (i >= s.length && !final && follower !== undefined) return i;
+        const next = follower === undefined ? 'yes' : startsWithWord(s, i, follower);
+        if (next === 'maybe' && !final) return i;
+        if (next === 'yes') {
+          this.trailingSpace = '';
+          this.state = 'contentAfterExit';
+          this.content(this.pendingExit);
+        } else {
+          // Not a tool call after all: the tag is reasoning text, and reading goes on from here.
+          this.reasoning(this.pendingExit);
+          this.state = 'reasoning';
+        }
+        this.pendingExit = '';
+        this.exit = null;
+      } else if (this.state === 'contentAfterExit') {
+        const scan = scanToMarker(s, i, [CLOSE], final);
+        this.content(scan.text);
+        i = scan.next;
+        if (scan.marker === null) return i;
+        this.state = 'content'; // that </think> closed a block the tool call had already ended
       } else {
         this.content(s.slice(i));
         return s.length;

@@ -1,10 +1,14 @@
 /**
  * hermes: `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, repeatable, content around.
  * Arguments stream as the JSON arrives. A broken object keeps its call when it has a name (the
- * arguments are closed where they broke) and otherwise goes back into the content as raw text.
+ * arguments are closed where they broke, and the warning quotes the text that could not be read)
+ * and otherwise goes back into the content as raw text. The last block may lack `</tool_call>`
+ * (models often stop right after the JSON): that is not a problem.
  */
 import { JsonCallRegion } from '../json/call-region.js';
+import { preview } from '../preview.js';
 import { scanToMarker } from '../markers.js';
+import { StrayText } from '../stray-text.js';
 import { ToolStreamBase } from '../tool-stream-base.js';
 
 const OPEN = '<tool_call>';
@@ -16,6 +20,8 @@ export class HermesToolStream extends ToolStreamBase {
   private state: State = 'content';
   private region: JsonCallRegion | null = null;
   private problem: string | null = null;
+  /** Text between the end (or the break) of the JSON and `</tool_call>`. */
+  private readonly unread = new StrayText();
 
   protected process(s: string, final: boolean): number {
     let i = 0;
@@ -36,20 +42,18 @@ export class HermesToolStream extends ToolStreamBase {
           this.state = 'afterObject';
         } else if (i >= s.length) {
           if (!final) return i;
-          this.close(`missing ${CLOSE}`);
+          this.close('the JSON object was cut off');
           return i;
         }
       } else {
         const scan = scanToMarker(s, i, [CLOSE], final);
         const region = this.region!;
         region.keepRaw(scan.text);
-        if (scan.text.trim().length > 0 && region.call.started && this.problem === null) {
-          this.problem = `unexpected text after the JSON object`;
-        }
+        if (region.call.started) this.unread.add(scan.text);
         i = scan.next;
         if (scan.marker === null) {
           if (!final) return i;
-          this.close(this.problem ?? `missing ${CLOSE}`);
+          this.close(this.problem);
           return i;
         }
         region.keepRaw(CLOSE);
@@ -58,7 +62,10 @@ export class HermesToolStream extends ToolStreamBase {
     }
   }
 
-  private close(why: string | null): void {
+  private close(problem: string | null): void {
+    const unread = this.unread.take();
+    let why = problem;
+    if (unread !== null) why = `${problem ?? 'unexpected text after the JSON object'}; ignored ${preview(unread)}`;
     const raw = this.region!.finish(why);
     if (raw !== null) this.content(raw);
     this.region = null;

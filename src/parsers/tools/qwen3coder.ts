@@ -4,7 +4,9 @@
  * schema. String parameters stream character by character; other values are sent when complete.
  * Missing closing tags end what they should have ended: a parameter without `</parameter>` ends at
  * the next `<parameter=`, at `</function>`, at `</tool_call>` or at the end of the output, and is
- * kept in every case.
+ * kept in every case. A parameter given twice keeps its first value (already streamed); the repeat
+ * is dropped with a warning. A `</tool_call>` right after a `<function=...>` that had no
+ * `<tool_call>` closes it too (it is not content).
  */
 import type { JsonSchema } from '../../text/types.js';
 import { CallBuilder } from '../call-builder.js';
@@ -23,7 +25,14 @@ const PARAMETER_END = '</parameter>';
 
 type State = 'content' | 'preFunction' | 'malformed' | 'functionName' | 'params' | 'paramName' | 'value' | 'afterFunction';
 
-const escapeJsonText = (text: string): string => JSON.stringify(text).slice(1, -1);
+/** JSON string text for `text` (no quotes). Most value text needs no escaping; it is returned as is. */
+function escapeJsonText(text: string): string {
+  for (let k = 0; k < text.length; k++) {
+    const code = text.charCodeAt(k);
+    if (code < 0x20 || code === 0x22 || code === 0x5c) return JSON.stringify(text).slice(1, -1);
+  }
+  return text;
+}
 
 export class Qwen3CoderToolStream extends ToolStreamBase {
   private state: State = 'content';
@@ -38,6 +47,9 @@ export class Qwen3CoderToolStream extends ToolStreamBase {
   private valueText = '';
   private valueStart = true;
   private heldNewline = false;
+  /** Parameters of the current call so far; a repeated one is skipped. */
+  private readonly seenParams = new Set<string>();
+  private skipping = false;
   private readonly stray = new StrayText();
 
   protected process(s: string, final: boolean): number {
@@ -168,6 +180,14 @@ export class Qwen3CoderToolStream extends ToolStreamBase {
         }
         case 'afterFunction': {
           if (!this.inToolCall) {
+            // A bare <function=...> may still be closed by </tool_call> (whitespace between is a gap).
+            const j = skipWhitespace(s, i);
+            this.content(s.slice(i, j));
+            i = j;
+            if (i >= s.length && !final) return i;
+            const close = startsWithWord(s, i, TOOL_CALL_END);
+            if (close === 'maybe' && !final) return i;
+            if (close === 'yes') i += TOOL_CALL_END.length;
             this.state = 'content';
             break;
           }
@@ -201,6 +221,7 @@ export class Qwen3CoderToolStream extends ToolStreamBase {
     this.call.writer.open('{');
     this.call.flush();
     this.callSchema = this.schemaOf(name);
+    this.seenParams.clear();
     this.state = 'params';
   }
 
@@ -214,24 +235,27 @@ export class Qwen3CoderToolStream extends ToolStreamBase {
 
   private startValue(key: string): void {
     this.paramName = key;
+    this.valueText = '';
+    this.valueStart = true;
+    this.heldNewline = false;
+    this.state = 'value';
+    this.skipping = this.seenParams.has(key);
+    if (this.skipping) return;
+    this.seenParams.add(key);
     const properties = this.callSchema?.properties;
     this.paramSchema = properties && Object.hasOwn(properties, key) ? properties[key] : undefined;
     if (properties && !this.paramSchema) this.warn(`tool call "${this.name}": unknown parameter "${key}"`);
     this.streaming = streamsAsString(this.paramSchema);
-    this.valueText = '';
-    this.valueStart = true;
-    this.heldNewline = false;
     if (this.streaming) {
       this.call!.writer.key(JSON.stringify(key));
       this.call!.writer.stringStart();
       this.call!.flush();
     }
-    this.state = 'value';
   }
 
   /** Value text: drops the first newline, holds a trailing one (it is dropped if the value ends there). */
   private valuePiece(text: string): void {
-    if (text.length === 0) return;
+    if (text.length === 0 || this.skipping) return;
     if (this.valueStart) {
       this.valueStart = false;
       if (text[0] === '\n') text = text.slice(1);
@@ -250,6 +274,12 @@ export class Qwen3CoderToolStream extends ToolStreamBase {
 
   private endValue(why: string | null): void {
     if (why) this.warn(`tool call "${this.name}", parameter "${this.paramName}": ${why}`);
+    if (this.skipping) {
+      this.warn(`tool call "${this.name}": parameter "${this.paramName}" was given again; the first value is kept`);
+      this.skipping = false;
+      this.state = 'params';
+      return;
+    }
     const writer = this.call!.writer;
     if (this.streaming) {
       writer.stringEnd();

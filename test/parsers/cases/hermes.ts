@@ -69,11 +69,11 @@ export const hermesCorpus: ToolCorpus = {
       warnings: [],
     },
     {
-      title: 'missing closing tag',
+      title: 'the last block without its closing tag is fine',
       text: 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n',
       content: 'Checking.\n',
       calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }],
-      warnings: [/missing <\/tool_call>/],
+      warnings: [],
     },
     {
       title: 'JSON cut off in the middle',
@@ -94,7 +94,7 @@ export const hermesCorpus: ToolCorpus = {
       text: '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris" "days": 2}}</tool_call>',
       content: null,
       calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }],
-      warnings: [/expected "," or a closing bracket/],
+      warnings: [/expected "," or a closing bracket.*; ignored "\\"days\\": 2\}\}"/],
     },
     {
       title: 'unknown function name is kept, with a warning',
@@ -123,6 +123,46 @@ export const hermesCorpus: ToolCorpus = {
       content: '<tool_call>["get_time"]</tool_call>',
       calls: [],
       warnings: [/not a JSON object/],
+    },
+    {
+      title: 'valid and invalid blocks mixed: the valid ones are calls, the invalid one stays content',
+      text:
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Rome", "days": 42}}</tool_call>' +
+        '<tool_call>{"tool_name": "search", "arguments": {"query": "data", "exact": true}}</tool_call>' +
+        '<tool_call>{"name": "get_time", "arguments": {"key": "value"}}</tool_call>',
+      content: '<tool_call>{"tool_name": "search", "arguments": {"query": "data", "exact": true}}</tool_call>',
+      calls: [
+        { name: 'get_weather', arguments: { city: 'Rome', days: 42 } },
+        { name: 'get_time', arguments: { key: 'value' } },
+      ],
+      warnings: [/malformed tool call as text \(it has no "name"\)/],
+    },
+    {
+      title: 'valid and invalid blocks mixed, the last one not closed',
+      text:
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Rome", "days": 42}}</tool_call>' +
+        '<tool_call>{"tool_name": "search", "arguments": {"query": "data", "exact": true}}</tool_call>' +
+        '<tool_call>{"name": "get_time", "arguments": {"key": "value"}}',
+      content: '<tool_call>{"tool_name": "search", "arguments": {"query": "data", "exact": true}}</tool_call>',
+      calls: [
+        { name: 'get_weather', arguments: { city: 'Rome', days: 42 } },
+        { name: 'get_time', arguments: { key: 'value' } },
+      ],
+      warnings: [/malformed tool call as text \(it has no "name"\)/],
+    },
+    {
+      title: 'invalid JSON in a whole-text parse: the object lacks its closing brace',
+      text: '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}',
+      content: null,
+      calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }],
+      warnings: [/cut off/],
+    },
+    {
+      title: 'an invalid block before the name is content, the next call still counts',
+      text: 'A <tool_call>{oops}</tool_call> B <tool_call>{"name": "get_time"}</tool_call>',
+      content: 'A <tool_call>{oops}</tool_call> B ',
+      calls: [{ name: 'get_time', arguments: {} }],
+      warnings: [/malformed tool call/],
     },
   ],
 };

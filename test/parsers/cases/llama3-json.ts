@@ -28,11 +28,11 @@ export const llama3JsonCorpus: ToolCorpus = {
       warnings: [],
     },
     {
-      title: 'a JSON answer without a name is content',
+      title: 'a JSON answer without a name is content, silently',
       text: '{"answer": 42, "unit": "m"}',
       content: '{"answer": 42, "unit": "m"}',
       calls: [],
-      warnings: [/has no "name"/],
+      warnings: [],
     },
     {
       title: 'a JSON answer with a "name" but no arguments is content',
@@ -56,11 +56,11 @@ export const llama3JsonCorpus: ToolCorpus = {
       warnings: [],
     },
     {
-      title: 'cut off inside a string',
+      title: 'cut off inside a string: the text stays content',
       text: '{"name": "search", "parameters": {"query": "unfinished',
-      content: null,
-      calls: [{ name: 'search', arguments: { query: 'unfinished' } }],
-      warnings: [/cut off/],
+      content: '{"name": "search", "parameters": {"query": "unfinished',
+      calls: [],
+      warnings: [/incomplete/],
     },
     {
       title: 'text after the call',
@@ -77,10 +77,10 @@ export const llama3JsonCorpus: ToolCorpus = {
       warnings: [],
     },
     {
-      title: 'an unquoted value breaks the JSON; the call is kept up to there',
+      title: 'an unquoted value breaks the JSON: the text stays content',
       text: '{"name": "get_weather", "parameters": {"city": Paris}}',
-      content: '}}',
-      calls: [{ name: 'get_weather', arguments: { city: null } }],
+      content: '{"name": "get_weather", "parameters": {"city": Paris}}',
+      calls: [],
       warnings: [/unexpected word "Paris"/],
     },
     {
@@ -89,6 +89,75 @@ export const llama3JsonCorpus: ToolCorpus = {
       content: null,
       calls: [{ name: 'brew_coffee', arguments: { cups: 2 } }],
       warnings: [/unknown tool/],
+    },
+    {
+      title: 'a call inside prose; the prose is kept',
+      text: 'Here is the result: {"name": "get_time", "parameters": {}} Would you like to know more?',
+      content: 'Here is the result:  Would you like to know more?',
+      calls: [{ name: 'get_time', arguments: {} }],
+      warnings: [],
+    },
+    {
+      title: 'several calls separated by ";" with spaces, text around them',
+      text:
+        'Here are the results: {"name": "search", "parameters": {"query": "test1"}} ; ' +
+        '{"name": "get_time", "parameters": {}};{"name": "search", "arguments": {"query": "test2"}} Would you like to know more?',
+      content: 'Here are the results:  Would you like to know more?',
+      calls: [
+        { name: 'search', arguments: { query: 'test1' } },
+        { name: 'get_time', arguments: {} },
+        { name: 'search', arguments: { query: 'test2' } },
+      ],
+      warnings: [],
+    },
+    {
+      title: 'calls separated by a newline only, and ";\n"',
+      text: '{"name": "search", "parameters": {"query": "a"}}\n{"name": "get_time", "parameters": {}};\n{"name": "get_weather", "parameters": {"city": "Oslo"}};',
+      content: null,
+      calls: [
+        { name: 'search', arguments: { query: 'a' } },
+        { name: 'get_time', arguments: {} },
+        { name: 'get_weather', arguments: { city: 'Oslo' } },
+      ],
+      warnings: [],
+    },
+    {
+      title: 'braces and a JSON fragment in the text after the call are content',
+      text: '{"name": "search", "parameters": {"query": "test"}} I used {search} for this. The arguments were {"query": "test"}',
+      content: ' I used {search} for this. The arguments were {"query": "test"}',
+      calls: [{ name: 'search', arguments: { query: 'test' } }],
+      warnings: [],
+    },
+    {
+      title: 'invalid JSON inside the arguments: all of it stays content',
+      text: '{"name": "search", "parameters": {invalid json}',
+      content: '{"name": "search", "parameters": {invalid json}',
+      calls: [],
+      warnings: [/malformed tool call/],
+    },
+    {
+      title: 'deeply nested arguments, escaped quotes and brackets in strings',
+      text: String.raw`{"name": "search", "parameters": {"query": "He said \"Hello {world}\" [x]", "filters": {"a": {"b": {"c": {"d": {"value": "deep"}}}}}}}`,
+      content: null,
+      calls: [{ name: 'search', arguments: { query: 'He said "Hello {world}" [x]', filters: { a: { b: { c: { d: { value: 'deep' } } } } } } }],
+      warnings: [],
+    },
+    {
+      title: 'python_tag then several calls',
+      text: '<|python_tag|>{"name": "get_time"}; {"name": "get_weather", "arguments": {"city": "Lima"}}',
+      content: null,
+      calls: [
+        { name: 'get_time', arguments: {} },
+        { name: 'get_weather', arguments: { city: 'Lima' } },
+      ],
+      warnings: [],
+    },
+    {
+      title: 'code with braces in prose is content',
+      text: 'Write it as function f() { return {a: 1}; } and done.',
+      content: 'Write it as function f() { return {a: 1}; } and done.',
+      calls: [],
+      warnings: [],
     },
   ],
 };

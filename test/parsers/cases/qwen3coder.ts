@@ -141,5 +141,78 @@ export const qwen3CoderCorpus: ToolCorpus = {
       calls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }],
       warnings: [/missing <\/tool_call>/],
     },
+    {
+      title: 'every schema type: string, integer, number, boolean, null, object, array',
+      text:
+        '<tool_call>\n<function=convert>\n<parameter=s>\n007\n</parameter>\n<parameter=i>\n-13\n</parameter>\n' +
+        '<parameter=n>\n-1.5e3\n</parameter>\n<parameter=b>\nFALSE\n</parameter>\n<parameter=z>\nNone\n</parameter>\n' +
+        '<parameter=o>\n{"inner": [{"x": 1}, {"y": [true, null]}]}\n</parameter>\n<parameter=a>\n[{"id": 1}, {"id": 2}]\n</parameter>\n' +
+        '</function>\n</tool_call>',
+      content: null,
+      calls: [
+        {
+          name: 'convert',
+          arguments: { s: '007', i: -13, n: -1500, b: false, z: null, o: { inner: [{ x: 1 }, { y: [true, null] }] }, a: [{ id: 1 }, { id: 2 }] },
+        },
+      ],
+      warnings: [],
+    },
+    {
+      title: 'nested values written as Python literals or encoded twice',
+      text:
+        "<tool_call>\n<function=convert>\n<parameter=o>\n{'inner': [{'k': None, 'ok': True}, (1, 2)]}\n</parameter>\n" +
+        '<parameter=a>\n"[{\\"id\\": 7}]"\n</parameter>\n</function>\n</tool_call>',
+      content: null,
+      calls: [{ name: 'convert', arguments: { o: { inner: [{ k: null, ok: true }, [1, 2]] }, a: [{ id: 7 }] } }],
+      warnings: [],
+    },
+    {
+      title: 'anyOf, oneOf and type lists: the first declared type that fits wins, null when admitted',
+      text:
+        '<tool_call><function=convert><parameter=maybeInt>null</parameter><parameter=strOrInt>42</parameter>' +
+        '<parameter=intOrStr>42</parameter><parameter=choice>green</parameter></function></tool_call>' +
+        '<tool_call><function=convert><parameter=maybeInt>5</parameter><parameter=intOrStr>forty-two</parameter>' +
+        '<parameter=choice>3</parameter></function></tool_call>',
+      content: null,
+      calls: [
+        { name: 'convert', arguments: { maybeInt: null, strOrInt: '42', intOrStr: 42, choice: 'green' } },
+        { name: 'convert', arguments: { maybeInt: 5, intOrStr: 'forty-two', choice: '3' } },
+      ],
+      warnings: [],
+    },
+    {
+      title: 'enum with a type, type aliases (float, bool), an unknown type read best-effort',
+      text:
+        '<tool_call><function=convert><parameter=level>high</parameter><parameter=f>2.50</parameter><parameter=flag>True</parameter>' +
+        '<parameter=custom>[1, "two"]</parameter></function></tool_call>' +
+        '<tool_call><function=convert><parameter=custom>plain words</parameter></function></tool_call>',
+      content: null,
+      calls: [
+        { name: 'convert', arguments: { level: 'high', f: 2.5, flag: true, custom: [1, 'two'] } },
+        { name: 'convert', arguments: { custom: 'plain words' } },
+      ],
+      warnings: [],
+    },
+    {
+      title: 'values that fit no declared type stay strings, with a warning each',
+      text: '<tool_call><function=convert><parameter=i>4.5</parameter><parameter=o>[1]</parameter><parameter=maybeInt>many</parameter></function></tool_call>',
+      content: null,
+      calls: [{ name: 'convert', arguments: { i: '4.5', o: '[1]', maybeInt: 'many' } }],
+      warnings: [/"4\.5" is not a valid integer/, /"\[1\]" is not a valid object/, /"many" is not a valid integer/],
+    },
+    {
+      title: 'a parameter given twice keeps its first value',
+      text: '<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n<parameter=path>\nb.txt\n</parameter>\n<parameter=content>\nx\n</parameter>\n</function>\n</tool_call>',
+      content: null,
+      calls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }],
+      warnings: [/parameter "path" was given again/],
+    },
+    {
+      title: 'a bare <function=...> closed by </tool_call>',
+      text: 'Before.<function=get_weather><parameter=city>Lyon</parameter></function></tool_call> After.',
+      content: 'Before. After.',
+      calls: [{ name: 'get_weather', arguments: { city: 'Lyon' } }],
+      warnings: [],
+    },
   ],
 };

@@ -4,8 +4,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ModelLoadError, UnsupportedModelError } from '../../src/errors.js';
-import { loadModelConfig, parseModelConfig } from '../../src/models/config.js';
-import { ropeInverseFrequencies } from '../../src/models/rope.js';
+import { loadModelConfig, parseModelConfig } from '../../src/model-files/config.js';
+import { ropeInverseFrequencies } from '../../src/model-files/rope.js';
 
 const llamaV4 = {
   architectures: ['LlamaForCausalLM'],

@@ -1,41 +1,34 @@
 /**
- * Reasoning and tool parsing of one response, chained the way the pipeline needs it: each delta
- * goes through the reasoning stream, its content goes on into the tool stream, and the events come
- * out in order. Either parser may be absent.
+ * A reasoning parser and a tool parser chained over one reply, the way the pipeline needs them:
+ * each delta goes through the reasoning stream, its content goes on into the tool stream, and the
+ * events come out in order. Either parser may be absent.
  */
 import { collectEvents, streamWhole } from './collect.js';
-import type { ParserEvent, ParserStream, ReasoningParser, ReasoningStream, ToolParser, ToolStream } from './types.js';
-import type { ToolCall } from '../text/types.js';
+import type { ParseResult, ParserEvent, ParserStream, ReasoningParser, ReasoningStream, ToolParser, ToolStream } from './types.js';
 
-export interface OutputParsers {
+/** The parsers of a chain; either may be absent (null or left out). */
+export interface ChainedParsers {
   reasoning?: ReasoningParser | null;
   tool?: ToolParser | null;
 }
 
-export interface OutputParseResult {
-  content: string | null;
-  reasoning: string | null;
-  toolCalls: ToolCall[];
-  warnings: string[];
-}
-
-export interface OutputParser {
-  parse(text: string): OutputParseResult;
+export interface ParserChain {
+  parse(text: string): ParseResult;
   stream(): ParserStream<ParserEvent>;
 }
 
-export function createOutputParser(parsers: OutputParsers): OutputParser {
-  const stream = (): ParserStream<ParserEvent> => new OutputStream(parsers.reasoning?.stream() ?? null, parsers.tool?.stream() ?? null);
+export function createParserChain(parsers: ChainedParsers): ParserChain {
+  const stream = (): ParserStream<ParserEvent> => new ChainStream(parsers.reasoning?.stream() ?? null, parsers.tool?.stream() ?? null);
   return {
     stream,
-    parse(text: string): OutputParseResult {
+    parse(text: string): ParseResult {
       const s = stream();
-      return { ...collectEvents(streamWhole(s, text)), warnings: [...s.warnings] };
+      return collectEvents(streamWhole(s, text), s.warnings);
     },
   };
 }
 
-class OutputStream implements ParserStream<ParserEvent> {
+class ChainStream implements ParserStream<ParserEvent> {
   constructor(
     private readonly reasoning: ReasoningStream | null,
     private readonly tool: ToolStream | null,

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ModelLoadError } from '../../src/errors.js';
-import { openSafetensorsFolder, readSafetensorsHeader } from '../../src/models/safetensors.js';
-import { huggingFaceTensorName, planWeights, type WeightSlot } from '../../src/models/weights.js';
+import { parseModelConfig } from '../../src/model-files/config.js';
+import { openSafetensorsFolder, readSafetensorsHeader } from '../../src/model-files/safetensors.js';
+import { huggingFaceTensorName, planWeights, type WeightSlot } from '../../src/model-files/weights.js';
 import { encodeSafetensors, f32Bytes, type RawTensor, writeSafetensors } from './safetensors-writer.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'weft-st-'));

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createOutputParser, createReasoningParser, createToolParser } from '../../src/parsers/index.js';
-import { outputCases } from './cases/output.js';
+import { createParserChain, createReasoningParser, createToolParser } from '../../src/parsers/index.js';
+import { chainCases } from './cases/chain.js';
 import { chars, checkEventContract, runStream, TOOLS } from './helpers.js';
 
 describe('reasoning and tool parsers chained', () => {
-  for (const c of outputCases) {
+  for (const c of chainCases) {
     it(c.title, () => {
-      const parser = createOutputParser({
+      const parser = createParserChain({
         reasoning: createReasoningParser(c.reasoningParser, c.startsInReasoning === undefined ? {} : { startsInReasoning: c.startsInReasoning }),
         tool: createToolParser(c.toolParser, { tools: TOOLS }),
       });
@@ -22,11 +22,11 @@ describe('reasoning and tool parsers chained', () => {
 
   it('works with only one of the two parsers, or none', () => {
     const text = '<think>x</think><tool_call>{"name": "get_time"}</tool_call>';
-    const toolOnly = createOutputParser({ tool: createToolParser('hermes') }).parse(text);
+    const toolOnly = createParserChain({ tool: createToolParser('hermes') }).parse(text);
     expect(toolOnly.content).toBe('<think>x</think>');
     expect(toolOnly.toolCalls).toHaveLength(1);
-    const reasoningOnly = createOutputParser({ reasoning: createReasoningParser('qwen3') }).parse(text);
+    const reasoningOnly = createParserChain({ reasoning: createReasoningParser('qwen3') }).parse(text);
     expect(reasoningOnly).toMatchObject({ reasoning: 'x', content: '<tool_call>{"name": "get_time"}</tool_call>', toolCalls: [] });
-    expect(createOutputParser({}).parse(text)).toMatchObject({ reasoning: null, content: text, toolCalls: [] });
+    expect(createParserChain({}).parse(text)).toMatchObject({ reasoning: null, content: text, toolCalls: [] });
   });
 });

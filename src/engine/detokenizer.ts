@@ -1,7 +1,7 @@
 /**
  * Turns a request's generated token ids into text deltas: incremental
- * detokenization that never emits half a character, and stop strings that are
- * held back until they can no longer match.
+ * detokenization that never emits half a character. Stop strings are applied
+ * to these deltas afterwards (stop-strings.ts).
  */
 
 /** The one tokenizer capability the engine needs (a Tokenizer has it). */
@@ -65,61 +65,4 @@ export class IncrementalDetokenizer {
     this.contextText = after;
     return after.slice(before.length);
   }
-}
-
-export interface StopResult {
-  /** Text that is safe to emit now. */
-  readonly text: string;
-  /** Set when a stop string matched: the text stops before it. */
-  readonly stopped: boolean;
-}
-
-/**
- * Holds back the last (longest stop - 1) characters until they cannot start a
- * stop string. A matched stop string is not part of the output.
- */
-export class StopStringMatcher {
-  private readonly stops: readonly string[];
-  /** No stop strings: `push` passes text through unchanged, so a caller may skip it. */
-  readonly isEmpty: boolean;
-  private readonly holdBack: number;
-  private pending = '';
-
-  constructor(stops: readonly string[]) {
-    this.stops = stops;
-    this.isEmpty = stops.length === 0;
-    this.holdBack = stops.reduce((max, stop) => Math.max(max, stop.length - 1), 0);
-  }
-
-  push(delta: string): StopResult {
-    if (this.stops.length === 0) return { text: delta, stopped: false };
-    this.pending += delta;
-    let earliest = -1;
-    for (const stop of this.stops) {
-      const at = this.pending.indexOf(stop);
-      if (at !== -1 && (earliest === -1 || at < earliest)) earliest = at;
-    }
-    if (earliest !== -1) {
-      const text = this.pending.slice(0, earliest);
-      this.pending = '';
-      return { text, stopped: true };
-    }
-    let emit = Math.max(0, this.pending.length - this.holdBack);
-    // Never split a surrogate pair between what is emitted and what is held.
-    if (emit > 0 && isHighSurrogate(this.pending.charCodeAt(emit - 1))) emit--;
-    const text = this.pending.slice(0, emit);
-    this.pending = this.pending.slice(emit);
-    return { text, stopped: false };
-  }
-
-  /** The held-back text, released when generation ends for another reason. */
-  flush(): string {
-    const text = this.pending;
-    this.pending = '';
-    return text;
-  }
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
 }

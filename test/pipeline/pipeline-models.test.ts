@@ -4,8 +4,8 @@
  * caching (issue: native CPU backend, correctness).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { ModelLoadError, Pipeline } from '../src/index.js';
-import { readReference, sharedModel } from './native/helpers.js';
+import { ModelLoadError, Pipeline } from '../../src/index.js';
+import { readReference, sharedModel } from '../native/helpers.js';
 
 const open: Pipeline[] = [];
 afterAll(async () => {
@@ -79,12 +79,12 @@ for (const name of ['stories260K', 'aidreams260K']) {
 describe('loading errors', () => {
   it('a missing model folder is a typed error', async () => {
     const error = await Pipeline.create({ model: '/nonexistent/model' }).catch((e: unknown) => e);
-    expect((error as { code?: string }).code).toMatch(/MODEL_LOAD_ERROR|TOKENIZER_ERROR/);
+    expect((error as { code?: string }).code).toBe('MODEL_LOAD_ERROR');
   });
 
   it.skipIf(sharedModel('stories260K') === undefined)('a loaded pipeline keeps serving after another load failed', async () => {
     const pipe = await create(sharedModel('stories260K')!);
-    await expect(Pipeline.create({ model: '/nonexistent/model' })).rejects.toSatisfy((e) => e instanceof ModelLoadError || (e as { code: string }).code === 'TOKENIZER_ERROR');
+    await expect(Pipeline.create({ model: '/nonexistent/model' })).rejects.toBeInstanceOf(ModelLoadError);
     const result = await pipe.generate('Once upon a time', { maxTokens: 5, temperature: 0 });
     expect(result.tokenIds).toHaveLength(5);
   });

@@ -1,6 +1,6 @@
 /** Writes safetensors files for tests, including deliberately broken ones. */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { readSafetensorsHeader } from '../../src/models/safetensors.js';
+import { readSafetensorsHeader } from '../../src/model-files/safetensors.js';
 
 export interface RawTensor {
   name: string;

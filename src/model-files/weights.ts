@@ -11,7 +11,7 @@
 import { ModelLoadError } from '../errors.js';
 import type { TensorIndex, TensorInfo } from './safetensors.js';
 
-/** The dtypes the loader converts to float32. */
+/** The dtypes the loader accepts: 16-bit matrices stay 16-bit in memory, norms and biases become float32. */
 export const WEIGHT_DTYPES = ['F32', 'F16', 'BF16'] as const;
 
 export interface PlannedTensor {

@@ -1,7 +1,7 @@
 import type { ExpectedCall } from './types.js';
 
 /** Reasoning and tool parsers chained as in a chat response. */
-export interface OutputCase {
+export interface ChainCase {
   title: string;
   reasoningParser: 'qwen3' | 'deepseek_r1';
   toolParser: string;
@@ -12,7 +12,7 @@ export interface OutputCase {
   calls: ExpectedCall[];
 }
 
-export const outputCases: OutputCase[] = [
+export const chainCases: ChainCase[] = [
   {
     title: 'qwen3 reasoning then a hermes call',
     reasoningParser: 'qwen3',
@@ -23,14 +23,23 @@ export const outputCases: OutputCase[] = [
     calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }],
   },
   {
-    title: 'qwen3: a call inside an unclosed think block is not lost',
+    title: 'qwen3: a qwen3coder call inside an unclosed think block is not lost',
     reasoningParser: 'qwen3',
-    toolParser: 'hermes',
+    toolParser: 'qwen3coder',
     startsInReasoning: true,
-    text: 'I should call the tool.\n<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>',
+    text: 'I should call the tool.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nKyiv\n</parameter>\n</function>\n</tool_call>',
     reasoning: 'I should call the tool.',
     content: null,
-    calls: [{ name: 'get_time', arguments: {} }],
+    calls: [{ name: 'get_weather', arguments: { city: 'Kyiv' } }],
+  },
+  {
+    title: 'qwen3: a hermes call written inside a closed think block is reasoning, as OVMS reads it',
+    reasoningParser: 'qwen3',
+    toolParser: 'hermes',
+    text: '<think>Now we think <tool_call>\n{"name": "get_time", "arguments": {}}</tool_call>\n</think>No call.',
+    reasoning: 'Now we think <tool_call>\n{"name": "get_time", "arguments": {}}</tool_call>',
+    content: 'No call.',
+    calls: [],
   },
   {
     title: 'qwen3 reasoning, content, then qwen3coder calls',

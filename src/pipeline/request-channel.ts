@@ -4,7 +4,7 @@
  * read yet; nothing is dropped.
  */
 
-import type { FinishInfo, RequestDelta, RequestSink } from './engine/engine.js';
+import type { FinishInfo, RequestDelta, RequestSink } from '../engine/engine.js';
 
 export type ChannelItem = { readonly kind: 'delta'; readonly delta: RequestDelta } | { readonly kind: 'finish'; readonly info: FinishInfo };
 

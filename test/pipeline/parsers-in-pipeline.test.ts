@@ -1,7 +1,7 @@
 /** chat() and stream() with reasoning and tool-call parsers, over a backend that replays a scripted answer. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidOptionError } from '../../src/errors.js';
-import type { StreamPart } from '../../src/stream-parts.js';
+import type { StreamPart } from '../../src/pipeline/stream-parts.js';
 import { ChatTemplate } from '../../src/text/chat-template.js';
 import type { ToolDefinition } from '../../src/text/types.js';
 import { TOOL_CALLS } from '../support/byte-tokenizer.js';
@@ -76,6 +76,32 @@ describe('parsers in the pipeline', () => {
     expect(parts.at(-1)).toMatchObject({ type: 'finish', finishReason: 'tool_calls' });
     // Order: reasoning first, then the call.
     expect(parts.findIndex((p) => p.type === 'reasoning-delta')).toBeLessThan(parts.indexOf(start!));
+  });
+
+  it("the 'request-finish' event reports the finish reason the result and the finish part report", async () => {
+    const h = await scripted(ANSWER);
+    const events: string[] = [];
+    h.pipe.on('request-finish', ({ finishReason }) => events.push(finishReason));
+    const result = await h.pipe.chat(messages, { tools: TOOLS, temperature: 0 });
+    const parts: StreamPart[] = [];
+    for await (const part of h.pipe.stream(messages, { tools: TOOLS, temperature: 0 })) parts.push(part);
+    expect(result.finishReason).toBe('tool_calls');
+    expect(parts.at(-1)).toMatchObject({ type: 'finish', finishReason: 'tool_calls' });
+    expect(events).toEqual(['tool_calls', 'tool_calls']);
+  });
+
+  it('chat() is the fold of the parts stream() yields for the same request', async () => {
+    const h = await scripted(ANSWER);
+    const result = await h.pipe.chat(messages, { tools: TOOLS, temperature: 0 });
+    const parts: StreamPart[] = [];
+    for await (const part of h.pipe.stream(messages, { tools: TOOLS, temperature: 0 })) parts.push(part);
+    const text = (type: string): string => parts.filter((p) => p.type === type).map((p) => (p as { text: string }).text).join('');
+    expect(text('reasoning-delta')).toBe(result.reasoning);
+    expect(text('text-delta') || null).toBe(result.content);
+    const calls = parts.filter((p) => p.type === 'tool-call').map((p) => ({ name: p.name, arguments: p.arguments }));
+    expect(calls).toEqual(result.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })));
+    const { promptTokens, completionTokens } = result.usage; // the second run hits the prefix cache
+    expect(parts.at(-1)).toMatchObject({ finishReason: result.finishReason, usage: { promptTokens, completionTokens } });
   });
 
   it('a plain answer after reasoning is content, with finish stop', async () => {

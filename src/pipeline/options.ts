@@ -1,0 +1,306 @@
+/**
+ * Public option types and their validation. Every bad value, and every key
+ * that is not an option, becomes an InvalidOptionError naming the option,
+ * before anything is loaded, rendered or queued.
+ */
+
+import type { Backend, KvPrecision, LoadProgress } from '../backends/backend.js';
+import { checkQuantization, type WeightQuantization } from '../backends/cpu/quantization.js';
+import type { SchedulingPolicy } from '../engine/scheduler.js';
+import { InvalidOptionError } from '../errors.js';
+import { reasoningParserNames, toolParserNames } from '../parsers/registry.js';
+import type { SamplingParams } from '../sampling/params.js';
+import type { ChatTemplate } from '../text/chat-template.js';
+import type { GenerationDefaults, Tokenizer, ToolDefinition } from '../text/types.js';
+import { boolean, checkKeys, checkObject, integer, isObject, number, parseByteSize } from './option-values.js';
+
+export type { LoadProgress };
+
+export interface KvCacheOptions {
+  /** Byte budget for the cache: a number of bytes or a string such as "4GB" or "512MiB". Default "256MiB". */
+  size?: string | number;
+  /** Element type of cached keys and values. Default "f32". */
+  precision?: KvPrecision;
+  /** Tokens per block. Default 16. */
+  blockSize?: number;
+}
+
+export interface SchedulerOptions {
+  /** Most requests running at once. Default 64 (or maxNumBatchedTokens, if that is smaller). */
+  maxNumSeqs?: number;
+  /** Most tokens computed in one step (decodes + prompt chunks). Default 2048. */
+  maxNumBatchedTokens?: number;
+  /** Reuse cached blocks of identical prompt prefixes. Default true. */
+  prefixCaching?: boolean;
+  /** "fcfs" (default) or "priority" (higher `priority` first; the lowest is preempted first). */
+  policy?: SchedulingPolicy;
+}
+
+export interface ParserOptions {
+  /** Tool-call parser name, e.g. "qwen3coder", "hermes". */
+  tool?: string;
+  /** Reasoning parser name, e.g. "qwen3", "deepseek_r1". */
+  reasoning?: string;
+}
+
+export interface PipelineOptions {
+  /** Hugging Face model folder (config.json, safetensors, tokenizer.json). */
+  model?: string;
+  /** "cpu" (default). */
+  device?: string;
+  /** CPU threads for the native backend. Default: available cores. */
+  threads?: number;
+  /**
+   * Quantize the model's float (F32/F16/BF16) weight matrices at load: 'q8_0'
+   * (8-bit, nearly lossless) or 'q4_0' (4-bit). Default: keep them as stored.
+   * See docs/cpu-backend.md.
+   */
+  quantize?: WeightQuantization;
+  /** A Backend implementation to use instead of loading `model`. Requires `tokenizer`. */
+  backend?: Backend;
+  /** Tokenizer to use with a custom `backend`. */
+  tokenizer?: Tokenizer;
+  /** Chat template to use with a custom `backend` (needed for chat()). */
+  chatTemplate?: ChatTemplate;
+  /** Generation defaults to use with a custom `backend`. */
+  generationDefaults?: GenerationDefaults;
+  kvCache?: KvCacheOptions;
+  scheduler?: SchedulerOptions;
+  /** Default parsers for chat() and stream() of messages. */
+  parsers?: ParserOptions;
+  /** Called while the model loads. */
+  onProgress?: (progress: LoadProgress) => void;
+  /** Receives the engine's log lines (a request failed, a step failed). Default: none. */
+  logger?: (message: string) => void;
+}
+
+export interface GenerateOptions {
+  /** Most tokens to generate. Default: generation_config.json's max_new_tokens, else until EOS or the end of the model's context. */
+  maxTokens?: number;
+  /** 0 = greedy. Default from generation_config.json (greedy if it does not sample). */
+  temperature?: number;
+  topK?: number;
+  topP?: number;
+  minP?: number;
+  repetitionPenalty?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  /** Same seed, same output, alone or batched. Default: random. */
+  seed?: number;
+  /** Stop strings; the matched string is not part of the output. */
+  stop?: string | string[];
+  stopTokenIds?: number[];
+  /** Generate exactly maxTokens, ignoring EOS. */
+  ignoreEos?: boolean;
+  /** Higher runs first under the "priority" policy. Default 0. */
+  priority?: number;
+  /** Top-n log probabilities per generated token (0-20). */
+  logprobs?: number;
+  signal?: AbortSignal;
+  /** Leave special tokens out of the text. Default true, or false when a tool parser reads the reply. */
+  skipSpecialTokens?: boolean;
+  /** Parsers for this request (overrides the pipeline's). */
+  parsers?: ParserOptions;
+}
+
+export interface ChatOptions extends GenerateOptions {
+  /** Tools the chat template offers the model (OpenAI / Hugging Face shape). */
+  tools?: ToolDefinition[];
+  /** Extra chat template variables, e.g. { enable_thinking: false }. */
+  templateKwargs?: Record<string, unknown>;
+}
+
+/**
+ * Every key of an options type, checked by the compiler: adding an option to
+ * the interface without listing it here (or listing one it lacks) fails to build.
+ */
+function keysOf<T>(keys: Record<keyof Required<T>, true>): readonly string[] {
+  return Object.keys(keys);
+}
+
+const PIPELINE_KEYS = keysOf<PipelineOptions>({
+  model: true,
+  device: true,
+  threads: true,
+  quantize: true,
+  backend: true,
+  tokenizer: true,
+  chatTemplate: true,
+  generationDefaults: true,
+  kvCache: true,
+  scheduler: true,
+  parsers: true,
+  onProgress: true,
+  logger: true,
+});
+const KV_CACHE_KEYS = keysOf<KvCacheOptions>({ size: true, precision: true, blockSize: true });
+const SCHEDULER_KEYS = keysOf<SchedulerOptions>({ maxNumSeqs: true, maxNumBatchedTokens: true, prefixCaching: true, policy: true });
+const PARSER_KEYS = keysOf<ParserOptions>({ tool: true, reasoning: true });
+const GENERATE_KEYS = keysOf<GenerateOptions>({
+  maxTokens: true,
+  temperature: true,
+  topK: true,
+  topP: true,
+  minP: true,
+  repetitionPenalty: true,
+  presencePenalty: true,
+  frequencyPenalty: true,
+  seed: true,
+  stop: true,
+  stopTokenIds: true,
+  ignoreEos: true,
+  priority: true,
+  logprobs: true,
+  signal: true,
+  skipSpecialTokens: true,
+  parsers: true,
+});
+const CHAT_KEYS = keysOf<ChatOptions>({ ...Object.fromEntries(GENERATE_KEYS.map((key) => [key, true])), tools: true, templateKwargs: true } as Record<keyof Required<ChatOptions>, true>);
+
+export interface ResolvedPipelineOptions {
+  readonly kvBytes: number;
+  readonly precision: KvPrecision;
+  readonly blockSize: number;
+  readonly maxNumSeqs: number;
+  readonly maxNumBatchedTokens: number;
+  readonly prefixCaching: boolean;
+  readonly policy: SchedulingPolicy;
+  readonly threads: number | undefined;
+  readonly quantize: WeightQuantization | undefined;
+}
+
+export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipelineOptions {
+  if (!isObject(options as unknown)) throw new InvalidOptionError('options', 'expected an object');
+  checkKeys(undefined, options as Record<string, unknown>, PIPELINE_KEYS);
+  for (const name of ['kvCache', 'scheduler', 'parsers'] as const) checkObject(name, options[name]);
+  for (const name of ['onProgress', 'logger'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') throw new InvalidOptionError(name, 'expected a function');
+  }
+  checkParsers('parsers', options.parsers);
+  if (options.backend === undefined && typeof options.model !== 'string') {
+    throw new InvalidOptionError('model', 'give a model folder path, or a backend and a tokenizer');
+  }
+  if (options.backend !== undefined && options.tokenizer === undefined) {
+    throw new InvalidOptionError('tokenizer', 'a custom backend needs a tokenizer');
+  }
+  if (options.device !== undefined && (typeof options.device !== 'string' || options.device.toLowerCase() !== 'cpu')) {
+    throw new InvalidOptionError('device', `"${options.device}" is not available; this build runs on "cpu"`);
+  }
+  const kv: KvCacheOptions = options.kvCache ?? {};
+  checkKeys('kvCache', kv as Record<string, unknown>, KV_CACHE_KEYS);
+  const kvBytes = parseByteSize(kv.size ?? '256MiB');
+  if (kvBytes === undefined) throw new InvalidOptionError('kvCache.size', `expected bytes or a size like "4GB", got ${JSON.stringify(kv.size)}`);
+  const precision = kv.precision ?? 'f32';
+  if (!['f32', 'f16', 'u8'].includes(precision)) throw new InvalidOptionError('kvCache.precision', `expected "f32", "f16" or "u8", got ${JSON.stringify(precision)}`);
+  const scheduler: SchedulerOptions = options.scheduler ?? {};
+  checkKeys('scheduler', scheduler as Record<string, unknown>, SCHEDULER_KEYS);
+  const policy = scheduler.policy ?? 'fcfs';
+  if (policy !== 'fcfs' && policy !== 'priority') throw new InvalidOptionError('scheduler.policy', `expected "fcfs" or "priority", got ${JSON.stringify(policy)}`);
+  const prefixCaching = boolean('scheduler.prefixCaching', scheduler.prefixCaching) ?? true;
+  const maxNumBatchedTokens = integer('scheduler.maxNumBatchedTokens', scheduler.maxNumBatchedTokens, 2048, { min: 1, max: 1 << 24 });
+  const maxNumSeqs = integer('scheduler.maxNumSeqs', scheduler.maxNumSeqs, Math.min(64, maxNumBatchedTokens), { min: 1, max: 65536 });
+  // Every running request must be able to decode in every step, or the later ones starve.
+  if (maxNumSeqs > maxNumBatchedTokens) {
+    throw new InvalidOptionError('scheduler.maxNumBatchedTokens', `${maxNumBatchedTokens} is below scheduler.maxNumSeqs (${maxNumSeqs}): each running request needs a token per step`);
+  }
+  return {
+    kvBytes,
+    precision,
+    blockSize: integer('kvCache.blockSize', kv.blockSize, 16, { min: 1, max: 4096 }),
+    maxNumSeqs,
+    maxNumBatchedTokens,
+    prefixCaching,
+    policy,
+    threads: options.threads === undefined ? undefined : integer('threads', options.threads, 1, { min: 1, max: 1024 }),
+    quantize: checkQuantization(options.quantize),
+  };
+}
+
+export interface ResolvedRequestOptions {
+  readonly sampling: SamplingParams;
+  /** Undefined: until EOS or the end of the context (see run-request.ts). */
+  readonly maxTokens: number | undefined;
+  readonly stopStrings: string[];
+  readonly stopTokenIds: number[];
+  readonly ignoreEos: boolean;
+  readonly priority: number;
+  /** Undefined: the pipeline decides (kept when a tool parser reads the reply). */
+  readonly skipSpecialTokens: boolean | undefined;
+}
+
+/**
+ * Validates one request's options. `chat`: the request is a chat, which alone
+ * takes `tools` and `templateKwargs`. Defaults come from generation_config.json.
+ */
+export function resolveRequestOptions(options: ChatOptions, defaults: GenerationDefaults, chat: boolean): ResolvedRequestOptions {
+  if (!isObject(options as unknown)) throw new InvalidOptionError('options', 'expected an object');
+  if (!chat) {
+    for (const key of ['tools', 'templateKwargs'] as const) {
+      if (key in options) throw new InvalidOptionError(key, 'only a chat takes it: pass an array of messages to chat() or stream()');
+    }
+  }
+  checkKeys(undefined, options as Record<string, unknown>, chat ? CHAT_KEYS : GENERATE_KEYS);
+  checkObject('parsers', options.parsers);
+  checkParsers('parsers', options.parsers);
+  checkTools(options.tools);
+  checkObject('templateKwargs', options.templateKwargs);
+  const sampleByDefault = defaults.doSample === true;
+  const temperature = number('temperature', options.temperature, sampleByDefault ? (defaults.temperature ?? 1) : 0, { min: 0, max: 100 });
+  const stop = options.stop === undefined ? [] : typeof options.stop === 'string' ? [options.stop] : options.stop;
+  if (!Array.isArray(stop) || stop.some((s) => typeof s !== 'string' || s.length === 0)) {
+    throw new InvalidOptionError('stop', 'expected a non-empty string or an array of them');
+  }
+  const stopTokenIds = options.stopTokenIds ?? [];
+  if (!Array.isArray(stopTokenIds) || stopTokenIds.some((id) => !Number.isInteger(id) || id < 0)) {
+    throw new InvalidOptionError('stopTokenIds', 'expected an array of token ids');
+  }
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidOptionError('signal', 'expected an AbortSignal');
+  return {
+    sampling: {
+      temperature,
+      topK: integer('topK', options.topK, sampleByDefault ? (defaults.topK ?? 0) : 0, { min: 0, max: 1 << 30 }),
+      topP: number('topP', options.topP, sampleByDefault ? (defaults.topP ?? 1) : 1, { min: 0, minExclusive: true, max: 1 }),
+      minP: number('minP', options.minP, sampleByDefault ? (defaults.minP ?? 0) : 0, { min: 0, max: 1 }),
+      repetitionPenalty: number('repetitionPenalty', options.repetitionPenalty, defaults.repetitionPenalty ?? 1, { min: 0, minExclusive: true, max: 100 }),
+      presencePenalty: number('presencePenalty', options.presencePenalty, 0, { min: -100, max: 100 }),
+      frequencyPenalty: number('frequencyPenalty', options.frequencyPenalty, 0, { min: -100, max: 100 }),
+      seed: integer('seed', options.seed, Math.floor(Math.random() * 2 ** 32), { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }),
+      logprobs: integer('logprobs', options.logprobs, 0, { min: 0, max: 20 }),
+    },
+    maxTokens: options.maxTokens === undefined ? defaults.maxNewTokens : integer('maxTokens', options.maxTokens, 1, { min: 1, max: 1 << 30 }),
+    // Copies: a caller changing its arrays mid-request must not change the request.
+    stopStrings: [...stop],
+    stopTokenIds: [...stopTokenIds],
+    ignoreEos: boolean('ignoreEos', options.ignoreEos) ?? false,
+    priority: number('priority', options.priority, 0, { min: -Infinity, max: Infinity }),
+    skipSpecialTokens: boolean('skipSpecialTokens', options.skipSpecialTokens),
+  };
+}
+
+/** Unknown parser names fail when the options are given, not at the first chat. */
+function checkParsers(option: string, parsers: ParserOptions | undefined): void {
+  if (parsers === undefined) return;
+  checkKeys(option, parsers as Record<string, unknown>, PARSER_KEYS);
+  if (parsers.tool !== undefined && !toolParserNames().includes(parsers.tool)) {
+    throw new InvalidOptionError(`${option}.tool`, `unknown tool parser ${JSON.stringify(parsers.tool)} (known: ${toolParserNames().join(', ')})`);
+  }
+  if (parsers.reasoning !== undefined && !reasoningParserNames().includes(parsers.reasoning)) {
+    throw new InvalidOptionError(
+      `${option}.reasoning`,
+      `unknown reasoning parser ${JSON.stringify(parsers.reasoning)} (known: ${reasoningParserNames().join(', ')})`,
+    );
+  }
+}
+
+/** Tools in the shape chat templates read: `{ type: 'function', function: { name, description?, parameters? } }`. */
+function checkTools(tools: unknown): void {
+  if (tools === undefined) return;
+  if (!Array.isArray(tools)) throw new InvalidOptionError('tools', 'expected an array of { type: "function", function: { name, ... } }');
+  tools.forEach((tool: unknown, i) => {
+    const fn = isObject(tool) ? tool.function : undefined;
+    if (!isObject(tool) || tool.type !== 'function' || !isObject(fn) || typeof fn.name !== 'string' || fn.name === '') {
+      throw new InvalidOptionError(`tools[${i}]`, 'expected { type: "function", function: { name, description?, parameters? } }');
+    }
+    if (fn.parameters !== undefined && !isObject(fn.parameters)) throw new InvalidOptionError(`tools[${i}].function.parameters`, 'expected a JSON schema object');
+  });
+}

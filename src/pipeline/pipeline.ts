@@ -1,0 +1,203 @@
+/**
+ * Pipeline: the public face of weft. create / generate / chat / stream / stats / close.
+ *
+ * Data flows one way: Pipeline -> engine -> backend -> engine -> Pipeline.
+ * The pipeline turns text into token ids (prompt.ts), hands requests to the
+ * engine (run-request.ts), and turns the engine's deltas back into stream
+ * parts (reply.ts), results (results.ts) and typed errors. Each request's
+ * options are validated first, before any template is rendered or parser built.
+ */
+
+import { EventEmitter } from 'eventemitter3';
+import type { Backend } from '../backends/backend.js';
+import { Engine, type StepInfo } from '../engine/engine.js';
+import type { PoolStats } from '../engine/kv/kv-cache-manager.js';
+import type { SchedulerConfig } from '../engine/scheduler.js';
+import { InvalidOptionError, PipelineClosedError } from '../errors.js';
+import type { ChatTemplate } from '../text/chat-template.js';
+import type { GenerationDefaults, Tokenizer } from '../text/types.js';
+import type { ChatInputMessage } from './messages.js';
+import { openModel, type OpenedModel } from './open-model.js';
+import { resolvePipelineOptions, resolveRequestOptions, type ChatOptions, type GenerateOptions, type PipelineOptions } from './options.js';
+import { isChatInput, prepareChat, preparePrompt } from './prompt.js';
+import { Reply } from './reply.js';
+import { foldChat, foldGenerate, streamParts, type ChatResult, type GenerateResult } from './results.js';
+import { runRequest, type RequestPart, type RunContext } from './run-request.js';
+import type { FinishReason, StreamPart, Usage } from './stream-parts.js';
+
+export interface PipelineStats {
+  readonly kv: { readonly pools: PoolStats[]; readonly blockSize: number; readonly prefixCaching: boolean };
+  readonly running: number;
+  readonly waiting: number;
+  readonly preemptions: number;
+  readonly steps: number;
+  readonly requests: { readonly started: number; readonly finished: number };
+  readonly generatedTokens: number;
+}
+
+export interface PipelineEvents {
+  /** After every engine step. */
+  step: (info: StepInfo) => void;
+  'request-start': (info: { requestId: number; promptTokens: number }) => void;
+  'request-preempted': (info: { requestId: number }) => void;
+  /** With the reason the request's result or finish part reports (`tool_calls` included), or `aborted` / `error`. */
+  'request-finish': (info: { requestId: number; finishReason: FinishReason; usage: Usage }) => void;
+  /** Engine log lines (a request or a step failed). */
+  log: (message: string) => void;
+}
+
+export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDisposable {
+  readonly tokenizer: Tokenizer;
+  readonly chatTemplate: ChatTemplate | undefined;
+  readonly generationDefaults: GenerationDefaults;
+  private readonly backend: Backend;
+  private readonly engine: Engine;
+  private readonly options: PipelineOptions;
+  private readonly runContext: RunContext;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  private started = 0;
+  private finished = 0;
+  private generated = 0;
+
+  /** Loads a model folder (or wraps a custom backend) and starts an idle engine. */
+  static async create(options: PipelineOptions): Promise<Pipeline> {
+    const resolved = resolvePipelineOptions(options);
+    const model = await openModel(options, resolved);
+    return new Pipeline(model, options, { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: resolved.maxNumBatchedTokens, policy: resolved.policy });
+  }
+
+  private constructor(model: OpenedModel, options: PipelineOptions, scheduler: SchedulerConfig) {
+    super();
+    this.backend = model.backend;
+    this.tokenizer = model.tokenizer;
+    this.chatTemplate = model.chatTemplate;
+    this.generationDefaults = model.generationDefaults;
+    this.options = options;
+    this.engine = new Engine({
+      backend: model.backend,
+      kv: model.kv,
+      scheduler,
+      decoder: model.tokenizer,
+      eosTokenIds: [...new Set([...model.tokenizer.eosTokenIds, ...(model.generationDefaults.eosTokenIds ?? [])])],
+      observer: {
+        onStep: (info) => this.safeEmit('step', info),
+        onPreempt: (requestId) => this.safeEmit('request-preempted', { requestId }),
+        onLog: (message) => {
+          this.safeEmit('log', message);
+          options.logger?.(message); // the engine drops what a logger throws
+        },
+      },
+    });
+    this.runContext = {
+      engine: this.engine,
+      maxContextLength: model.backend.shape.maxContextLength,
+      maxLength: model.generationDefaults.maxLength,
+      isClosed: () => this.closed,
+      onStart: (requestId, promptTokens) => {
+        this.started++;
+        this.safeEmit('request-start', { requestId, promptTokens });
+      },
+      onTokens: (count) => (this.generated += count),
+      onFinish: (requestId, finishReason, usage) => {
+        this.finished++;
+        this.safeEmit('request-finish', { requestId, finishReason, usage });
+      },
+    };
+  }
+
+  /** Generates a completion of `prompt` (text, or token ids used as they are). */
+  async generate(prompt: string | readonly number[], options: GenerateOptions = {}): Promise<GenerateResult> {
+    return foldGenerate(this.request(prompt, options, false)());
+  }
+
+  /**
+   * Renders `messages` with the chat template, generates, and parses reasoning
+   * and tool calls. Messages may be weft's or OpenAI-shaped (see messages.ts).
+   */
+  async chat(messages: readonly ChatInputMessage[], options: ChatOptions = {}): Promise<ChatResult> {
+    return foldChat(this.request(messages, options, true)());
+  }
+
+  /**
+   * Streams typed parts of a completion (a string or token ids) or a chat reply
+   * (an array of messages). Options are checked at once; the request starts when
+   * iteration starts, and breaking out of the loop cancels it.
+   */
+  stream(input: string | readonly number[] | readonly ChatInputMessage[], options: ChatOptions = {}): AsyncIterable<StreamPart> {
+    const run = this.request(input, options, isChatInput(input));
+    const withTokens = options.logprobs !== undefined && options.logprobs > 0;
+    let iterated = false;
+    return {
+      [Symbol.asyncIterator]: () => {
+        if (iterated) throw new InvalidOptionError('stream', 'a stream can be iterated once; call stream() again for a new request');
+        iterated = true;
+        return streamParts(run(), withTokens);
+      },
+    };
+  }
+
+  /** Cache usage per pool, queue lengths and counters. */
+  stats(): PipelineStats {
+    const kv = this.engine.kv;
+    return {
+      kv: { pools: kv.stats(), blockSize: kv.blockSize, prefixCaching: kv.prefixCaching },
+      running: this.engine.scheduler.running.length,
+      waiting: this.engine.scheduler.waiting.length,
+      preemptions: this.engine.scheduler.preemptions,
+      steps: this.engine.numSteps,
+      requests: { started: this.started, finished: this.finished },
+      generatedTokens: this.generated,
+    };
+  }
+
+  /** Ends every pending request with PipelineClosedError and frees the model. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closed = true;
+      this.engine.close(new PipelineClosedError('the pipeline was closed while the request ran'));
+      await this.engine.whenIdle();
+      await this.backend.dispose();
+    })();
+    return this.closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /**
+   * Checks a request and prepares it, in this order: its options, its prompt
+   * (the template renders a chat), its reply parsers. Returns the run, which
+   * starts when it is first read. Special tokens stay in the text when a tool
+   * parser reads it (some formats mark calls with them), unless the request
+   * says otherwise.
+   */
+  private request(input: unknown, options: ChatOptions, chat: boolean): () => AsyncGenerator<RequestPart> {
+    const resolved = resolveRequestOptions(options, this.generationDefaults, chat);
+    const names = chat ? { ...this.options.parsers, ...options.parsers } : {};
+    const skipSpecialTokens = resolved.skipSpecialTokens ?? names.tool === undefined;
+    const prepared = chat
+      ? prepareChat(input, options, this.chatTemplate, this.tokenizer, this.options.model)
+      : preparePrompt(input, this.tokenizer, this.backend.shape.vocabSize);
+    const reply = new Reply(names, prepared.tools, prepared.promptText ?? '');
+    return () => runRequest(this.runContext, prepared, { ...resolved, skipSpecialTokens }, reply, options.signal);
+  }
+
+  /**
+   * Emits an event to user listeners. A listener that throws must not fail a
+   * request or the engine: its error goes to the logger, once, and no further.
+   */
+  private safeEmit<E extends keyof PipelineEvents>(event: E, ...args: Parameters<PipelineEvents[E]>): void {
+    try {
+      (this.emit as (event: E, ...args: Parameters<PipelineEvents[E]>) => boolean)(event, ...args);
+    } catch (error) {
+      if (event === 'log') return;
+      try {
+        this.options.logger?.(`a "${event}" listener threw: ${String(error)}`);
+      } catch {
+        // The logger is user code too.
+      }
+    }
+  }
+}
