@@ -10,7 +10,9 @@
  *
  * All variants are loaded side by side and measured in alternating rounds (the
  * order rotates each round); each figure is the median of the rounds. Measured:
- * one-stream decode (32 steps at ~64 tokens of context), aggregate decode of 16
+ * one-stream decode (32 steps at ~64 tokens of context; also as process CPU
+ * time per token, which other processes on a shared machine disturb less than
+ * wall time, and its ratio F16 / quantized), aggregate decode of 16
  * streams (8 steps), prefill of 128 tokens. Printed with the CPU model, the
  * kernel set, the threads and the 1-minute load average; the last line is one
  * JSON object of the ratios against F16.
@@ -95,12 +97,16 @@ interface Variant {
   readonly name: string;
   readonly backend: CpuBackend;
   decode1: number[];
+  /** Process CPU milliseconds per one-stream decode token (steadier than wall time on a shared machine). */
+  cpu1: number[];
   decode16: number[];
   prefill: number[];
 }
 
-async function timeSteps(backend: CpuBackend, seqs: number, pastLen: number, steps: number): Promise<number> {
+/** Tokens per second of wall time, and CPU milliseconds per token. */
+async function timeSteps(backend: CpuBackend, seqs: number, pastLen: number, steps: number): Promise<[number, number]> {
   const blocksPer = Math.ceil((pastLen + steps) / 16);
+  const cpu = process.cpuUsage();
   const started = process.hrtime.bigint();
   for (let s = 0; s < steps; s++) {
     await backend.execute(buildBatch(Array.from({ length: seqs }, (_, i) => ({
@@ -108,7 +114,9 @@ async function timeSteps(backend: CpuBackend, seqs: number, pastLen: number, ste
       blocks: Array.from({ length: blocksPer }, (_, b) => 1 + i * blocksPer + b),
     }))));
   }
-  return (seqs * steps) / (Number(process.hrtime.bigint() - started) / 1e9);
+  const wall = Number(process.hrtime.bigint() - started) / 1e9;
+  const used = process.cpuUsage(cpu);
+  return [(seqs * steps) / wall, (used.user + used.system) / 1000 / (seqs * steps)];
 }
 
 async function round(v: Variant): Promise<void> {
@@ -118,8 +126,10 @@ async function round(v: Variant): Promise<void> {
   await v.backend.execute(buildBatch([{ tokens: prompt, pastLen: 0, blocks }]));
   v.prefill.push(prompt.length / (Number(process.hrtime.bigint() - started) / 1e9));
   // Context ~64 for the decode figures: attention is a small part, as in short chats.
-  v.decode1.push(await timeSteps(v.backend, 1, 64, 32));
-  v.decode16.push(await timeSteps(v.backend, 16, 64, 8));
+  const [decode1, cpu1] = await timeSteps(v.backend, 1, 64, 32);
+  v.decode1.push(decode1);
+  v.cpu1.push(cpu1);
+  v.decode16.push((await timeSteps(v.backend, 16, 64, 8))[0]);
 }
 
 async function main(): Promise<void> {
@@ -128,10 +138,10 @@ async function main(): Promise<void> {
   for (const quantize of [undefined, ...formats]) {
     const backend = await CpuBackend.load(dir, { threads, ...(quantize && { quantize }) });
     await backend.allocateCache({ numBlocks: 16 * 8 + 2, blockSize: 16, precision: 'f16' });
-    variants.push({ name: quantize ?? 'f16', backend, decode1: [], decode16: [], prefill: [] });
+    variants.push({ name: quantize ?? 'f16', backend, decode1: [], cpu1: [], decode16: [], prefill: [] });
   }
   for (const v of variants) await round(v); // warm-up, not counted
-  for (const v of variants) v.decode1.length = v.decode16.length = v.prefill.length = 0;
+  for (const v of variants) v.decode1.length = v.cpu1.length = v.decode16.length = v.prefill.length = 0;
   for (let r = 0; r < runs; r++)
     for (let i = 0; i < variants.length; i++) await round(variants[(i + r) % variants.length] as Variant);
 
@@ -141,11 +151,12 @@ async function main(): Promise<void> {
   const base = variants[0] as Variant;
   const result: Record<string, number | string> = { cpu, kernels: String(base.backend.kernels), threads };
   for (const v of variants) {
-    const d1 = median(v.decode1), d16 = median(v.decode16), pf = median(v.prefill);
-    console.log(`${v.name.padEnd(5)} decode 1 stream ${d1.toFixed(1).padStart(7)} tok/s   decode 16 streams ${d16.toFixed(1).padStart(7)} tok/s   prefill 128 ${pf.toFixed(1).padStart(7)} tok/s` +
+    const d1 = median(v.decode1), c1 = median(v.cpu1), d16 = median(v.decode16), pf = median(v.prefill);
+    console.log(`${v.name.padEnd(5)} decode 1 stream ${d1.toFixed(1).padStart(7)} tok/s (${c1.toFixed(1)} CPU ms/token)   decode 16 streams ${d16.toFixed(1).padStart(7)} tok/s   prefill 128 ${pf.toFixed(1).padStart(7)} tok/s` +
       (v === base ? '' : `   (x${(d1 / median(base.decode1)).toFixed(2)}, x${(d16 / median(base.decode16)).toFixed(2)}, x${(pf / median(base.prefill)).toFixed(2)} vs f16)`));
     if (v !== base) {
       result[`decodeRatio1_${v.name}`] = Number((d1 / median(base.decode1)).toFixed(3));
+      result[`cpuPerTokenRatio1_${v.name}`] = Number((median(base.cpu1) / c1).toFixed(3));
       result[`decodeRatio16_${v.name}`] = Number((d16 / median(base.decode16)).toFixed(3));
       result[`prefillRatio_${v.name}`] = Number((pf / median(base.prefill)).toFixed(3));
     }

@@ -148,22 +148,16 @@ WEFT_QINLINE void row_block(const uint8_t* rows, size_t row_bytes, const Quantiz
 }
 
 // Rows [n0, n1) for all T tokens. Weight-stationary: each weight row is read
-// from memory once and used for every token of the step (from L1). Tiles
-// (thread CPU time on the EPYC here, N = 3072, K = 1024): below 4 tokens,
-// 2 rows x 1 token (two rows' reads in flight; Q4_K 1.5x, Q8_0/Q4_0 even;
-// not Q6_K, 0.8x);
-// from 4 tokens, 1 row x 4 tokens (the row's decoding shared by 4 tokens,
-// 1.2-1.5x over 2 x 2).
+// from memory once and used for every token of the step (from L1), 4 tokens
+// at a time (the row's unpacking shared by four). Measured and rejected (see
+// docs/performance.md): 2 rows x 2 tokens (1.2-1.5x slower from 4 tokens up);
+// 2 rows x 1 token, faster for Q4_K while the weights sat in cache but 2.5x
+// slower when they stream from memory, as in a real decode step.
 template <WeightType W>
 WEFT_QINLINE void quant_rows(float* out, const QuantizedInput& x, const uint8_t* w, const float* bias, int T, int N, int K,
                              size_t n0, size_t n1) {
   const size_t row_bytes = quant_row_bytes(W, K);
-  size_t n = n0;
-  constexpr bool kPairs = W != WeightType::Q6_K;  // Q6_K's unpacking needs the registers: 1 row is faster
-  if (kPairs && T < 4)
-    for (; n + 2 <= n1; n += 2)
-      row_block<W, 2, 1>(w + n * row_bytes, row_bytes, x, T, K, out + n, N, bias ? bias + n : nullptr);
-  for (; n < n1; ++n) row_block<W, 1, 4>(w + n * row_bytes, row_bytes, x, T, K, out + n, N, bias ? bias + n : nullptr);
+  for (size_t n = n0; n < n1; ++n) row_block<W, 1, 4>(w + n * row_bytes, row_bytes, x, T, K, out + n, N, bias ? bias + n : nullptr);
 }
 
 WEFT_QINLINE void quant_rows_any(WeightType type, float* out, const QuantizedInput& x, const uint8_t* w, const float* bias,
