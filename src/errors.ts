@@ -9,11 +9,13 @@ export type WeftErrorCode =
   | 'PIPELINE_CLOSED'
   | 'ENGINE_ERROR'
   | 'BACKEND_ERROR'
+  | 'BACKEND_CRASHED'
   | 'NATIVE_BACKEND_UNAVAILABLE'
   | 'MODEL_LOAD_ERROR'
   | 'UNSUPPORTED_MODEL'
   | 'TOKENIZER_ERROR'
-  | 'CHAT_TEMPLATE_ERROR';
+  | 'CHAT_TEMPLATE_ERROR'
+  | 'REMOTE_ERROR';
 
 export class WeftError extends Error {
   readonly code: WeftErrorCode;
@@ -66,12 +68,29 @@ export class BackendError extends WeftError {
   }
 }
 
+/**
+ * The process that ran the engine and its backend (`isolation: 'process'`)
+ * died while the request ran. The pipeline starts a new one; later requests are served.
+ */
+export class BackendCrashedError extends WeftError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('BACKEND_CRASHED', message, options);
+  }
+}
+
 /** The native addon could not be loaded; the message says how to rebuild it. */
 export class NativeBackendUnavailableError extends WeftError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('NATIVE_BACKEND_UNAVAILABLE', message, options);
   }
 }
+
+/**
+ * The OpenVINO backend (its own addon, built only when OpenVINO is found) is not
+ * available; the message says how to get it (pip wheel or archive, then
+ * `npm run build:openvino`). Same code as the CPU addon's, NATIVE_BACKEND_UNAVAILABLE.
+ */
+export class OpenVinoUnavailableError extends NativeBackendUnavailableError {}
 
 /** A model file is missing, malformed or inconsistent. `file` (and `tensor`) say where. */
 export class ModelLoadError extends WeftError {
@@ -96,5 +115,16 @@ export class TokenizerError extends WeftError {
 export class ChatTemplateError extends WeftError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('CHAT_TEMPLATE_ERROR', message, options);
+  }
+}
+
+/**
+ * A remote OpenAI-compatible server (RemotePipeline) could not be reached or
+ * refused the request for a reason that is not the request's options.
+ * `status` is the HTTP status (undefined when no answer came).
+ */
+export class RemoteError extends WeftError {
+  constructor(message: string, readonly status?: number, options?: { cause?: unknown }) {
+    super('REMOTE_ERROR', message, options);
   }
 }

@@ -7,9 +7,11 @@ export type {
   ChatOptions,
   GenerateOptions,
   KvCacheOptions,
+  OpenVinoOptions,
   ParserOptions,
   PipelineOptions,
   SchedulerOptions,
+  TextSandboxOptions,
 } from './pipeline/options.js';
 export type { FinishReason, StreamPart, TokenLogprobs, Usage } from './pipeline/stream-parts.js';
 export type { StepInfo } from './engine/engine.js';
@@ -17,6 +19,7 @@ export type { SchedulingPolicy } from './engine/scheduler.js';
 export type { PoolStats } from './engine/kv/kv-cache-manager.js';
 export type { TokenLogprob } from './sampling/sampler.js';
 export * from './errors.js';
+export { demoModelPath } from './package-files.js';
 export type {
   Backend,
   BlockTables,
@@ -49,3 +52,13 @@ export type { CpuBackendOptions } from './backends/cpu/cpu-backend.js';
 export type { KernelSetName } from './backends/cpu/native-binding.js';
 export type { ModelConfig, RopeScaling } from './model-files/config.js';
 export type { WeightQuantization } from './backends/cpu/quantization.js';
+export { OpenVinoBackend } from './backends/openvino/openvino-backend.js';
+export type { OpenVinoBackendOptions, InferencePrecision } from './backends/openvino/openvino-backend.js';
+export type { PortInfo } from './backends/openvino/step-inputs.js';
+export { PipelineMetrics } from './metrics/pipeline-metrics.js';
+export type { MetricsSnapshot, MetricsSource } from './metrics/pipeline-metrics.js';
+export type { HistogramSnapshot } from './metrics/histogram.js';
+export { WeftServer } from './serve/server.js';
+export type { ServerOptions } from './serve/server.js';
+export { RemotePipeline } from './remote/remote-pipeline.js';
+export type { RemoteOptions } from './remote/remote-pipeline.js';

@@ -16,7 +16,7 @@
 
 import type { Backend } from '../backends/backend.js';
 import { BackendError, EngineError } from '../errors.js';
-import { Sampler, argmax, type SampledToken } from '../sampling/sampler.js';
+import { NonFiniteLogitsError, Sampler, argmax, type SampledToken } from '../sampling/sampler.js';
 import { buildBatch } from './batch.js';
 import type { KvCacheManager } from './kv/kv-cache-manager.js';
 import { IncrementalDetokenizer, type TokenDecoder } from './detokenizer.js';
@@ -203,7 +203,7 @@ export class Engine {
     if (plan.scheduled.length === 0) return;
     const logits = await this.execute(plan);
     if (logits === undefined) return; // the backend failed; the step's requests are finished with BackendError
-    this.apply(plan, logits);
+    await this.apply(plan, logits);
     this.steps++;
     const info: StepInfo = {
       step: this.steps,
@@ -246,13 +246,21 @@ export class Engine {
     }
   }
 
-  /** Advances each scheduled request, caches its newly full blocks, and samples where the plan says so. */
-  private apply(plan: StepPlan, logits: Float32Array): void {
+  /**
+   * Advances each scheduled request, caches its newly full blocks, and samples
+   * where the plan says so. A non-greedy draw over a real vocabulary costs
+   * milliseconds (64 of them, a second), so after each such draw the loop
+   * yields to the event loop once APPLY_SLICE_MS have passed. Safe because
+   * nothing allocates while a step is in flight (aborts only free; entries of
+   * requests that finished meanwhile are skipped below).
+   */
+  private async apply(plan: StepPlan, logits: Float32Array): Promise<void> {
     const vocab = this.backend.shape.vocabSize;
     const caching = this.kv.prefixCaching;
     const blockSize = this.kv.blockSize;
     const entries = plan.scheduled;
     let row = 0;
+    let sliceStart = performance.now();
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
       const rowOffset = entry.samples ? row++ * vocab : -1;
@@ -267,13 +275,32 @@ export class Engine {
         this.kv.cacheComputed(request.id, request.tokens, after);
       }
       if (!entry.samples) continue;
-      const { sampler } = request;
-      if (sampler.isPlainGreedy) this.accept(request, argmax(logits, rowOffset, rowOffset + vocab), undefined);
-      else {
-        const sampled = sampler.sample(logits, rowOffset, vocab);
-        this.accept(request, sampled.token, sampled.logprob === undefined ? undefined : [sampled]);
+      this.sampleNext(request, logits, rowOffset, vocab);
+      if (!request.sampler.isPlainGreedy && performance.now() - sliceStart > APPLY_SLICE_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
       }
     }
+  }
+
+  /** Samples the request's next token from its logits row; broken logits fail this request alone. */
+  private sampleNext(request: LiveRequest, logits: Float32Array, rowOffset: number, vocab: number): void {
+    const { sampler } = request;
+    let sampled: SampledToken;
+    try {
+      if (sampler.isPlainGreedy) {
+        const token = argmax(logits, rowOffset, rowOffset + vocab);
+        // Greedy reads no other value, so only the chosen one is checked.
+        if (!Number.isFinite(logits[rowOffset + token]!)) throw new NonFiniteLogitsError();
+        sampled = { token };
+      } else sampled = sampler.sample(logits, rowOffset, vocab);
+    } catch (error) {
+      if (!(error instanceof NonFiniteLogitsError)) throw error;
+      this.log(`request ${request.id} failed: ${error.message}`);
+      this.finish(request, 'error', new BackendError(error.message), false);
+      return;
+    }
+    this.accept(request, sampled.token, sampled.logprob === undefined ? undefined : [sampled]);
   }
 
   /** Appends a sampled token, emits its text and decides whether the request is done. */
@@ -320,6 +347,9 @@ export class Engine {
     }
   }
 }
+
+/** Longest stretch of sampling in one step before the loop lets timers and other requests run. */
+const APPLY_SLICE_MS = 10;
 
 /** What a request ending normally still holds back: an unfinished character, then stop-string look-ahead. */
 function finalTextOf(request: LiveRequest): string {

@@ -4,20 +4,27 @@
  * the KV cache planned over the byte budget and allocated on the backend.
  */
 
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { totalmem } from 'node:os';
 import type { Backend } from '../backends/backend.js';
 import { KvCacheManager } from '../engine/kv/kv-cache-manager.js';
 import { planPools } from '../engine/kv/sizing.js';
-import { InvalidOptionError } from '../errors.js';
+import { InvalidOptionError, TokenizerError } from '../errors.js';
 import { checkModelFolder } from '../model-files/model-folder.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer } from '../text/types.js';
+import { TextSandbox } from '../text/sandbox/text-sandbox.js';
 import type { PipelineOptions, ResolvedPipelineOptions } from './options.js';
+import { inlinePromptText, type PromptText } from './prompt-text.js';
 
 export interface OpenedModel {
   readonly backend: Backend;
   readonly tokenizer: Tokenizer;
   readonly chatTemplate: ChatTemplate | undefined;
   readonly generationDefaults: GenerationDefaults;
+  /** Where prompts are encoded and rendered: the text sandbox for a model folder's files, inline for the user's. */
+  readonly promptText: PromptText;
   readonly kv: KvCacheManager;
 }
 
@@ -27,28 +34,70 @@ type ModelParts = Omit<OpenedModel, 'kv'>;
 export async function openModel(options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<OpenedModel> {
   const parts = options.backend !== undefined ? customParts(options) : await loadModelParts(options, resolved);
   try {
-    return { ...parts, kv: await allocateKvCache(parts.backend, resolved) };
+    checkTokenizerFits(parts.tokenizer, parts.backend.shape.vocabSize);
+    return { ...parts, kv: await allocateKvCache(parts.backend, options, resolved) };
   } catch (error) {
+    await parts.promptText.close();
     if (options.backend === undefined) await parts.backend.dispose();
     throw error;
   }
 }
 
+/**
+ * Most blocks one pool may have. The manager keeps ~30 bytes of bookkeeping
+ * per block in JS; 2^22 blocks (64M tokens at 16 a block) is far past any
+ * real cache and keeps that under 150 MB, so no size can exhaust the heap.
+ */
+const MAX_BLOCKS_PER_POOL = 2 ** 22;
+
+/**
+ * A tokenizer that can produce ids the model has no embedding for would fail
+ * whole batches at run time; refuse it at load. (A model vocabulary larger
+ * than the tokenizer's, padded for speed, is normal.)
+ */
+function checkTokenizerFits(tokenizer: Tokenizer, modelVocabSize: number): void {
+  if (tokenizer.vocabSize > modelVocabSize)
+    throw new TokenizerError(
+      `the tokenizer has ids up to ${tokenizer.vocabSize - 1}, but the model's vocabulary has only ${modelVocabSize} entries: the tokenizer does not belong to this model`,
+    );
+}
+
 /** Splits the byte budget over the model's pools and allocates them on the backend. */
-async function allocateKvCache(backend: Backend, resolved: ResolvedPipelineOptions): Promise<KvCacheManager> {
-  const specs = planPools(backend.shape, resolved.kvBytes, resolved.precision, resolved.blockSize, resolved.maxNumSeqs);
+async function allocateKvCache(backend: Backend, options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<KvCacheManager> {
+  // Checked before anything is sized or allocated: a cache larger than the machine can never be filled.
+  const physical = totalmem();
+  if (resolved.kvBytes > physical) {
+    throw new InvalidOptionError('kvCache.size', `${resolved.kvBytes} bytes is more than this machine's memory (${physical} bytes); give a smaller size, e.g. "1GB"`);
+  }
+  const blockSize = backendBlockSize(backend, options, resolved);
+  const specs = planPools(backend.shape, resolved.kvBytes, resolved.precision, blockSize, resolved.maxNumSeqs);
   if (specs.some((spec) => spec.numBlocks < 2)) {
     throw new InvalidOptionError('kvCache.size', `${resolved.kvBytes} bytes cannot hold a single block of this model`);
+  }
+  const largest = specs.find((spec) => spec.numBlocks > MAX_BLOCKS_PER_POOL);
+  if (largest !== undefined) {
+    throw new InvalidOptionError('kvCache.size', `${resolved.kvBytes} bytes make ${largest.numBlocks} blocks in the ${largest.name} pool, more than the ${MAX_BLOCKS_PER_POOL} weft manages; give a smaller size or a larger kvCache.blockSize`);
   }
   const kv = new KvCacheManager(specs, { prefixCaching: resolved.prefixCaching });
   const extraPoolBlocks = Object.fromEntries(specs.slice(1).map((spec) => [spec.name, spec.numBlocks]));
   await backend.allocateCache({
     numBlocks: specs[0]!.numBlocks,
-    blockSize: resolved.blockSize,
+    blockSize,
     precision: resolved.precision,
     ...(specs.length > 1 && { extraPoolBlocks }),
   });
   return kv;
+}
+
+/** A backend whose cache layout fixes the block size (OpenVINO) decides it; else kvCache.blockSize. */
+function backendBlockSize(backend: Backend, options: PipelineOptions, resolved: ResolvedPipelineOptions): number {
+  const fixed = backend.shape.kvBlockSize;
+  if (fixed === undefined) return resolved.blockSize;
+  const asked = options.kvCache?.blockSize;
+  if (asked !== undefined && asked !== fixed) {
+    throw new InvalidOptionError('kvCache.blockSize', `this backend's cache uses ${fixed}-token blocks; leave kvCache.blockSize out or set it to ${fixed}`);
+  }
+  return fixed;
 }
 
 function customParts(options: PipelineOptions): ModelParts {
@@ -57,18 +106,57 @@ function customParts(options: PipelineOptions): ModelParts {
     tokenizer: options.tokenizer!,
     chatTemplate: options.chatTemplate,
     generationDefaults: options.generationDefaults ?? {},
+    promptText: inlinePromptText(options.tokenizer!, options.chatTemplate),
   };
 }
 
 async function loadModelParts(options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<ModelParts> {
   const modelDir = options.model!;
   await checkModelFolder(modelDir);
-  const [{ loadText }, { CpuBackend }] = await Promise.all([import('../text/load-text.js'), import('../backends/cpu/cpu-backend.js')]);
+  const device = chooseDevice(options.device, modelDir);
+  const { loadText } = await import('../text/load-text.js');
   const text = await loadText(modelDir);
-  const backend = await CpuBackend.load(modelDir, {
+  const backend = device === 'cpu' ? await loadCpuBackend(modelDir, options, resolved) : await loadOpenVinoBackend(modelDir, device, options, resolved);
+  return {
+    backend,
+    tokenizer: text.tokenizer,
+    chatTemplate: text.chatTemplate,
+    generationDefaults: text.generationDefaults,
+    promptText: new TextSandbox(text.source, resolved.textLimits),
+  };
+}
+
+async function loadCpuBackend(modelDir: string, options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<Backend> {
+  const { CpuBackend } = await import('../backends/cpu/cpu-backend.js');
+  return CpuBackend.load(modelDir, {
     ...(resolved.threads !== undefined && { threads: resolved.threads }),
     ...(resolved.quantize !== undefined && { quantize: resolved.quantize }),
     ...(options.onProgress && { onProgress: options.onProgress }),
   });
-  return { backend, tokenizer: text.tokenizer, chatTemplate: text.chatTemplate, generationDefaults: text.generationDefaults };
+}
+
+/** The OpenVINO backend on an IR folder (src/backends/openvino, docs/openvino.md). */
+async function loadOpenVinoBackend(modelDir: string, device: string, options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<Backend> {
+  if (resolved.quantize !== undefined)
+    throw new InvalidOptionError('quantize', `quantizing at load is a CPU backend option; the OpenVINO device "${device}" runs the IR's own weights`);
+  const { OpenVinoBackend } = await import('../backends/openvino/openvino-backend.js');
+  return OpenVinoBackend.load(modelDir, {
+    device,
+    kvPrecision: resolved.precision,
+    ...(options.openvino?.inferencePrecision !== undefined && { inferencePrecision: options.openvino.inferencePrecision }),
+    ...(options.openvino?.properties !== undefined && { properties: options.openvino.properties }),
+    ...(resolved.threads !== undefined && { threads: resolved.threads }),
+  });
+}
+
+/**
+ * "cpu", or the OpenVINO device to ask for. "auto": an OpenVINO IR folder goes to
+ * OpenVINO ("openvino:AUTO": a GPU when OpenVINO reports one, else its CPU plugin),
+ * anything else to "cpu".
+ */
+function chooseDevice(device: string | undefined, modelDir: string): string {
+  const asked = (device ?? 'cpu').toLowerCase();
+  if (asked === 'cpu') return 'cpu';
+  if (asked === 'auto') return existsSync(join(modelDir, 'openvino_model.xml')) ? 'openvino:AUTO' : 'cpu';
+  return device!;
 }

@@ -12,6 +12,8 @@ import { reasoningParserNames, toolParserNames } from '../parsers/registry.js';
 import type { SamplingParams } from '../sampling/params.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer, ToolDefinition } from '../text/types.js';
+import { DEFAULT_TEXT_LIMITS, type TextSandboxLimits } from '../text/sandbox/text-sandbox.js';
+import { toJsonData } from './json-data.js';
 import { boolean, checkKeys, checkObject, integer, isObject, number, parseByteSize } from './option-values.js';
 
 export type { LoadProgress };
@@ -46,8 +48,15 @@ export interface ParserOptions {
 export interface PipelineOptions {
   /** Hugging Face model folder (config.json, safetensors, tokenizer.json). */
   model?: string;
-  /** "cpu" (default). */
+  /**
+   * "cpu" (default): weft's native CPU backend on a Hugging Face folder.
+   * "openvino:CPU" | "openvino:GPU" | "openvino:GPU.N" | "openvino:AUTO": the OpenVINO
+   * backend on an OpenVINO IR folder (docs/openvino.md). "auto": OpenVINO (a GPU when it
+   * reports one) for an IR folder, else "cpu".
+   */
   device?: string;
+  /** OpenVINO backend settings (ignored on "cpu"). */
+  openvino?: OpenVinoOptions;
   /** CPU threads for the native backend. Default: available cores. */
   threads?: number;
   /**
@@ -72,6 +81,28 @@ export interface PipelineOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** Receives the engine's log lines (a request failed, a step failed). Default: none. */
   logger?: (message: string) => void;
+  /** Bounds on the model folder's chat template and tokenizer, which run in a sandbox process (docs/security.md). */
+  textSandbox?: TextSandboxOptions;
+  /**
+   * "process": run the engine and its native backend in a child process, so
+   * that a crash there fails only the requests in flight (BackendCrashedError)
+   * and a new child serves the next ones (docs/pipeline.md). Default "none".
+   */
+  isolation?: 'none' | 'process';
+}
+
+export interface TextSandboxOptions {
+  /** Most milliseconds one template rendering or prompt encoding may take. Default 10000. */
+  timeoutMs?: number;
+  /** The worker's heap limit in MB. Default 512. */
+  maxHeapMb?: number;
+}
+
+export interface OpenVinoOptions {
+  /** INFERENCE_PRECISION_HINT. Default: the plugin's (bf16 on CPUs with AMX / AVX512-BF16, f16 on GPU). */
+  inferencePrecision?: 'f32' | 'f16' | 'bf16';
+  /** Further OpenVINO compile properties, passed as they are. */
+  properties?: Record<string, string>;
 }
 
 export interface GenerateOptions {
@@ -132,7 +163,12 @@ const PIPELINE_KEYS = keysOf<PipelineOptions>({
   parsers: true,
   onProgress: true,
   logger: true,
+  textSandbox: true,
+  isolation: true,
+  openvino: true,
 });
+const TEXT_SANDBOX_KEYS = keysOf<TextSandboxOptions>({ timeoutMs: true, maxHeapMb: true });
+const OPENVINO_KEYS = keysOf<OpenVinoOptions>({ inferencePrecision: true, properties: true });
 const KV_CACHE_KEYS = keysOf<KvCacheOptions>({ size: true, precision: true, blockSize: true });
 const SCHEDULER_KEYS = keysOf<SchedulerOptions>({ maxNumSeqs: true, maxNumBatchedTokens: true, prefixCaching: true, policy: true });
 const PARSER_KEYS = keysOf<ParserOptions>({ tool: true, reasoning: true });
@@ -167,27 +203,39 @@ export interface ResolvedPipelineOptions {
   readonly policy: SchedulingPolicy;
   readonly threads: number | undefined;
   readonly quantize: WeightQuantization | undefined;
+  readonly textLimits: TextSandboxLimits;
 }
 
 export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipelineOptions {
   if (!isObject(options as unknown)) throw new InvalidOptionError('options', 'expected an object');
   checkKeys(undefined, options as Record<string, unknown>, PIPELINE_KEYS);
-  for (const name of ['kvCache', 'scheduler', 'parsers'] as const) checkObject(name, options[name]);
+  for (const name of ['kvCache', 'scheduler', 'parsers', 'textSandbox'] as const) checkObject(name, options[name]);
   for (const name of ['onProgress', 'logger'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') throw new InvalidOptionError(name, 'expected a function');
   }
   checkParsers('parsers', options.parsers);
-  if (options.backend === undefined && typeof options.model !== 'string') {
-    throw new InvalidOptionError('model', 'give a model folder path, or a backend and a tokenizer');
+  if (options.backend === undefined && (typeof options.model !== 'string' || options.model.trim() === '')) {
+    throw new InvalidOptionError('model', `give a model folder path, or a backend and a tokenizer (got ${JSON.stringify(options.model) ?? 'undefined'})`);
   }
   if (options.backend !== undefined && options.tokenizer === undefined) {
     throw new InvalidOptionError('tokenizer', 'a custom backend needs a tokenizer');
   }
-  if (options.device !== undefined && (typeof options.device !== 'string' || options.device.toLowerCase() !== 'cpu')) {
-    throw new InvalidOptionError('device', `"${options.device}" is not available; this build runs on "cpu"`);
+  if (options.isolation !== undefined && options.isolation !== 'none' && options.isolation !== 'process') {
+    throw new InvalidOptionError('isolation', `expected "none" or "process", got ${JSON.stringify(options.isolation)}`);
+  }
+  if (options.isolation === 'process' && options.backend !== undefined) {
+    throw new InvalidOptionError('isolation', 'a custom backend runs in this process; "process" isolation needs a model folder');
+  }
+  if (
+    options.device !== undefined &&
+    (typeof options.device !== 'string' || !['cpu', 'auto'].includes(options.device.toLowerCase()) && !options.device.toLowerCase().startsWith('openvino'))
+  ) {
+    throw new InvalidOptionError('device', `"${String(options.device)}" is not a device; use "cpu", "auto" or "openvino:CPU" | "openvino:GPU" | "openvino:AUTO"`);
   }
   const kv: KvCacheOptions = options.kvCache ?? {};
   checkKeys('kvCache', kv as Record<string, unknown>, KV_CACHE_KEYS);
+  checkObject('openvino', options.openvino);
+  if (options.openvino !== undefined) checkKeys('openvino', options.openvino as Record<string, unknown>, OPENVINO_KEYS);
   const kvBytes = parseByteSize(kv.size ?? '256MiB');
   if (kvBytes === undefined) throw new InvalidOptionError('kvCache.size', `expected bytes or a size like "4GB", got ${JSON.stringify(kv.size)}`);
   const precision = kv.precision ?? 'f32';
@@ -213,6 +261,15 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
     policy,
     threads: options.threads === undefined ? undefined : integer('threads', options.threads, 1, { min: 1, max: 1024 }),
     quantize: checkQuantization(options.quantize),
+    textLimits: resolveTextLimits(options.textSandbox ?? {}),
+  };
+}
+
+function resolveTextLimits(sandbox: TextSandboxOptions): TextSandboxLimits {
+  checkKeys('textSandbox', sandbox as Record<string, unknown>, TEXT_SANDBOX_KEYS);
+  return {
+    timeoutMs: integer('textSandbox.timeoutMs', sandbox.timeoutMs, DEFAULT_TEXT_LIMITS.timeoutMs, { min: 1, max: 3_600_000 }),
+    maxHeapMb: integer('textSandbox.maxHeapMb', sandbox.maxHeapMb, DEFAULT_TEXT_LIMITS.maxHeapMb, { min: 16, max: 65_536 }),
   };
 }
 
@@ -226,6 +283,9 @@ export interface ResolvedRequestOptions {
   readonly priority: number;
   /** Undefined: the pipeline decides (kept when a tool parser reads the reply). */
   readonly skipSpecialTokens: boolean | undefined;
+  /** A chat's tools and template kwargs as plain JSON data (json-data.ts): what the template and parsers see. */
+  readonly tools: ToolDefinition[] | undefined;
+  readonly templateKwargs: Record<string, unknown> | undefined;
 }
 
 /**
@@ -244,6 +304,8 @@ export function resolveRequestOptions(options: ChatOptions, defaults: Generation
   checkParsers('parsers', options.parsers);
   checkTools(options.tools);
   checkObject('templateKwargs', options.templateKwargs);
+  const tools = options.tools === undefined ? undefined : (toJsonData(options.tools, 'tools') as ToolDefinition[]);
+  const templateKwargs = options.templateKwargs === undefined ? undefined : (toJsonData(options.templateKwargs, 'templateKwargs') as Record<string, unknown>);
   const sampleByDefault = defaults.doSample === true;
   const temperature = number('temperature', options.temperature, sampleByDefault ? (defaults.temperature ?? 1) : 0, { min: 0, max: 100 });
   const stop = options.stop === undefined ? [] : typeof options.stop === 'string' ? [options.stop] : options.stop;
@@ -274,6 +336,8 @@ export function resolveRequestOptions(options: ChatOptions, defaults: Generation
     ignoreEos: boolean('ignoreEos', options.ignoreEos) ?? false,
     priority: number('priority', options.priority, 0, { min: -Infinity, max: Infinity }),
     skipSpecialTokens: boolean('skipSpecialTokens', options.skipSpecialTokens),
+    tools,
+    templateKwargs,
   };
 }
 

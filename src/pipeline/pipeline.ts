@@ -10,6 +10,7 @@
 
 import { EventEmitter } from 'eventemitter3';
 import type { Backend } from '../backends/backend.js';
+import type { RemoteOptions, RemotePipeline } from '../remote/remote-pipeline.js';
 import { Engine, type StepInfo } from '../engine/engine.js';
 import type { PoolStats } from '../engine/kv/kv-cache-manager.js';
 import type { SchedulerConfig } from '../engine/scheduler.js';
@@ -19,7 +20,8 @@ import type { GenerationDefaults, Tokenizer } from '../text/types.js';
 import type { ChatInputMessage } from './messages.js';
 import { openModel, type OpenedModel } from './open-model.js';
 import { resolvePipelineOptions, resolveRequestOptions, type ChatOptions, type GenerateOptions, type PipelineOptions } from './options.js';
-import { isChatInput, prepareChat, preparePrompt } from './prompt.js';
+import { isChatInput, prepareChat, preparePrompt, promptLimits, type PreparedPrompt, type PromptLimits } from './prompt.js';
+import type { PromptText } from './prompt-text.js';
 import { Reply } from './reply.js';
 import { foldChat, foldGenerate, streamParts, type ChatResult, type GenerateResult } from './results.js';
 import { runRequest, type RequestPart, type RunContext } from './run-request.js';
@@ -40,6 +42,8 @@ export interface PipelineEvents {
   step: (info: StepInfo) => void;
   'request-start': (info: { requestId: number; promptTokens: number }) => void;
   'request-preempted': (info: { requestId: number }) => void;
+  /** The request's first generated tokens reached its consumer (time to first token). */
+  'request-first-token': (info: { requestId: number }) => void;
   /** With the reason the request's result or finish part reports (`tool_calls` included), or `aborted` / `error`. */
   'request-finish': (info: { requestId: number; finishReason: FinishReason; usage: Usage }) => void;
   /** Engine log lines (a request or a step failed). */
@@ -54,6 +58,8 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   private readonly engine: Engine;
   private readonly options: PipelineOptions;
   private readonly runContext: RunContext;
+  private readonly promptText: PromptText;
+  private readonly promptLimits: PromptLimits;
   private closed = false;
   private closing: Promise<void> | undefined;
   private started = 0;
@@ -61,8 +67,27 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   private generated = 0;
 
   /** Loads a model folder (or wraps a custom backend) and starts an idle engine. */
-  static async create(options: PipelineOptions): Promise<Pipeline> {
+  static create(options: { remote: RemoteOptions }): Promise<RemotePipeline>;
+  static create(options: PipelineOptions): Promise<Pipeline>;
+  /** With `{ remote }`: the same API over an OpenAI-compatible server (src/remote/, docs/scaling.md). */
+  static async create(options: PipelineOptions | { remote: RemoteOptions }): Promise<Pipeline | RemotePipeline> {
+    if (options !== null && typeof options === 'object' && 'remote' in options && options.remote !== undefined) {
+      const others = Object.keys(options).filter((key) => key !== 'remote');
+      if (others.length > 0) throw new InvalidOptionError('remote', `a remote pipeline takes no local options (got ${others.join(', ')})`);
+      // Loaded on demand: in-process users never load the HTTP client.
+      const { RemotePipeline } = await import('../remote/remote-pipeline.js');
+      return RemotePipeline.create({ remote: options.remote });
+    }
+    return Pipeline.createLocal(options as PipelineOptions);
+  }
+
+  private static async createLocal(options: PipelineOptions): Promise<Pipeline> {
     const resolved = resolvePipelineOptions(options);
+    if (options.isolation === 'process') {
+      // Same public API, served by a child process (src/isolation/); imported only when asked for.
+      const { IsolatedPipeline } = await import('../isolation/host.js');
+      return (await IsolatedPipeline.start(options)) as unknown as Pipeline;
+    }
     const model = await openModel(options, resolved);
     return new Pipeline(model, options, { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: resolved.maxNumBatchedTokens, policy: resolved.policy });
   }
@@ -74,6 +99,8 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     this.chatTemplate = model.chatTemplate;
     this.generationDefaults = model.generationDefaults;
     this.options = options;
+    this.promptText = model.promptText;
+    this.promptLimits = promptLimits(Math.min(model.backend.shape.maxContextLength, model.generationDefaults.maxLength ?? Infinity), model.tokenizer);
     this.engine = new Engine({
       backend: model.backend,
       kv: model.kv,
@@ -99,6 +126,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
         this.safeEmit('request-start', { requestId, promptTokens });
       },
       onTokens: (count) => (this.generated += count),
+      onFirstToken: (requestId) => this.safeEmit('request-first-token', { requestId }),
       onFinish: (requestId, finishReason, usage) => {
         this.finished++;
         this.safeEmit('request-finish', { requestId, finishReason, usage });
@@ -137,6 +165,16 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     };
   }
 
+  /**
+   * One request's raw part stream (parts and `raw` parts) as generate(),
+   * chat() and stream() read it. For weft's isolated pipeline, whose child
+   * runs this and sends the parts to the host.
+   * @internal
+   */
+  runParts(input: unknown, options: ChatOptions, chat: boolean): AsyncGenerator<RequestPart> {
+    return this.request(input, options, chat)();
+  }
+
   /** Cache usage per pool, queue lengths and counters. */
   stats(): PipelineStats {
     const kv = this.engine.kv;
@@ -157,6 +195,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
       this.closed = true;
       this.engine.close(new PipelineClosedError('the pipeline was closed while the request ran'));
       await this.engine.whenIdle();
+      await this.promptText.close();
       await this.backend.dispose();
     })();
     return this.closing;
@@ -167,21 +206,32 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   }
 
   /**
-   * Checks a request and prepares it, in this order: its options, its prompt
-   * (the template renders a chat), its reply parsers. Returns the run, which
-   * starts when it is first read. Special tokens stay in the text when a tool
-   * parser reads it (some formats mark calls with them), unless the request
-   * says otherwise.
+   * Checks a request at once: its options, then its prompt (token ids,
+   * messages, sizes). Returns the run, which starts when it is first read:
+   * the prompt is encoded (a chat rendered first, in the text sandbox for a
+   * model folder's template), then its reply parsers are set up. Special tokens
+   * stay in the text when a tool parser reads it (some formats mark calls with
+   * them), unless the request says otherwise.
    */
   private request(input: unknown, options: ChatOptions, chat: boolean): () => AsyncGenerator<RequestPart> {
     const resolved = resolveRequestOptions(options, this.generationDefaults, chat);
     const names = chat ? { ...this.options.parsers, ...options.parsers } : {};
     const skipSpecialTokens = resolved.skipSpecialTokens ?? names.tool === undefined;
-    const prepared = chat
-      ? prepareChat(input, options, this.chatTemplate, this.tokenizer, this.options.model)
-      : preparePrompt(input, this.tokenizer, this.backend.shape.vocabSize);
-    const reply = new Reply(names, prepared.tools, prepared.promptText ?? '');
-    return () => runRequest(this.runContext, prepared, { ...resolved, skipSpecialTokens }, reply, options.signal);
+    const prepare = chat
+      ? prepareChat(input, resolved, this.promptText, this.backend.shape.vocabSize, this.promptLimits, this.options.model)
+      : preparePrompt(input, this.promptText, this.backend.shape.vocabSize, this.promptLimits);
+    const ctx = this.runContext;
+    return async function* run(): AsyncGenerator<RequestPart> {
+      let prepared: PreparedPrompt;
+      try {
+        prepared = await prepare();
+      } catch (error) {
+        if (ctx.isClosed()) throw new PipelineClosedError();
+        throw error;
+      }
+      const reply = new Reply(names, prepared.tools, prepared.promptText ?? '');
+      yield* runRequest(ctx, prepared, { ...resolved, skipSpecialTokens }, reply, options.signal);
+    };
   }
 
   /**
