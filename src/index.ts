@@ -51,6 +51,7 @@ export { CpuBackend } from './backends/cpu/cpu-backend.js';
 export type { CpuBackendOptions } from './backends/cpu/cpu-backend.js';
 export type { KernelSetName } from './backends/cpu/native-binding.js';
 export type { ModelConfig, RopeScaling } from './model-files/config.js';
+export type { WeightQuantization } from './backends/cpu/quantization.js';
 export { OpenVinoBackend } from './backends/openvino/openvino-backend.js';
 export type { OpenVinoBackendOptions, InferencePrecision } from './backends/openvino/openvino-backend.js';
 export type { PortInfo } from './backends/openvino/step-inputs.js';

@@ -2,10 +2,12 @@
 #include <napi.h>
 
 #include "cpu/binding.h"
+#include "cpu/testing.h"
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("abiVersion", Napi::Number::New(env, 2));
   weft::register_cpu_model(env, exports);
+  weft::register_testing(env, exports);
   return exports;
 }
 

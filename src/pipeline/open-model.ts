@@ -141,6 +141,7 @@ async function loadGgufParts(file: string, options: PipelineOptions, resolved: R
   const text = gguf.ggufTextAssets(gguf.readGgufFile(file));
   const backend = await CpuBackend.loadGguf(file, {
     ...(resolved.threads !== undefined && { threads: resolved.threads }),
+    ...(resolved.quantize !== undefined && { quantize: resolved.quantize }),
     ...(options.onProgress && { onProgress: options.onProgress }),
   });
   return {
@@ -156,12 +157,15 @@ async function loadCpuBackend(modelDir: string, options: PipelineOptions, resolv
   const { CpuBackend } = await import('../backends/cpu/cpu-backend.js');
   return CpuBackend.load(modelDir, {
     ...(resolved.threads !== undefined && { threads: resolved.threads }),
+    ...(resolved.quantize !== undefined && { quantize: resolved.quantize }),
     ...(options.onProgress && { onProgress: options.onProgress }),
   });
 }
 
 /** The OpenVINO backend on an IR folder (src/backends/openvino, docs/openvino.md). */
 async function loadOpenVinoBackend(modelDir: string, device: string, options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<Backend> {
+  if (resolved.quantize !== undefined)
+    throw new InvalidOptionError('quantize', `quantizing at load is a CPU backend option; the OpenVINO device "${device}" runs the IR's own weights`);
   const { OpenVinoBackend } = await import('../backends/openvino/openvino-backend.js');
   return OpenVinoBackend.load(modelDir, {
     device,

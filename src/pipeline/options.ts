@@ -5,6 +5,7 @@
  */
 
 import type { Backend, KvPrecision, LoadProgress } from '../backends/backend.js';
+import { checkQuantization, type WeightQuantization } from '../backends/cpu/quantization.js';
 import type { SchedulingPolicy } from '../engine/scheduler.js';
 import { InvalidOptionError } from '../errors.js';
 import { reasoningParserNames, toolParserNames } from '../parsers/registry.js';
@@ -58,6 +59,12 @@ export interface PipelineOptions {
   openvino?: OpenVinoOptions;
   /** CPU threads for the native backend. Default: available cores. */
   threads?: number;
+  /**
+   * Quantize the model's float (F32/F16/BF16) weight matrices at load: 'q8_0'
+   * (8-bit, nearly lossless) or 'q4_0' (4-bit). Default: keep them as stored.
+   * See docs/cpu-backend.md.
+   */
+  quantize?: WeightQuantization;
   /** A Backend implementation to use instead of loading `model`. Requires `tokenizer`. */
   backend?: Backend;
   /** Tokenizer to use with a custom `backend`. */
@@ -146,6 +153,7 @@ const PIPELINE_KEYS = keysOf<PipelineOptions>({
   model: true,
   device: true,
   threads: true,
+  quantize: true,
   backend: true,
   tokenizer: true,
   chatTemplate: true,
@@ -194,6 +202,7 @@ export interface ResolvedPipelineOptions {
   readonly prefixCaching: boolean;
   readonly policy: SchedulingPolicy;
   readonly threads: number | undefined;
+  readonly quantize: WeightQuantization | undefined;
   readonly textLimits: TextSandboxLimits;
 }
 
@@ -251,6 +260,7 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
     prefixCaching,
     policy,
     threads: options.threads === undefined ? undefined : integer('threads', options.threads, 1, { min: 1, max: 1024 }),
+    quantize: checkQuantization(options.quantize),
     textLimits: resolveTextLimits(options.textSandbox ?? {}),
   };
 }

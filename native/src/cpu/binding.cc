@@ -146,10 +146,12 @@ class Job : public Napi::AsyncWorker {
 class LoadJob : public Job {
  public:
   LoadJob(Napi::Env env, Napi::Object owner, bool* busy, Tensor* slot, std::string path, uint64_t offset, std::string dtype,
-          std::vector<int64_t> shape)
+          std::vector<int64_t> shape, WeightType quantize_to, ThreadPool* pool)
       : Job(env, owner, busy), slot_(slot), path_(std::move(path)), offset_(offset), dtype_(std::move(dtype)),
-        shape_(std::move(shape)) {}
-  void Execute() override { guarded([&] { return load_weight(*slot_, path_, offset_, dtype_, shape_); }); }
+        shape_(std::move(shape)), quantize_to_(quantize_to), pool_(pool) {}
+  void Execute() override {
+    guarded([&] { return load_weight(*slot_, path_, offset_, dtype_, shape_, quantize_to_, *pool_); });
+  }
 
  private:
   Tensor* slot_;
@@ -157,6 +159,8 @@ class LoadJob : public Job {
   uint64_t offset_;
   std::string dtype_;
   std::vector<int64_t> shape_;
+  WeightType quantize_to_;
+  ThreadPool* pool_;
 };
 
 class CacheJob : public Job {
@@ -246,6 +250,13 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
     if (!freq.IsTypedArray() || freq.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
         freq.As<Napi::Float64Array>().ElementLength() != static_cast<size_t>(c.head_dim / 2))
       throw Napi::TypeError::New(env, "invFreq must be a Float64Array of headDim / 2 entries");
+    const Napi::Value quantize = o.Get("quantize");
+    if (!quantize.IsUndefined()) {
+      const std::string q = quantize.IsString() ? quantize.As<Napi::String>().Utf8Value() : "";
+      if (q == "q8_0") c.quantize_to = WeightType::Q8_0;
+      else if (q == "q4_0") c.quantize_to = WeightType::Q4_0;
+      else throw Napi::RangeError::New(env, "quantize must be 'q8_0' or 'q4_0' (or undefined: keep the weights as stored)");
+    }
     const Napi::Float64Array f = freq.As<Napi::Float64Array>();
     c.inv_freq.assign(f.Data(), f.Data() + f.ElementLength());
     unsigned threads = std::thread::hardware_concurrency();
@@ -307,7 +318,8 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       Tensor* slot = find_weight_slot(model_->weights, kind, layer);
       if (!slot) throw Napi::Error::New(env, "the model has no weight " + kind + (layer >= 0 ? " in layer " + std::to_string(layer) : ""));
       weights_ready_ = false;
-      return queue(new LoadJob(env, info.This().As<Napi::Object>(), &busy_, slot, path, offset, dtype, std::move(shape)));
+      return queue(new LoadJob(env, info.This().As<Napi::Object>(), &busy_, slot, path, offset, dtype, std::move(shape),
+                               model_->config.quantize_to, model_->pool.get()));
     });
   }
 

@@ -2,6 +2,8 @@
 #pragma once
 #include <vector>
 
+#include "matmul.h"
+
 namespace weft {
 
 struct ModelConfig {
@@ -19,6 +21,9 @@ struct ModelConfig {
   bool tied_embeddings = false;  // LM head = token embedding matrix
   int sliding_window = 0;       // 0 = full attention; else a token attends to the last N positions
   std::vector<double> inv_freq;  // [head_dim / 2] RoPE frequencies, scaling already applied
+  // Load option: F32 keeps float matrices as stored; Q8_0 or Q4_0 quantizes
+  // them at load (see load_weight).
+  WeightType quantize_to = WeightType::F32;
 };
 
 }  // namespace weft

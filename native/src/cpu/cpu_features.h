@@ -15,10 +15,16 @@ enum class KernelSet {
 };
 
 // The set for this process: the best the CPU supports, or the one forced by
-// WEFT_CPU_KERNELS=baseline|avx2|avxvnni|avx512vnni (capped at what the CPU
-// supports, so a forced set never runs an instruction the CPU lacks) or
-// WEFT_CPU_BASELINE=1 (= baseline). Read once, at the first call.
+// WEFT_CPU_KERNELS=baseline|avx2|avxvnni|avx512vnni or WEFT_CPU_BASELINE=1
+// (= baseline). A forced set the CPU lacks becomes the best supported one
+// below it, so it never runs an instruction the CPU lacks. Read once.
 KernelSet cpu_kernel_set();
+
+// The best set this CPU and build support, whatever is forced.
+KernelSet cpu_best_kernel_set();
+
+// Whether this CPU and build can run a set (tests run every supported one).
+bool cpu_supports(KernelSet set);
 
 // "baseline", "avx2", "avxvnni" or "avx512vnni".
 const char* kernel_set_name(KernelSet set);

@@ -22,6 +22,8 @@
 #include "half.h"
 #include "matmul.h"
 #include "model.h"
+#include "quant.h"
+#include "quant_formats.h"
 
 namespace weft {
 namespace {
@@ -126,12 +128,14 @@ StepState prepare_step(const ModelConfig& c, const StepInput& s, int block_size,
   return st;
 }
 
-// x[t] = the embedding row of token t, widened from 16 bits when stored so.
+// x[t] = the embedding row of token t, widened from 16 bits or dequantized when stored so.
 void embed(const Tensor& table, const StepInput& s, int H, float* x) {
   for (size_t t = 0; t < s.input_ids.size(); ++t) {
     const size_t from = static_cast<size_t>(s.input_ids[t]) * H;
     float* to = x + t * H;
     if (table.type == WeightType::F32) std::memcpy(to, &table.data[from], H * sizeof(float));
+    else if (is_quantized(table.type))
+      dequantize_row(table.type, &table.blocks[static_cast<size_t>(s.input_ids[t]) * quant_row_bytes(table.type, H)], to, H);
     else if (table.type == WeightType::F16) for (int i = 0; i < H; ++i) to[i] = f16_to_f32(table.half[from + i]);
     else for (int i = 0; i < H; ++i) to[i] = bf16_to_f32(table.half[from + i]);
   }

@@ -16,6 +16,8 @@
 
 #include "cpu_features.h"
 #include "matmul_kernels.h"
+#include "quant.h"
+#include "quant_formats.h"
 
 namespace weft {
 namespace {
@@ -55,6 +57,7 @@ RowKernel kernel_for(WeightType type) {
 
 void matmul(ThreadPool& pool, float* out, const float* in, const void* w, WeightType type, const float* bias, int T, int N,
             int K) {
+  if (is_quantized(type)) return quant_matmul(pool, out, in, static_cast<const uint8_t*>(w), type, bias, T, N, K);
   // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
   size_t grain = std::max<size_t>(1, 16384 / std::max(1, K));
   grain = std::min(grain, std::max<size_t>(1, N / (4 * static_cast<size_t>(pool.size()))));

@@ -3,10 +3,12 @@
 
 namespace weft {
 
-// How a weight matrix is stored: as the checkpoint had it. Matrices in F16 or
-// BF16 stay 16-bit (half the memory, half the bytes read per token) and are
-// widened to float32 exactly inside the matmul; vectors are always float32.
-enum class WeightType { F32, F16, BF16 };
+// How a weight matrix is stored: as the checkpoint had it, or quantized at
+// load. Matrices in F16 or BF16 stay 16-bit (half the memory, half the bytes
+// read per token) and are widened to float32 exactly inside the matmul; the
+// block formats Q8_0, Q4_0, Q4_K, Q6_K (quant_formats.h) stay as their bytes
+// and go through quant.h; vectors are always float32.
+enum class WeightType { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K };
 
 // out[t * N + n] = sum_k in[t * K + k] * w[n * K + k] (+ bias[n]) for t < T, n < N,
 // with w's elements of `type`. Every output is summed in one fixed order (see

@@ -14,6 +14,8 @@
 #include <new>
 
 #include "half.h"
+#include "quant.h"
+#include "quant_formats.h"
 
 namespace weft {
 namespace {
@@ -134,8 +136,46 @@ double weight_bytes(const Weights& w) {
   return total;
 }
 
+namespace {
+
+struct SourceType {
+  WeightType type;
+  size_t element_bytes;  // 0 for block formats
+};
+
+bool parse_dtype(const std::string& dtype, SourceType* out) {
+  if (dtype == "F32") *out = {WeightType::F32, 4};
+  else if (dtype == "F16") *out = {WeightType::F16, 2};
+  else if (dtype == "BF16") *out = {WeightType::BF16, 2};
+  else if (dtype == "Q8_0") *out = {WeightType::Q8_0, 0};
+  else if (dtype == "Q4_0") *out = {WeightType::Q4_0, 0};
+  else if (dtype == "Q4_K") *out = {WeightType::Q4_K, 0};
+  else if (dtype == "Q6_K") *out = {WeightType::Q6_K, 0};
+  else return false;
+  return true;
+}
+
+// Reads `bytes` at `offset` of an open file in chunks, handing each chunk to
+// `take(data, size)`; chunks hold whole units of `unit` bytes. "" or an error.
+template <typename Take>
+std::string read_chunks(std::ifstream& file, const std::string& path, uint64_t offset, uint64_t bytes, size_t unit, Take take) {
+  file.seekg(static_cast<std::streamoff>(offset), std::ios::beg);
+  const size_t chunk = std::max<size_t>(unit, (size_t{4} << 20) / unit * unit);
+  std::vector<char> buffer(static_cast<size_t>(std::min<uint64_t>(chunk, bytes)));
+  for (uint64_t done = 0; done < bytes;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, bytes - done));
+    file.read(buffer.data(), static_cast<std::streamsize>(n));
+    if (!file) return "read error in " + path;
+    take(buffer.data(), n);
+    done += n;
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
-                        const std::vector<int64_t>& shape) {
+                        const std::vector<int64_t>& shape, WeightType quantize_to, ThreadPool& pool) {
   // Shape: [rows, cols] for matrices (even when cols == 1), [rows] for vectors.
   const bool shape_ok = slot.vector ? (shape.size() == 1 && shape[0] == slot.rows)
                                     : (shape.size() == 2 && shape[0] == slot.rows && shape[1] == slot.cols);
@@ -143,13 +183,18 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
     std::string want = "[" + std::to_string(slot.rows) + (slot.vector ? "" : ", " + std::to_string(slot.cols)) + "]";
     return "shape mismatch: expected " + want;
   }
-  size_t element_bytes;
-  if (dtype == "F32") element_bytes = 4;
-  else if (dtype == "F16" || dtype == "BF16") element_bytes = 2;
-  else return "unsupported dtype " + dtype + " (expected F32, F16 or BF16)";
+  SourceType source;
+  if (!parse_dtype(dtype, &source))
+    return "unsupported dtype " + dtype + " (expected F32, F16, BF16, Q8_0, Q4_0, Q4_K or Q6_K)";
+  const bool quantized_source = is_quantized(source.type);
+  if (quantized_source && slot.vector) return "dtype " + dtype + " is for matrices; a vector (norm or bias) must be F32, F16 or BF16";
+  if (quantized_source && slot.cols % block_format(source.type).weights != 0)
+    return "a " + dtype + " row holds whole blocks of " + std::to_string(block_format(source.type).weights) +
+           " weights, but this matrix has " + std::to_string(slot.cols) + " columns";
 
   const uint64_t count = static_cast<uint64_t>(slot.rows) * static_cast<uint64_t>(slot.cols);
-  const uint64_t bytes = count * element_bytes;
+  const size_t row_bytes = quantized_source ? quant_row_bytes(source.type, slot.cols) : slot.cols * source.element_bytes;
+  const uint64_t bytes = static_cast<uint64_t>(slot.rows) * row_bytes;
 
   std::ifstream file(path, std::ios::binary);
   if (!file) return "cannot open " + path;
@@ -160,43 +205,76 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
     return "tensor data [" + std::to_string(offset) + ", +" + std::to_string(bytes) + ") lies outside the file (" +
            std::to_string(size) + " bytes)";
 
-  // Matrices keep a 16-bit dtype; vectors (norms, biases) are widened here.
-  const bool keep_16bit = element_bytes == 2 && !slot.vector;
+  // What the slot keeps: block formats as they are; float matrices quantized
+  // when asked (and their rows are whole 32-blocks), else 16-bit matrices stay
+  // 16-bit; vectors become float32.
+  WeightType stored = source.type;
+  if (!quantized_source) {
+    const bool quantize = !slot.vector && is_quantized(quantize_to) && slot.cols % block_format(quantize_to).weights == 0;
+    if (quantize) stored = quantize_to;
+    else if (slot.vector) stored = WeightType::F32;
+  }
   slot.loaded = false;  // until every byte is in
+  slot.data.clear();
+  slot.half.clear();
+  slot.blocks.clear();
+  const size_t stored_row_bytes = is_quantized(stored) ? quant_row_bytes(stored, slot.cols)
+                                  : stored == WeightType::F32 ? slot.cols * 4 : slot.cols * 2;
   try {
+    if (is_quantized(stored)) slot.blocks.assign(slot.rows * stored_row_bytes, 0);
+    else if (stored == WeightType::F32) slot.data.assign(static_cast<size_t>(count), 0.0f);
+    else slot.half.assign(static_cast<size_t>(count), 0);
+  } catch (const std::bad_alloc&) {
+    return "out of memory allocating " + std::to_string(slot.rows * stored_row_bytes) + " bytes";
+  }
+  slot.type = stored;
+
+  // The file is little-endian, as are all supported hosts.
+  std::string error;
+  if (stored == source.type) {
+    // Copied as they are: F32, 16-bit matrices, block formats.
+    char* dst = is_quantized(stored) ? reinterpret_cast<char*>(slot.blocks.data())
+                : stored == WeightType::F32 ? reinterpret_cast<char*>(slot.data.data())
+                                            : reinterpret_cast<char*>(slot.half.data());
+    error = read_chunks(file, path, offset, bytes, row_bytes, [&](const char* p, size_t n) {
+      std::memcpy(dst, p, n);
+      dst += n;
+    });
+  } else {
+    // Widened (16-bit vectors) or quantized (float matrices), row by row, the
+    // rows of a chunk spread over the model's threads (idle: one operation at
+    // a time per model).
+    const size_t cols = static_cast<size_t>(slot.cols);
+    std::vector<float> rows(pool.size() * cols);
+    size_t first_row = 0;
+    error = read_chunks(file, path, offset, bytes, row_bytes, [&](const char* p, size_t n) {
+      const size_t count_rows = n / row_bytes;
+      const size_t grain = std::max<size_t>(1, std::min<size_t>(count_rows, (size_t{1} << 16) / std::max<size_t>(1, cols)));
+      pool.parallel_for(count_rows, grain, [&](size_t r0, size_t r1, int thread) {
+        float* row = &rows[static_cast<size_t>(thread) * cols];
+        for (size_t r = r0; r < r1; ++r) {
+          const char* src = p + r * row_bytes;
+          for (size_t i = 0; i < cols; ++i) {
+            if (source.type == WeightType::F32) std::memcpy(&row[i], src + i * 4, 4);
+            else {
+              uint16_t h;
+              std::memcpy(&h, src + i * 2, 2);
+              row[i] = source.type == WeightType::F16 ? f16_to_f32(h) : bf16_to_f32(h);
+            }
+          }
+          const size_t at = first_row + r;
+          if (is_quantized(stored)) quantize_row(stored, row, &slot.blocks[at * stored_row_bytes], slot.cols);
+          else std::memcpy(&slot.data[at * cols], row, cols * sizeof(float));
+        }
+      });
+      first_row += count_rows;
+    });
+  }
+  if (!error.empty()) {
     slot.data.clear();
     slot.half.clear();
-    if (keep_16bit) slot.half.assign(static_cast<size_t>(count), 0);
-    else slot.data.assign(static_cast<size_t>(count), 0.0f);
-  } catch (const std::bad_alloc&) {
-    return "out of memory allocating " + std::to_string(count * (keep_16bit ? 2 : 4)) + " bytes";
-  }
-  slot.type = !keep_16bit ? WeightType::F32 : dtype == "F16" ? WeightType::F16 : WeightType::BF16;
-  file.seekg(static_cast<std::streamoff>(offset), std::ios::beg);
-  // Read in chunks; the file is little-endian, as are all supported hosts.
-  const size_t chunk_elements = 1 << 20;
-  std::vector<uint16_t> buffer;
-  if (element_bytes == 2 && !keep_16bit) buffer.resize(std::min<uint64_t>(chunk_elements, count));
-  for (uint64_t done = 0; done < count;) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk_elements, count - done));
-    if (element_bytes == 4) {
-      file.read(reinterpret_cast<char*>(slot.data.data() + done), static_cast<std::streamsize>(n * 4));
-    } else if (keep_16bit) {
-      file.read(reinterpret_cast<char*>(slot.half.data() + done), static_cast<std::streamsize>(n * 2));
-    } else {
-      file.read(reinterpret_cast<char*>(buffer.data()), static_cast<std::streamsize>(n * 2));
-      float* dst = slot.data.data() + done;
-      if (dtype == "F16")
-        for (size_t i = 0; i < n; ++i) dst[i] = f16_to_f32(buffer[i]);
-      else
-        for (size_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(buffer[i]);
-    }
-    if (!file) {
-      slot.data.clear();
-      slot.half.clear();
-      return "read error in " + path;
-    }
-    done += n;
+    slot.blocks.clear();
+    return error;
   }
   slot.loaded = true;
   return "";

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "matmul.h"
+#include "thread_pool.h"
 
 namespace weft {
 
@@ -37,14 +38,22 @@ struct Tensor {
   WeightType type = WeightType::F32;
   std::vector<float> data;     // when type == F32
   std::vector<uint16_t> half;  // when type == F16 or BF16 (raw bits)
+  std::vector<uint8_t> blocks; // when quantized: the rows' blocks, as GGUF stores them
   int64_t rows = 0, cols = 0;  // expected shape (cols = 1 for vectors)
   bool vector = false;
   bool loaded = false;
   bool required = false;  // the config uses this slot
 
-  const void* raw() const { return type == WeightType::F32 ? static_cast<const void*>(data.data()) : half.data(); }
+  const void* raw() const {
+    if (type == WeightType::F32) return data.data();
+    if (type == WeightType::F16 || type == WeightType::BF16) return half.data();
+    return blocks.data();
+  }
   // Bytes held.
-  double bytes() const { return static_cast<double>(data.size()) * sizeof(float) + static_cast<double>(half.size()) * 2; }
+  double bytes() const {
+    return static_cast<double>(data.size()) * sizeof(float) + static_cast<double>(half.size()) * 2 +
+           static_cast<double>(blocks.size());
+  }
 };
 
 struct LayerWeights {
@@ -75,10 +84,14 @@ std::string missing_weights(const Weights& w);
 // Bytes held by the loaded weights.
 double weight_bytes(const Weights& w);
 
-// Reads the slot's tensor of `dtype` ("F32", "F16", "BF16") at byte `offset`
-// of `path`: matrices keep a 16-bit dtype, vectors become float32.
-// Returns "" or an error message.
+// Reads the slot's tensor of `dtype` ("F32", "F16", "BF16", or the block
+// formats "Q8_0", "Q4_0", "Q4_K", "Q6_K" laid out as GGUF stores them, rows
+// along the innermost dimension) at byte `offset` of `path`. Block formats are
+// kept as read (matrices only); float matrices are quantized to `quantize_to`
+// when that is a block format and their rows are whole blocks, else 16-bit
+// matrices keep their dtype; vectors become float32. Conversions run on
+// `pool`. Returns "" or an error.
 std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
-                        const std::vector<int64_t>& shape);
+                        const std::vector<int64_t>& shape, WeightType quantize_to, ThreadPool& pool);
 
 }  // namespace weft

@@ -8,20 +8,85 @@ import type { ModelConfig } from '../../model-files/config.js';
 import { loadModelConfig } from '../../model-files/config.js';
 import { ropeInverseFrequencies } from '../../model-files/rope.js';
 import { openSafetensorsFolder } from '../../model-files/safetensors.js';
-import { planWeights, type PlannedTensor, type WeightSlot } from '../../model-files/weights.js';
 import { openGgufModel } from '../../model-files/gguf/open.js';
+import { type PlannedTensor, planWeights, type WeightSlot } from '../../model-files/weights.js';
 import type { Backend, CacheConfig, LoadProgress, ModelShape, StepBatch, StepResult } from '../backend.js';
-import { type KernelSetName, loadNativeBinding, type NativeCpuModel } from './native-binding.js';
+import { type KernelSetName, loadNativeBinding, type NativeCpuModel, type NativeModelConfig } from './native-binding.js';
+import { checkQuantization, type WeightQuantization } from './quantization.js';
 
 export interface CpuBackendOptions {
   /** Worker threads for one step (default: the available cores). */
   readonly threads?: number;
   readonly onProgress?: (progress: LoadProgress) => void;
+  /**
+   * Quantize float (F32/F16/BF16) weight matrices at load to 'q8_0' or 'q4_0'
+   * (matrices whose rows are not whole 32-weight blocks keep their dtype).
+   * Default: keep the weights as stored. See docs/cpu-backend.md.
+   */
+  readonly quantize?: WeightQuantization;
 }
 
-/** A planned tensor; `prepare` (if set) gives the bytes to load instead, released after loading. */
+/** What the native model takes for a config (checked again in native/src/cpu/binding.cc). */
+export function nativeModelConfig(
+  config: ModelConfig,
+  threads: number,
+  quantize?: WeightQuantization,
+  invFreq: Float64Array = ropeInverseFrequencies(config),
+): NativeModelConfig {
+  return {
+    hidden: config.hiddenSize,
+    layers: config.numLayers,
+    heads: config.numHeads,
+    kvHeads: config.numKvHeads,
+    headDim: config.headDim,
+    intermediate: config.intermediateSize,
+    vocab: config.vocabSize,
+    rmsEps: config.rmsNormEps,
+    qkvBias: config.qkvBias,
+    oBias: config.oBias,
+    qkNorm: config.qkNorm,
+    tiedEmbeddings: config.tieWordEmbeddings,
+    slidingWindow: config.slidingWindow ?? 0,
+    invFreq,
+    threads,
+    ...(quantize !== undefined && { quantize }),
+  };
+}
+
+/** A planned tensor; `prepare` (if set) gives the bytes to load instead, released after loading (GGUF's reordered Q/K rows). */
 export interface LoadableTensor extends PlannedTensor {
   readonly prepare?: () => Promise<{ readonly info: PlannedTensor['info']; release(): Promise<void> }>;
+}
+
+/**
+ * Reads every planned tensor into the native model, reporting progress. A
+ * tensor the native loader refuses (dtype, shape, block size, bytes outside
+ * the file) is a ModelLoadError naming the file and the tensor. The caller
+ * disposes the model on failure.
+ */
+export async function loadPlannedWeights(
+  native: NativeCpuModel,
+  plan: readonly LoadableTensor[],
+  progress: (progress: LoadProgress) => void = () => {},
+): Promise<void> {
+  const total = plan.reduce((sum, t) => sum + t.info.byteLength, 0);
+  let loaded = 0;
+  progress({ phase: 'weights', loaded, total });
+  for (const tensor of plan) {
+    const { kind, layer, info } = tensor;
+    const prepared = tensor.prepare ? await tensor.prepare() : undefined;
+    const from = prepared?.info ?? info;
+    try {
+      await native.loadTensor(kind, layer, from.file, from.offset, from.dtype, from.shape);
+    } catch (cause) {
+      throw new ModelLoadError(`${info.file} (tensor ${info.name}): ${(cause as Error).message}`, info.file, info.name, { cause });
+    } finally {
+      await prepared?.release();
+    }
+    loaded += info.byteLength;
+    progress({ phase: 'weights', loaded, total });
+  }
+  progress({ phase: 'done', loaded, total });
 }
 
 function checkThreads(requested: number | undefined): number {
@@ -54,84 +119,44 @@ export class CpuBackend implements Backend {
   /** Loads a Hugging Face model folder (config.json + safetensors). */
   static async load(modelDir: string, options: CpuBackendOptions = {}): Promise<CpuBackend> {
     const threads = checkThreads(options.threads);
+    const quantize = checkQuantization(options.quantize);
     const progress = options.onProgress ?? (() => {});
-
     progress({ phase: 'config', loaded: 0, total: 0 });
     const config = await loadModelConfig(modelDir);
     const tensors = await openSafetensorsFolder(modelDir);
-    const plan = (slots: readonly WeightSlot[]) => planWeights(slots, tensors, modelDir);
-    return CpuBackend.#loadPlanned(config, ropeInverseFrequencies(config), plan, modelDir, threads, progress);
+    const native = CpuBackend.#createNative(nativeModelConfig(config, threads, quantize), modelDir);
+    return CpuBackend.#loadWeights(native, config, (slots) => planWeights(slots, tensors, modelDir), progress);
   }
 
   /** Loads a GGUF file (llama, mistral, qwen2, qwen3; see docs/gguf.md). */
   static async loadGguf(file: string, options: CpuBackendOptions = {}): Promise<CpuBackend> {
     const threads = checkThreads(options.threads);
+    const quantize = checkQuantization(options.quantize);
     const progress = options.onProgress ?? (() => {});
     progress({ phase: 'config', loaded: 0, total: 0 });
     const model = openGgufModel(file);
-    return CpuBackend.#loadPlanned(model.config, model.invFreq, model.plan, file, threads, progress);
+    const native = CpuBackend.#createNative(nativeModelConfig(model.config, threads, quantize, model.invFreq), file);
+    return CpuBackend.#loadWeights(native, model.config, model.plan, progress);
   }
 
-  /** Creates the native model, plans its slots with `planFor`, and loads every planned tensor. */
-  static async #loadPlanned(
+  static #createNative(config: NativeModelConfig, source: string): NativeCpuModel {
+    const binding = loadNativeBinding();
+    try {
+      return new binding.CpuModel(config);
+    } catch (cause) {
+      throw new ModelLoadError(`${source}: the native model rejected the config: ${(cause as Error).message}`, source, undefined, { cause });
+    }
+  }
+
+  /** Plans the native model's slots with `planFor` and loads every planned tensor; the model is disposed on any failure. */
+  static async #loadWeights(
+    native: NativeCpuModel,
     config: ModelConfig,
-    invFreq: Float64Array,
     planFor: (slots: readonly WeightSlot[]) => LoadableTensor[],
-    modelDir: string,
-    threads: number,
     progress: (progress: LoadProgress) => void,
   ): Promise<CpuBackend> {
-    const binding = loadNativeBinding();
-
-    let native: NativeCpuModel;
     try {
-      native = new binding.CpuModel({
-        hidden: config.hiddenSize,
-        layers: config.numLayers,
-        heads: config.numHeads,
-        kvHeads: config.numKvHeads,
-        headDim: config.headDim,
-        intermediate: config.intermediateSize,
-        vocab: config.vocabSize,
-        rmsEps: config.rmsNormEps,
-        qkvBias: config.qkvBias,
-        oBias: config.oBias,
-        qkNorm: config.qkNorm,
-        tiedEmbeddings: config.tieWordEmbeddings,
-        slidingWindow: config.slidingWindow ?? 0,
-        invFreq,
-        threads,
-      });
-    } catch (cause) {
-      throw new ModelLoadError(`${modelDir}: the native model rejected the config: ${(cause as Error).message}`, modelDir, undefined, { cause });
-    }
-
-    let plan: LoadableTensor[];
-    try {
-      plan = planFor(native.weightSlots());
-    } catch (error) {
-      native.dispose();
-      throw error;
-    }
-    const total = plan.reduce((sum, t) => sum + t.info.byteLength, 0);
-    let loaded = 0;
-    progress({ phase: 'weights', loaded, total });
-    try {
-      for (const tensor of plan) {
-        const { kind, layer, info } = tensor;
-        const prepared = tensor.prepare ? await tensor.prepare() : undefined;
-        const from = prepared?.info ?? info;
-        try {
-          await native.loadTensor(kind, layer, from.file, from.offset, from.dtype, from.shape);
-        } catch (cause) {
-          throw new ModelLoadError(`${info.file} (tensor ${info.name}): ${(cause as Error).message}`, info.file, info.name, { cause });
-        } finally {
-          await prepared?.release();
-        }
-        loaded += info.byteLength;
-        progress({ phase: 'weights', loaded, total });
-      }
-      progress({ phase: 'done', loaded, total });
+      await loadPlannedWeights(native, planFor(native.weightSlots()), progress);
     } catch (error) {
       native.dispose(); // also when onProgress throws: nothing is left behind
       throw error;

@@ -33,6 +33,8 @@ export interface NativeModelConfig {
   /** [headDim / 2] RoPE inverse frequencies, scaling applied. */
   readonly invFreq: Float64Array;
   readonly threads?: number;
+  /** Quantize float weight matrices at load (see quantization.ts). */
+  readonly quantize?: 'q8_0' | 'q4_0';
 }
 
 /** One weight the native model needs (its slot table is native/src/cpu/weights.cc). */
@@ -46,7 +48,7 @@ export interface NativeWeightSlot {
 }
 
 /** The kernel sets of native/src/cpu/cpu_features.h, slowest first. */
-export type KernelSetName = 'baseline' | 'avx2';
+export type KernelSetName = 'baseline' | 'avx2' | 'avxvnni' | 'avx512vnni';
 
 export interface NativeCpuModel {
   readonly threads: number;
@@ -54,15 +56,32 @@ export interface NativeCpuModel {
   readonly kernels: KernelSetName;
   /** The weights this model needs, required ones only, model-level first. */
   weightSlots(): NativeWeightSlot[];
+  /**
+   * Reads one tensor into its slot. dtype: 'F32', 'F16', 'BF16', or the GGUF
+   * block formats 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K' (bytes at `offset` laid out
+   * as GGUF stores them, rows along ne0; matrices only). shape: [rows, cols]
+   * for matrices (GGUF's [ne1, ne0]), [rows] for vectors.
+   */
   loadTensor(kind: string, layer: number, path: string, offset: number, dtype: string, shape: readonly number[]): Promise<void>;
   allocateCache(numBlocks: number, blockSize: number, precision: KvPrecision): Promise<void>;
   execute(batch: StepBatch): Promise<Float32Array>;
   dispose(): void;
 }
 
+/** Test hooks (native/src/cpu/testing.cc); not used by weft itself. */
+export interface NativeTesting {
+  /** The kernel sets this CPU and build can run. */
+  supportedKernelSets(): KernelSetName[];
+  /** out[T][N] = input[T][K] @ weights^T with one kernel set's quantized kernel. */
+  quantMatmul(set: KernelSetName, dtype: string, weights: Uint8Array, input: Float32Array, T: number, N: number, K: number, threads: number): Float32Array;
+  dequantizeRow(dtype: string, bytes: Uint8Array, K: number): Float32Array;
+  quantizeRow(dtype: 'Q8_0' | 'Q4_0', values: Float32Array): Uint8Array;
+}
+
 export interface NativeBinding {
   readonly abiVersion: number;
   readonly CpuModel: new (config: NativeModelConfig) => NativeCpuModel;
+  readonly testing: NativeTesting;
 }
 
 const ABI_VERSION = 2;

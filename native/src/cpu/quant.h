@@ -1,0 +1,38 @@
+// Matrix products with quantized weights (Q8_0, Q4_0, Q4_K, Q6_K; see
+// quant_formats.h), and converting rows to and from those formats.
+//
+// The activations are quantized per 32-block to int8 once per matmul; each
+// output is then a sum over 32-weight units of exact int32 dot products times
+// float scales, in one fixed order (quant.cc), which every kernel set keeps:
+// the baseline, AVX2, AVX-VNNI and AVX512-VNNI kernels give bit-identical
+// results, for any T, thread count or batch.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "cpu_features.h"
+#include "matmul.h"
+#include "thread_pool.h"
+
+namespace weft {
+
+// out[T][N] = in[T][K] @ w^T (+ bias), w: N rows of quant_row_bytes(type, K)
+// bytes; K a multiple of the format's block (checked at load). Uses the
+// kernels of cpu_kernel_set().
+void quant_matmul(ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type, const float* bias, int T,
+                  int N, int K);
+
+// The same with a given kernel set (tests compare sets). Returns false, and
+// computes nothing, when this CPU or build cannot run that set.
+bool quant_matmul_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
+                       const float* bias, int T, int N, int K);
+
+// One row of K weights as float32.
+void dequantize_row(WeightType type, const uint8_t* row, float* out, int64_t K);
+
+// Quantizes one row of K floats (K a multiple of 32) to Q8_0 or Q4_0, as
+// llama.cpp's reference quantizers do (scale = max |x| / 127, resp. the
+// signed extreme / -8, stored as f16; round to nearest). False for other types.
+bool quantize_row(WeightType type, const float* x, uint8_t* out, int64_t K);
+
+}  // namespace weft

@@ -1,0 +1,16 @@
+// Quantized matmul kernel, AVX2: maddubs (u8 x s8 -> pairs of int16) then madd (pairs -> int32).
+// Built with its instruction set's flags (CMakeLists.txt); called only when
+// cpu_kernel_set() allows (quant.cc).
+#if defined(WEFT_AVX2_KERNELS)
+#define WEFT_DOT_U8S8(a, b) _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), _mm256_set1_epi16(1))
+#include "quant_kernels.h"
+
+namespace weft {
+
+void quant_rows_avx2(WeightType type, float* out, const QuantizedInput& x, const uint8_t* w, const float* bias, int T, int N,
+                     int K, size_t n0, size_t n1) {
+  quant_rows_any(type, out, x, w, bias, T, N, K, n0, n1);
+}
+
+}  // namespace weft
+#endif

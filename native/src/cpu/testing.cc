@@ -1,0 +1,108 @@
+// Test hooks of the native addon (exports.testing): the quantized kernels of a
+// given set on given data, and the row conversions, so tests can compare every
+// kernel set this CPU supports against the baseline in one process. Not used
+// by weft itself. Every size is checked; a bad one throws a JS error.
+#include "testing.h"
+
+#include <memory>
+#include <string>
+
+#include "cpu_features.h"
+#include "quant.h"
+#include "quant_formats.h"
+
+namespace weft {
+namespace {
+
+WeightType quant_type(Napi::Env env, const Napi::Value& v) {
+  const std::string s = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
+  if (s == "Q8_0") return WeightType::Q8_0;
+  if (s == "Q4_0") return WeightType::Q4_0;
+  if (s == "Q4_K") return WeightType::Q4_K;
+  if (s == "Q6_K") return WeightType::Q6_K;
+  throw Napi::TypeError::New(env, "dtype must be Q8_0, Q4_0, Q4_K or Q6_K");
+}
+
+KernelSet kernel_set(Napi::Env env, const Napi::Value& v) {
+  const std::string s = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
+  for (KernelSet k : {KernelSet::Baseline, KernelSet::Avx2, KernelSet::AvxVnni, KernelSet::Avx512Vnni})
+    if (s == kernel_set_name(k)) return k;
+  throw Napi::TypeError::New(env, "unknown kernel set " + s);
+}
+
+int positive(Napi::Env env, const Napi::Value& v, const char* name) {
+  if (!v.IsNumber() || v.As<Napi::Number>().DoubleValue() < 1 || v.As<Napi::Number>().DoubleValue() > (1 << 24))
+    throw Napi::RangeError::New(env, std::string(name) + " must be in [1, 2^24]");
+  return v.As<Napi::Number>().Int32Value();
+}
+
+// supportedKernelSets() -> string[]
+Napi::Value supported_sets(const Napi::CallbackInfo& info) {
+  Napi::Array out = Napi::Array::New(info.Env());
+  uint32_t n = 0;
+  for (KernelSet k : {KernelSet::Baseline, KernelSet::Avx2, KernelSet::AvxVnni, KernelSet::Avx512Vnni})
+    if (cpu_supports(k)) out.Set(n++, kernel_set_name(k));
+  return out;
+}
+
+// quantMatmul(set, dtype, weights: Uint8Array, input: Float32Array, T, N, K, threads) -> Float32Array [T][N]
+Napi::Value quant_matmul_js(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 8 || !info[2].IsTypedArray() || !info[3].IsTypedArray())
+    throw Napi::TypeError::New(env, "quantMatmul(set, dtype, weights, input, T, N, K, threads)");
+  const KernelSet set = kernel_set(env, info[0]);
+  const WeightType type = quant_type(env, info[1]);
+  const Napi::Uint8Array w = info[2].As<Napi::Uint8Array>();
+  const Napi::Float32Array in = info[3].As<Napi::Float32Array>();
+  const int T = positive(env, info[4], "T"), N = positive(env, info[5], "N"), K = positive(env, info[6], "K");
+  const int threads = positive(env, info[7], "threads");
+  if (K % block_format(type).weights != 0) throw Napi::RangeError::New(env, "K must be whole blocks");
+  if (w.ByteLength() != static_cast<size_t>(N) * quant_row_bytes(type, K) || in.ElementLength() != static_cast<size_t>(T) * K)
+    throw Napi::RangeError::New(env, "weights or input have the wrong size");
+  ThreadPool pool(threads);
+  Napi::Float32Array out = Napi::Float32Array::New(env, static_cast<size_t>(T) * N);
+  if (!quant_matmul_with(set, pool, out.Data(), in.Data(), w.Data(), type, nullptr, T, N, K))
+    throw Napi::Error::New(env, std::string("this CPU or build cannot run the ") + kernel_set_name(set) + " kernels");
+  return out;
+}
+
+// dequantizeRow(dtype, bytes: Uint8Array, K) -> Float32Array
+Napi::Value dequantize_js(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[1].IsTypedArray()) throw Napi::TypeError::New(env, "dequantizeRow(dtype, bytes, K)");
+  const WeightType type = quant_type(env, info[0]);
+  const Napi::Uint8Array bytes = info[1].As<Napi::Uint8Array>();
+  const int K = positive(env, info[2], "K");
+  if (K % block_format(type).weights != 0 || bytes.ByteLength() != quant_row_bytes(type, K))
+    throw Napi::RangeError::New(env, "bytes must be one row of K weights");
+  Napi::Float32Array out = Napi::Float32Array::New(env, K);
+  dequantize_row(type, bytes.Data(), out.Data(), K);
+  return out;
+}
+
+// quantizeRow(dtype, values: Float32Array) -> Uint8Array
+Napi::Value quantize_js(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[1].IsTypedArray()) throw Napi::TypeError::New(env, "quantizeRow(dtype, values)");
+  const WeightType type = quant_type(env, info[0]);
+  const Napi::Float32Array v = info[1].As<Napi::Float32Array>();
+  const size_t K = v.ElementLength();
+  if (K == 0 || K % 32 != 0 || (type != WeightType::Q8_0 && type != WeightType::Q4_0))
+    throw Napi::RangeError::New(env, "quantizeRow takes Q8_0 or Q4_0 and a multiple of 32 values");
+  Napi::Uint8Array out = Napi::Uint8Array::New(env, quant_row_bytes(type, static_cast<int64_t>(K)));
+  quantize_row(type, v.Data(), out.Data(), static_cast<int64_t>(K));
+  return out;
+}
+
+}  // namespace
+
+void register_testing(Napi::Env env, Napi::Object exports) {
+  Napi::Object t = Napi::Object::New(env);
+  t.Set("supportedKernelSets", Napi::Function::New(env, supported_sets));
+  t.Set("quantMatmul", Napi::Function::New(env, quant_matmul_js));
+  t.Set("dequantizeRow", Napi::Function::New(env, dequantize_js));
+  t.Set("quantizeRow", Napi::Function::New(env, quantize_js));
+  exports.Set("testing", t);
+}
+
+}  // namespace weft
