@@ -13,7 +13,8 @@ export type WeftErrorCode =
   | 'MODEL_LOAD_ERROR'
   | 'UNSUPPORTED_MODEL'
   | 'TOKENIZER_ERROR'
-  | 'CHAT_TEMPLATE_ERROR';
+  | 'CHAT_TEMPLATE_ERROR'
+  | 'GRAMMAR_DEAD_END';
 
 export class WeftError extends Error {
   readonly code: WeftErrorCode;
@@ -96,5 +97,15 @@ export class TokenizerError extends WeftError {
 export class ChatTemplateError extends WeftError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('CHAT_TEMPLATE_ERROR', message, options);
+  }
+}
+
+/**
+ * A guided request (responseFormat, toolChoice) reached a state where its grammar allows no token
+ * the model can produce (or the model gave every allowed token zero probability). Only that request ends.
+ */
+export class GrammarDeadEndError extends WeftError {
+  constructor(message: string) {
+    super('GRAMMAR_DEAD_END', message);
   }
 }

@@ -14,6 +14,8 @@ import { Engine, type StepInfo } from '../engine/engine.js';
 import type { PoolStats } from '../engine/kv/kv-cache-manager.js';
 import type { SchedulerConfig } from '../engine/scheduler.js';
 import { InvalidOptionError, PipelineClosedError } from '../errors.js';
+import { Guide } from '../guided/guide.js';
+import { detectStartsInReasoning } from '../parsers/reasoning/think.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer } from '../text/types.js';
 import type { ChatInputMessage } from './messages.js';
@@ -54,6 +56,8 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   private readonly engine: Engine;
   private readonly options: PipelineOptions;
   private readonly runContext: RunContext;
+  /** Guided generation's vocabulary and grammars, built on the first guided request. */
+  private readonly guide: Guide;
   private closed = false;
   private closing: Promise<void> | undefined;
   private started = 0;
@@ -74,6 +78,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     this.chatTemplate = model.chatTemplate;
     this.generationDefaults = model.generationDefaults;
     this.options = options;
+    this.guide = new Guide(model.tokenizer, model.backend.shape.vocabSize);
     this.engine = new Engine({
       backend: model.backend,
       kv: model.kv,
@@ -181,7 +186,17 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
       ? prepareChat(input, options, this.chatTemplate, this.tokenizer, this.options.model)
       : preparePrompt(input, this.tokenizer, this.backend.shape.vocabSize);
     const reply = new Reply(names, prepared.tools, prepared.promptText ?? '');
-    return () => runRequest(this.runContext, prepared, { ...resolved, skipSpecialTokens }, reply, options.signal);
+    if (resolved.toolChoice !== undefined && names.tool === undefined) {
+      throw new InvalidOptionError('toolChoice', 'needs a tool parser to read the calls (parsers.tool)');
+    }
+    const grammar = this.guide.grammarFor({
+      ...(resolved.responseFormat !== undefined && { responseFormat: resolved.responseFormat }),
+      ...(resolved.toolChoice !== undefined && { toolChoice: resolved.toolChoice }),
+      tools: prepared.tools,
+      ...(names.tool !== undefined && { toolParser: names.tool }),
+      reasoning: names.reasoning === undefined ? 'none' : detectStartsInReasoning(prepared.promptText ?? '') ? 'open' : 'optional',
+    });
+    return () => runRequest(this.runContext, prepared, { ...resolved, skipSpecialTokens }, reply, options.signal, grammar);
   }
 
   /**
