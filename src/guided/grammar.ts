@@ -32,6 +32,8 @@ export class CompiledGrammar implements GrammarSource {
   /** Grammar states whose masks were walked, and those served from the cache. */
   walks = 0;
   hits = 0;
+  /** Time spent walking the trie for uncached masks, in milliseconds. */
+  walkMs = 0;
 
   constructor(
     readonly vocabulary: Vocabulary,
@@ -51,8 +53,10 @@ export class CompiledGrammar implements GrammarSource {
       return cached;
     }
     this.walks++;
+    const started = performance.now();
     const mask = new Uint32Array(this.maskWords);
     walkTrie(this.vocabulary, stack, mask);
+    this.walkMs += performance.now() - started;
     if (this.masks.size >= MASK_CACHE_LIMIT) this.masks.delete(this.masks.keys().next().value!);
     this.masks.set(key, mask);
     return mask;
