@@ -1,11 +1,12 @@
 import { defineConfig } from 'tsup';
 
-export default defineConfig({
-  entry: { index: 'src/index.ts', cli: 'src/cli/main.ts' },
-  format: ['esm', 'cjs'],
-  dts: { entry: { index: 'src/index.ts' } },
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-  shims: true,
-});
+// The library in both module systems; the CLI (bin/weft.js imports it) only as ESM.
+// No source maps: the package ships no sources to map to.
+const common = { sourcemap: false, target: 'node20', shims: true } as const;
+// The package's entry points: `weft`, `weft/ai-sdk`, `weft/langchain`.
+const library = { index: 'src/index.ts', 'ai-sdk': 'src/ai-sdk/index.ts', langchain: 'src/langchain/index.ts' };
+
+export default defineConfig([
+  { ...common, entry: library, format: ['esm', 'cjs'], dts: { entry: library }, clean: true },
+  { ...common, entry: { cli: 'src/cli/main.ts' }, format: ['esm'] },
+]);

@@ -3,13 +3,13 @@
  * reasoning, calling tools (run here, in TypeScript), reading the results and answering.
  * One conversation is aborted midway; the others carry on in the same batch.
  *
- *   npx tsx examples/agent.ts [models/weft-demo]
+ *   npx tsx examples/agent.ts [model folder]   (default: weft's demo model)
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AbortError, Pipeline, type ChatMessage, type ToolCall, type ToolDefinition } from '../src/index.js';
+import { AbortError, Pipeline, demoModelPath, type ChatMessage, type ToolCall, type ToolDefinition } from 'weft';
 
-const model = process.argv[2] ?? 'models/weft-demo';
+const model = process.argv[2] ?? demoModelPath();
 const tools = JSON.parse(readFileSync(join(model, 'tools.json'), 'utf8')) as ToolDefinition[];
 
 // The demo's tools. The model learnt from results shaped exactly like these.

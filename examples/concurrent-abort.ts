@@ -2,11 +2,11 @@
  * Many requests at once, woven into one batch; one is cancelled midway and
  * the others carry on untouched.
  *
- *   npx tsx examples/concurrent-abort.ts models/weft-demo
+ *   npx tsx examples/concurrent-abort.ts [model folder]   (default: weft's demo model)
  */
-import { AbortError, Pipeline } from '../src/index.js';
+import { AbortError, Pipeline, demoModelPath } from 'weft';
 
-const model = process.argv[2] ?? 'models/weft-demo';
+const model = process.argv[2] ?? demoModelPath();
 await using pipe = await Pipeline.create({ model, scheduler: { maxNumSeqs: 8 } });
 
 const prompts = ['Once upon a time', 'The little dog', 'In the morning', 'She opened the door'];

@@ -5,7 +5,7 @@
  *
  *   npx tsx examples/custom-backend.ts
  */
-import { Pipeline, type Backend, type StepBatch, type StepResult, type Tokenizer } from '../src/index.js';
+import { Pipeline, type Backend, type StepBatch, type StepResult, type Tokenizer } from 'weft';
 
 const VOCAB = 258; // bytes, then BOS 256 and EOS 257
 

@@ -1,11 +1,11 @@
 /**
  * Generate, then stream, from a Hugging Face model folder.
  *
- *   npx tsx examples/generate.ts models/weft-demo
+ *   npx tsx examples/generate.ts [model folder]   (default: weft's demo model)
  */
-import { Pipeline } from '../src/index.js';
+import { Pipeline, demoModelPath } from 'weft';
 
-const model = process.argv[2] ?? 'models/weft-demo';
+const model = process.argv[2] ?? demoModelPath();
 await using pipe = await Pipeline.create({ model, kvCache: { size: '64MB' } });
 
 const result = await pipe.generate('Once upon a time', { maxTokens: 32, temperature: 0 });

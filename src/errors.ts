@@ -14,6 +14,7 @@ export type WeftErrorCode =
   | 'UNSUPPORTED_MODEL'
   | 'TOKENIZER_ERROR'
   | 'CHAT_TEMPLATE_ERROR'
+  | 'REMOTE_ERROR'
   | 'GRAMMAR_DEAD_END';
 
 export class WeftError extends Error {
@@ -97,6 +98,17 @@ export class TokenizerError extends WeftError {
 export class ChatTemplateError extends WeftError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('CHAT_TEMPLATE_ERROR', message, options);
+  }
+}
+
+/**
+ * A remote OpenAI-compatible server (RemotePipeline) could not be reached or
+ * refused the request for a reason that is not the request's options.
+ * `status` is the HTTP status (undefined when no answer came).
+ */
+export class RemoteError extends WeftError {
+  constructor(message: string, readonly status?: number, options?: { cause?: unknown }) {
+    super('REMOTE_ERROR', message, options);
   }
 }
 

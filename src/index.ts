@@ -18,6 +18,7 @@ export type { PoolStats } from './engine/kv/kv-cache-manager.js';
 export type { TokenLogprob } from './sampling/sampler.js';
 export type { ResponseFormat, ToolChoice } from './guided/guide.js';
 export * from './errors.js';
+export { demoModelPath } from './package-files.js';
 export type {
   Backend,
   BlockTables,
@@ -49,3 +50,10 @@ export { CpuBackend } from './backends/cpu/cpu-backend.js';
 export type { CpuBackendOptions } from './backends/cpu/cpu-backend.js';
 export type { KernelSetName } from './backends/cpu/native-binding.js';
 export type { ModelConfig, RopeScaling } from './model-files/config.js';
+export { PipelineMetrics } from './metrics/pipeline-metrics.js';
+export type { MetricsSnapshot, MetricsSource } from './metrics/pipeline-metrics.js';
+export type { HistogramSnapshot } from './metrics/histogram.js';
+export { WeftServer } from './serve/server.js';
+export type { ServerOptions } from './serve/server.js';
+export { RemotePipeline } from './remote/remote-pipeline.js';
+export type { RemoteOptions } from './remote/remote-pipeline.js';

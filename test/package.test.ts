@@ -1,13 +1,11 @@
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionError, WeftError } from '../src/index.js';
+import { demoModelPath, InvalidOptionError, WeftError } from '../src/index.js';
 
+// The built bundles are checked as a user gets them, in test/package/tarball.test.ts.
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const built = existsSync(join(root, 'dist', 'index.js')) && existsSync(join(root, 'dist', 'index.cjs'));
-if (!built) console.warn('[weft tests] dist/ is not built (npm install or npm run build builds it): skipping the bundle checks');
 
 describe('package surface', () => {
   it('exports typed errors with stable codes', () => {
@@ -18,13 +16,16 @@ describe('package surface', () => {
     expect(error.name).toBe('InvalidOptionError');
   });
 
-  it.skipIf(!built)('the ESM and CommonJS bundles load and expose the same API', async () => {
-    const esm = (await import(pathToFileURL(join(root, 'dist', 'index.js')).href)) as Record<string, unknown>;
-    const cjs = createRequire(import.meta.url)(join(root, 'dist', 'index.cjs')) as Record<string, unknown>;
-    for (const name of ['Pipeline', 'CpuBackend', 'createToolParser', 'createReasoningParser', 'ChatTemplate', 'WeftError', 'AbortError']) {
-      expect(typeof esm[name], `ESM ${name}`).toBe('function');
-      expect(typeof cjs[name], `CJS ${name}`).toBe('function');
+  it("package.json's description names no backend that src/backends/ lacks", () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { description: string };
+    const backends = readdirSync(join(root, 'src', 'backends'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    for (const [, name] of manifest.description.matchAll(/(\w+) backends?\b/gi)) {
+      expect(backends, `"${name} backend" in the description`).toContain(name!.toLowerCase());
     }
-    expect(Object.keys(esm).sort()).toEqual(Object.keys(cjs).filter((k) => k !== '__esModule').sort());
+  });
+
+  it('demoModelPath() is the bundled demo model', () => {
+    expect(demoModelPath()).toBe(join(root, 'models', 'weft-demo'));
+    expect(existsSync(join(demoModelPath(), 'model.safetensors'))).toBe(true);
   });
 });

@@ -23,10 +23,12 @@ export type Command =
   | { name: 'version' }
   | ({ name: 'generate'; prompt?: string; echo: boolean } & LoadFlags & SamplingFlags)
   | ({ name: 'chat'; system?: string; templateKwargs?: Record<string, unknown> } & LoadFlags & SamplingFlags & ToolFlags)
-  | { name: 'demo'; model?: string; threads?: number; quiet: boolean };
+  | { name: 'demo'; model?: string; threads?: number; quiet: boolean }
+  // serve parses its own flags (src/serve/command-line.ts).
+  | { name: 'serve'; args: string[] };
 
-export type CommandName = 'generate' | 'chat' | 'demo';
-const COMMANDS: readonly CommandName[] = ['generate', 'chat', 'demo'];
+export type CommandName = 'generate' | 'chat' | 'demo' | 'serve';
+const COMMANDS: readonly CommandName[] = ['generate', 'chat', 'demo', 'serve'];
 
 /** Parsers and tools for chat. `reasoningParser: 'none'` turns off the automatic reasoning parser. */
 export interface ToolFlags {
@@ -71,6 +73,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const name = commandName(first);
   if (name === 'generate') return parseGenerate(rest);
   if (name === 'chat') return parseChat(rest);
+  if (name === 'serve') return { name: 'serve', args: rest };
   return parseDemo(rest);
 }
 
@@ -168,12 +171,40 @@ type Values = Record<string, string | boolean | (string | boolean)[] | undefined
 
 function parse(command: CommandName, args: string[], options: Options): { values: Values; positionals: string[] } {
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: true });
+    return parseArgs({ args: attachNegativeValues(args, options), options, strict: true, allowPositionals: true });
   } catch (error) {
     // node:util's messages are clear ("Unknown option '--foo'"); keep them, minus its long hints.
     const message = (error as Error).message.split('. To specify')[0] ?? String(error);
     throw new UsageError(message, command);
   }
+}
+
+/**
+ * `--max-tokens -1` reaches node:util as an option followed by what looks like
+ * another option, and it answers "argument is ambiguous". A negative number is
+ * never an option here, so it is attached (`--max-tokens=-1`) and our own range
+ * check reports it.
+ */
+function attachNegativeValues(args: readonly string[], options: Options): string[] {
+  const longName = (arg: string): string | undefined => {
+    if (arg.startsWith('--')) return arg.slice(2);
+    if (/^-[a-z]$/i.test(arg)) return Object.keys(options).find((name) => options[name]?.short === arg.slice(1));
+    return undefined;
+  };
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === '--') return [...out, ...args.slice(i)];
+    const next = args[i + 1];
+    const name = longName(arg);
+    if (name !== undefined && options[name]?.type === 'string' && next !== undefined && /^-(\d|\.\d)/.test(next)) {
+      out.push(`--${name}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
 }
 
 function loadFlags(command: CommandName, values: Values): LoadFlags {

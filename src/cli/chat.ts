@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ChatTemplateError, WeftError } from '../errors.js';
 import type { ParserOptions } from '../pipeline/options.js';
+import { toolParserNames } from '../parsers/registry.js';
 import type { ChatMessage, ToolCall, ToolDefinition } from '../text/types.js';
 import { NO_PARSER, type Command } from './args.js';
 import { requestOptions } from './generate.js';
@@ -12,13 +13,14 @@ import type { CliPipeline, OpenPipeline } from './pipeline-port.js';
 import { DEFAULT_REASONING_PARSER, thinkingSign } from './reasoning-default.js';
 import { PartWriter } from './render-parts.js';
 import { RequestTimer } from './stats.js';
+import { toolCallFormat } from './tool-parser-default.js';
 import { readToolsFile } from './tools-file.js';
 import { EXIT_FAILURE, EXIT_OK } from './usage-error.js';
 
 type ChatCommand = Extract<Command, { name: 'chat' }>;
 
 const CHAT_HELP =
-  'Commands: /tool <result> answers a tool call, /reset forgets the conversation, /exit quits (or Ctrl-D). Ctrl-C stops an answer.\n';
+  'Commands: /tool <result> answers a tool call, /reset forgets the conversation, /help, /exit quits (or Ctrl-D); //text sends "/text". Ctrl-C stops an answer.\n';
 const TOOL_HINT = 'weft: the CLI does not run tools: type the result as the next message with /tool <json>, e.g. /tool {"result":42}\n';
 
 /** What every turn of one chat sends along with the messages. */
@@ -40,7 +42,7 @@ export async function runChat(command: ChatCommand, io: CliIo, openPipeline: Ope
   const rl = createInterface({
     input: io.stdin,
     // readline draws its prompt and echo only on a terminal.
-    ...(interactive ? { output: io.stdout as unknown as NodeJS.WritableStream, terminal: true } : { terminal: false }),
+    ...(interactive ? { output: io.stdout.stream ?? (io.stdout as unknown as NodeJS.WritableStream), terminal: true } : { terminal: false }),
   });
   let answering: AbortController | undefined;
   const onInterrupt = (): void => {
@@ -49,6 +51,11 @@ export async function runChat(command: ChatCommand, io: CliIo, openPipeline: Ope
   };
   rl.on('SIGINT', onInterrupt);
   const stopListening = io.onInterrupt(onInterrupt);
+  // Nobody reads the answers any more: stop the one being written and end the chat.
+  const stopWatchingOutput = io.onOutputClosed?.(() => {
+    answering?.abort();
+    rl.close();
+  });
 
   const initial: ChatMessage[] = command.system !== undefined ? [{ role: 'system', content: command.system }] : [];
   let messages = [...initial];
@@ -105,8 +112,13 @@ export async function runChat(command: ChatCommand, io: CliIo, openPipeline: Ope
             return EXIT_FAILURE;
           }
         }
+      } else if (/^\/[a-z]/i.test(line)) {
+        // A mistyped command must not reach the model as a message.
+        io.stderr.write(`weft: unknown command ${line.split(/\s/, 1)[0]}. ${CHAT_HELP}`);
       } else if (line !== '') {
-        const user: ChatMessage = { role: 'user', content: rawLine };
+        // "//text" sends "/text".
+        const content = line.startsWith('//') ? rawLine.replace('//', '/') : rawLine;
+        const user: ChatMessage = { role: 'user', content };
         if (!(await reply([...messages, user], (assistant) => messages.push(user, assistant)))) return EXIT_FAILURE;
       }
       prompt();
@@ -115,6 +127,7 @@ export async function runChat(command: ChatCommand, io: CliIo, openPipeline: Ope
     return EXIT_OK;
   } finally {
     stopListening();
+    stopWatchingOutput?.();
     rl.close();
     await pipeline.close();
   }
@@ -137,7 +150,13 @@ function chooseParsers(command: ChatCommand, pipeline: CliPipeline, io: CliIo): 
   }
   if (command.toolParser !== undefined) parsers.tool = command.toolParser;
   if (command.toolsFile !== undefined && parsers.tool === undefined) {
-    note('--tools without --tool-parser: the model sees the tools, but its calls are printed as plain text');
+    const format = toolCallFormat(pipeline, toolParserNames());
+    if (format !== undefined) {
+      parsers.tool = format.parser;
+      note(`tool parser ${format.parser}, since ${format.sign} (--tool-parser picks another)`);
+    } else {
+      note('--tools without --tool-parser: the model sees the tools, but its calls are printed as plain text');
+    }
   }
   const shippedTools = join(command.model, 'tools.json');
   if (command.toolsFile === undefined && existsSync(shippedTools)) {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { AbortError } from '../errors.js';
+import { demoModelPath } from '../package-files.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import type { StreamPart } from '../pipeline/stream-parts.js';
 import type { ChatMessage, ToolCall, ToolDefinition } from '../text/types.js';
@@ -221,15 +221,13 @@ class DemoWriter {
   }
 }
 
-/** Where the package keeps its demo model: models/weft-demo above this file (src/cli/ or dist/). */
+/** The package's demo model folder, or undefined when this installation has none. */
 function findDemoModel(): string | undefined {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    const candidate = join(dir, 'models', 'weft-demo');
-    if (existsSync(join(candidate, 'config.json'))) return candidate;
-    dir = dirname(dir);
+  try {
+    return demoModelPath();
+  } catch {
+    return undefined;
   }
-  return undefined;
 }
 
 const FACTORS: Record<string, number> = {

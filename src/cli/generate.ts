@@ -12,8 +12,18 @@ type GenerateCommand = Extract<Command, { name: 'generate' }>;
 export async function runGenerate(command: GenerateCommand, io: CliIo, openPipeline: OpenPipeline): Promise<number> {
   const prompt = command.prompt ?? (await readPromptFromStdin(io));
   const pipeline = await openModel(command, io, openPipeline);
+  if (!command.quiet && pipeline.chatTemplate !== undefined) {
+    // A chat model continues a bare prompt poorly (it expects its template's turns).
+    io.stderr.write(`weft: ${command.model} is a chat model (it has a chat template): \`weft chat -m ${command.model}\` talks to it through that template\n`);
+  }
   const abort = new AbortController();
   const stopListening = io.onInterrupt(() => abort.abort());
+  // The reader went away (`| head -c 10`): stop generating and end quietly, as `cat` would.
+  let outputClosed = false;
+  const stopWatchingOutput = io.onOutputClosed?.(() => {
+    outputClosed = true;
+    abort.abort();
+  });
   try {
     if (command.echo) io.stdout.write(prompt);
     const writer = new PartWriter(io);
@@ -32,6 +42,7 @@ export async function runGenerate(command: GenerateCommand, io: CliIo, openPipel
       if (!abort.signal.aborted) throw error;
       // Interrupted: the pipeline rejected with its AbortError; report what we have.
     }
+    if (outputClosed) return EXIT_OK;
     writer.end();
     // Aborts and failures reject (caught above or by the caller), so a finish here is a normal end.
     if (!command.quiet && finish) io.stderr.write(`weft: ${timer.summary(finish.completionTokens, finish.finishReason)}\n`);
@@ -42,6 +53,7 @@ export async function runGenerate(command: GenerateCommand, io: CliIo, openPipel
     return EXIT_OK;
   } finally {
     stopListening();
+    stopWatchingOutput?.();
     await pipeline.close();
   }
 }

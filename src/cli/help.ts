@@ -1,8 +1,23 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reasoningParserNames, toolParserNames } from '../parsers/registry.js';
+import { demoModelPath } from '../package-files.js';
+import { SERVE_HELP } from '../serve/command-line.js';
 import type { CommandName } from './args.js';
+
+/** The bundled demo model as the user can type it here: relative to the working folder when inside it. */
+function demoModelArg(): string {
+  let path: string;
+  try {
+    path = demoModelPath();
+  } catch {
+    return '<dir>';
+  }
+  const fromHere = relative(process.cwd(), path);
+  const arg = fromHere !== '' && !fromHere.startsWith('..') && !isAbsolute(fromHere) ? fromHere : path;
+  return /\s/.test(arg) ? JSON.stringify(arg) : arg;
+}
 
 const GENERAL = `weft: in-process LLM generation for Node
 
@@ -10,6 +25,7 @@ Usage:
   weft generate --model <dir> [options] "prompt"   continue a prompt, streaming tokens to stdout
   weft chat --model <dir> [options]                 chat interactively with a model's chat template
   weft demo                                         the built-in demo: a tiny agent that reasons and calls tools
+  weft serve --model <dir> [options]                an OpenAI-compatible HTTP server (/v1/chat/completions, /metrics)
   weft help <command>                               options of one command
   weft --version
 
@@ -29,7 +45,8 @@ const SAMPLING_OPTIONS = `  -n, --max-tokens <n>     most tokens to generate
       --top-k <k>          sample among the k most likely tokens (0 = off)
       --seed <n>           random seed: the same seed gives the same output`;
 
-const COMMAND_HELP: Record<CommandName, string> = {
+const commandHelp = (demo: string): Record<CommandName, string> => ({
+  serve: SERVE_HELP,
   generate: `Usage: weft generate --model <dir> [options] "prompt"
 
 Continues the prompt and streams the new text to stdout. A progress bar shows
@@ -41,14 +58,18 @@ ${LOAD_OPTIONS}
 ${SAMPLING_OPTIONS}
       --echo               print the prompt before the continuation
 
-Example:
-  weft generate --model ./models/stories260K --max-tokens 64 "Once upon a time"
+A chat model (one with a chat template, like the demo model) continues a bare
+prompt poorly: use \`weft chat\` for it.
+
+Example (weft's demo model):
+  weft generate --model ${demo} --max-tokens 64 "Once upon a time"
 `,
   chat: `Usage: weft chat --model <dir> [options]
 
 An interactive chat using the model's chat template. Type a message and press
 Enter. Commands: /tool <result> (the result of the tool call just made),
-/reset (forget the conversation), /exit (or Ctrl-D).
+/reset (forget the conversation), /help, /exit (or Ctrl-D); any other /word is
+reported, not sent (type //word to send "/word").
 Ctrl-C stops the answer being written; at the > prompt it exits.
 Reasoning is shown dimmed, tool calls as "→ name({...})". weft does not run
 the tools: type each result with /tool and the model goes on.
@@ -62,28 +83,30 @@ ${SAMPLING_OPTIONS}
                            (default: qwen3 if the model has a <think> token or its
                            chat template writes one, otherwise none)
       --tool-parser <name> ${toolParserNames().join(', ')}
-                           (default: none; tool calls are then printed as text)
+                           (default with --tools: the format the chat template writes
+                           calls in, where it has a marker of its own; otherwise none,
+                           and tool calls are printed as text)
       --tools <file.json>  a JSON array of tool definitions to offer the model
                            (a model folder's tools.json is not used unless given here)
 
 Example (weft's demo model):
-  weft chat -m models/weft-demo --tools models/weft-demo/tools.json --tool-parser qwen3coder
+  weft chat -m ${demo} --tools ${join(demo, 'tools.json')}
 `,
   demo: `Usage: weft demo [options]
 
-Runs weft's own tiny demo model (models/weft-demo): several questions at once,
+Runs weft's own tiny demo model (${demo}): several questions at once,
 reasoning and tool calls streamed as they happen.
 
 Options:
-  -m, --model <dir>        another demo model folder (default: models/weft-demo)
+  -m, --model <dir>        another demo model folder (default: ${demo})
       --threads <n>        CPU threads
   -q, --quiet              less output
   -h, --help               this help
 `,
-};
+});
 
 export function helpText(topic?: CommandName): string {
-  return topic ? COMMAND_HELP[topic] : GENERAL;
+  return topic ? commandHelp(demoModelArg())[topic] : GENERAL;
 }
 
 /** weft's version, read from the package.json above this file (src/cli/ or dist/). */

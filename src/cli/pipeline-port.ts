@@ -23,9 +23,11 @@ export interface CliRequestOptions {
 export interface CliPipeline {
   stream(input: string | ChatMessage[], options?: CliRequestOptions): AsyncIterable<StreamPart>;
   close(): Promise<void>;
-  /** Looked at to pick a default reasoning parser; a stand-in may leave them out. */
+  /** Looked at to pick default parsers and to spot a chat model; a stand-in may leave them out. */
   readonly tokenizer?: { tokenToId(token: string): number | undefined };
-  readonly chatTemplate?: { render(messages: readonly ChatMessage[], options?: { addGenerationPrompt?: boolean }): string } | undefined;
+  readonly chatTemplate?:
+    | { render(messages: readonly ChatMessage[], options?: { addGenerationPrompt?: boolean; tools?: ToolDefinition[] }): string }
+    | undefined;
 }
 
 export interface CliPipelineOptions {

@@ -2,6 +2,7 @@ import { InvalidOptionError } from '../errors.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import { parseCommandLine } from './args.js';
 import { describeError, runChat } from './chat.js';
+import { runServe } from '../serve/run-serve.js';
 import { runDemo } from './demo.js';
 import { runGenerate } from './generate.js';
 import { helpText, weftVersion } from './help.js';
@@ -32,6 +33,8 @@ export async function runCli(argv: readonly string[], io: CliIo, deps: CliDepend
         return await runGenerate(command, io, openPipeline);
       case 'chat':
         return await runChat(command, io, openPipeline);
+      case 'serve':
+        return await runServe(command.args, { stdout: io.stdout, stderr: io.stderr, env: io.env });
       case 'demo':
         return await runDemo({
           io,

@@ -17,7 +17,7 @@
 import type { Backend } from '../backends/backend.js';
 import { BackendError, EngineError, GrammarDeadEndError } from '../errors.js';
 import { applyMask, type TokenGrammar } from '../guided/grammar.js';
-import { Sampler, argmax, type SampledToken } from '../sampling/sampler.js';
+import { NonFiniteLogitsError, Sampler, allFinite, argmax, type SampledToken } from '../sampling/sampler.js';
 import { buildBatch } from './batch.js';
 import type { KvCacheManager } from './kv/kv-cache-manager.js';
 import { IncrementalDetokenizer, type TokenDecoder } from './detokenizer.js';
@@ -295,14 +295,33 @@ export class Engine {
         this.kv.cacheComputed(request.id, request.tokens, after);
       }
       if (!entry.samples) continue;
-      const { sampler } = request;
-      if (request.mask !== undefined) applyMask(logits, rowOffset, vocab, request.mask);
-      if (sampler.isPlainGreedy) this.accept(request, argmax(logits, rowOffset, rowOffset + vocab), undefined);
-      else {
-        const sampled = sampler.sample(logits, rowOffset, vocab);
-        this.accept(request, sampled.token, sampled.logprob === undefined ? undefined : [sampled]);
-      }
+      this.sampleNext(request, logits, rowOffset, vocab);
     }
+  }
+
+  /** Samples the request's next token from its logits row; broken logits fail this request alone. */
+  private sampleNext(request: LiveRequest, logits: Float32Array, rowOffset: number, vocab: number): void {
+    const { sampler } = request;
+    let sampled: SampledToken;
+    try {
+      if (request.mask !== undefined) {
+        // Checked before masking: the mask's -Infinity entries are not the model's.
+        if (!allFinite(logits.subarray(rowOffset, rowOffset + vocab))) throw new NonFiniteLogitsError();
+        applyMask(logits, rowOffset, vocab, request.mask);
+        sampled = sampler.isPlainGreedy ? { token: argmax(logits, rowOffset, rowOffset + vocab) } : sampler.sample(logits, rowOffset, vocab, { masked: true });
+      } else if (sampler.isPlainGreedy) {
+        const token = argmax(logits, rowOffset, rowOffset + vocab);
+        // Greedy reads no other value, so only the chosen one is checked.
+        if (!Number.isFinite(logits[rowOffset + token]!)) throw new NonFiniteLogitsError();
+        sampled = { token };
+      } else sampled = sampler.sample(logits, rowOffset, vocab);
+    } catch (error) {
+      if (!(error instanceof NonFiniteLogitsError)) throw error;
+      this.log(`request ${request.id} failed: ${error.message}`);
+      this.finish(request, 'error', new BackendError(error.message), false);
+      return;
+    }
+    this.accept(request, sampled.token, sampled.logprob === undefined ? undefined : [sampled]);
   }
 
   /** Appends a sampled token, emits its text and decides whether the request is done. */

@@ -4,9 +4,9 @@
  * Both spellings are accepted: transformers 4 (`rope_theta`, `rope_scaling`,
  * `torch_dtype`) and transformers 5 (`rope_parameters`, `dtype`).
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ModelLoadError, UnsupportedModelError } from '../errors.js';
+import { MAX_FILE_BYTES, parseJsonText, readModelFile } from './model-file.js';
 
 export const SUPPORTED_ARCHITECTURES = [
   'LlamaForCausalLM',
@@ -63,18 +63,9 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 /** Reads and parses `<dir>/config.json`. */
 export async function loadModelConfig(dir: string): Promise<ModelConfig> {
   const file = join(dir, 'config.json');
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (cause) {
-    throw new ModelLoadError(`cannot read ${file}: ${(cause as Error).message}`, file, undefined, { cause });
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (cause) {
-    throw new ModelLoadError(`${file} is not valid JSON: ${(cause as Error).message}`, file, undefined, { cause });
-  }
+  const bytes = await readModelFile(dir, 'config.json', MAX_FILE_BYTES.smallJson);
+  if (bytes === undefined) throw new ModelLoadError(`${file} does not exist`, file);
+  const json = parseJsonText(bytes.toString('utf8'), file);
   return parseModelConfig(json, file);
 }
 

@@ -7,9 +7,9 @@
  * byte offset, byte length, dtype, shape), validated against the file size, so
  * the native side can read it straight into its own memory.
  */
-import { open, readFile, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { ModelLoadError } from '../errors.js';
+import { MAX_FILE_BYTES, openModelFile, parseJsonText, readModelFile } from './model-file.js';
 
 /** Bytes per element of the dtypes safetensors defines. */
 const DTYPE_BYTES: Record<string, number> = {
@@ -38,12 +38,8 @@ export async function readSafetensorsHeader(file: string): Promise<Map<string, T
   const fail = (message: string, tensor?: string): never => {
     throw new ModelLoadError(`${file}${tensor ? ` (tensor ${tensor})` : ''}: ${message}`, file, tensor);
   };
-  let handle;
-  try {
-    handle = await open(file, 'r');
-  } catch (cause) {
-    throw new ModelLoadError(`cannot open ${file}: ${(cause as Error).message}`, file, undefined, { cause });
-  }
+  const handle = await openModelFile(dirname(file), basename(file));
+  if (handle === undefined) throw new ModelLoadError(`${file} does not exist`, file);
   let header: unknown;
   let dataStart: number;
   let dataBytes: number;
@@ -59,11 +55,7 @@ export async function readSafetensorsHeader(file: string): Promise<Map<string, T
     const text = Buffer.alloc(length);
     const { bytesRead } = await handle.read(text, 0, length, 8);
     if (bytesRead !== length) fail('truncated header');
-    try {
-      header = JSON.parse(text.toString('utf8'));
-    } catch (cause) {
-      fail(`header is not valid JSON: ${(cause as Error).message}`);
-    }
+    header = parseJsonText(text.toString('utf8'), `${file} (header)`);
     dataStart = 8 + length;
     dataBytes = size - dataStart;
   } finally {
@@ -116,12 +108,8 @@ export async function openSafetensorsFolder(dir: string): Promise<TensorIndex> {
 }
 
 async function openSharded(dir: string, indexFile: string): Promise<TensorIndex> {
-  let json: unknown;
-  try {
-    json = JSON.parse(await readFile(indexFile, 'utf8'));
-  } catch (cause) {
-    throw new ModelLoadError(`${indexFile} is not valid JSON: ${(cause as Error).message}`, indexFile, undefined, { cause });
-  }
+  const bytes = await readModelFile(dir, basename(indexFile), MAX_FILE_BYTES.smallJson);
+  const json = parseJsonText(bytes?.toString('utf8') ?? '', indexFile);
   const map = (json as { weight_map?: unknown } | null)?.weight_map;
   if (typeof map !== 'object' || map === null || Array.isArray(map))
     throw new ModelLoadError(`${indexFile}: missing "weight_map" object`, indexFile);
@@ -144,10 +132,9 @@ async function openSharded(dir: string, indexFile: string): Promise<TensorIndex>
   return index;
 }
 
+/** Whether a model file exists; anything there but a regular file inside the folder is an error (model-file.ts). */
 async function exists(file: string): Promise<boolean> {
-  try {
-    return (await stat(file)).isFile();
-  } catch {
-    return false;
-  }
+  const handle = await openModelFile(dirname(file), basename(file));
+  await handle?.close();
+  return handle !== undefined;
 }

@@ -12,6 +12,7 @@
 
 import { InvalidOptionError } from '../errors.js';
 import type { ChatMessage, ToolCall } from '../text/types.js';
+import { toJsonData } from './json-data.js';
 import { checkKeys, isObject } from './option-values.js';
 
 /** A text part of an OpenAI message's content. */
@@ -139,5 +140,5 @@ function parseArguments(args: unknown, at: string): Record<string, unknown> {
     }
   }
   if (!isObject(value)) throw new InvalidOptionError(at, 'expected a JSON object');
-  return value;
+  return toJsonData(value, at) as Record<string, unknown>;
 }

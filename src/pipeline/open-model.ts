@@ -4,10 +4,11 @@
  * the KV cache planned over the byte budget and allocated on the backend.
  */
 
+import { totalmem } from 'node:os';
 import type { Backend } from '../backends/backend.js';
 import { KvCacheManager } from '../engine/kv/kv-cache-manager.js';
 import { planPools } from '../engine/kv/sizing.js';
-import { InvalidOptionError } from '../errors.js';
+import { InvalidOptionError, TokenizerError } from '../errors.js';
 import { checkModelFolder } from '../model-files/model-folder.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer } from '../text/types.js';
@@ -27,6 +28,7 @@ type ModelParts = Omit<OpenedModel, 'kv'>;
 export async function openModel(options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<OpenedModel> {
   const parts = options.backend !== undefined ? customParts(options) : await loadModelParts(options, resolved);
   try {
+    checkTokenizerFits(parts.tokenizer, parts.backend.shape.vocabSize);
     return { ...parts, kv: await allocateKvCache(parts.backend, resolved) };
   } catch (error) {
     if (options.backend === undefined) await parts.backend.dispose();
@@ -34,11 +36,39 @@ export async function openModel(options: PipelineOptions, resolved: ResolvedPipe
   }
 }
 
+/**
+ * Most blocks one pool may have. The manager keeps ~30 bytes of bookkeeping
+ * per block in JS; 2^22 blocks (64M tokens at 16 a block) is far past any
+ * real cache and keeps that under 150 MB, so no size can exhaust the heap.
+ */
+const MAX_BLOCKS_PER_POOL = 2 ** 22;
+
+/**
+ * A tokenizer that can produce ids the model has no embedding for would fail
+ * whole batches at run time; refuse it at load. (A model vocabulary larger
+ * than the tokenizer's, padded for speed, is normal.)
+ */
+function checkTokenizerFits(tokenizer: Tokenizer, modelVocabSize: number): void {
+  if (tokenizer.vocabSize > modelVocabSize)
+    throw new TokenizerError(
+      `the tokenizer has ids up to ${tokenizer.vocabSize - 1}, but the model's vocabulary has only ${modelVocabSize} entries: the tokenizer does not belong to this model`,
+    );
+}
+
 /** Splits the byte budget over the model's pools and allocates them on the backend. */
 async function allocateKvCache(backend: Backend, resolved: ResolvedPipelineOptions): Promise<KvCacheManager> {
+  // Checked before anything is sized or allocated: a cache larger than the machine can never be filled.
+  const physical = totalmem();
+  if (resolved.kvBytes > physical) {
+    throw new InvalidOptionError('kvCache.size', `${resolved.kvBytes} bytes is more than this machine's memory (${physical} bytes); give a smaller size, e.g. "1GB"`);
+  }
   const specs = planPools(backend.shape, resolved.kvBytes, resolved.precision, resolved.blockSize, resolved.maxNumSeqs);
   if (specs.some((spec) => spec.numBlocks < 2)) {
     throw new InvalidOptionError('kvCache.size', `${resolved.kvBytes} bytes cannot hold a single block of this model`);
+  }
+  const largest = specs.find((spec) => spec.numBlocks > MAX_BLOCKS_PER_POOL);
+  if (largest !== undefined) {
+    throw new InvalidOptionError('kvCache.size', `${resolved.kvBytes} bytes make ${largest.numBlocks} blocks in the ${largest.name} pool, more than the ${MAX_BLOCKS_PER_POOL} weft manages; give a smaller size or a larger kvCache.blockSize`);
   }
   const kv = new KvCacheManager(specs, { prefixCaching: resolved.prefixCaching });
   const extraPoolBlocks = Object.fromEntries(specs.slice(1).map((spec) => [spec.name, spec.numBlocks]));

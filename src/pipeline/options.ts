@@ -12,6 +12,7 @@ import type { ResponseFormat, ToolChoice } from '../guided/guide.js';
 import type { SamplingParams } from '../sampling/params.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer, ToolDefinition } from '../text/types.js';
+import { toJsonData } from './json-data.js';
 import { boolean, checkKeys, checkObject, integer, isObject, number, parseByteSize } from './option-values.js';
 
 export type { LoadProgress };
@@ -181,8 +182,8 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
     if (options[name] !== undefined && typeof options[name] !== 'function') throw new InvalidOptionError(name, 'expected a function');
   }
   checkParsers('parsers', options.parsers);
-  if (options.backend === undefined && typeof options.model !== 'string') {
-    throw new InvalidOptionError('model', 'give a model folder path, or a backend and a tokenizer');
+  if (options.backend === undefined && (typeof options.model !== 'string' || options.model.trim() === '')) {
+    throw new InvalidOptionError('model', `give a model folder path, or a backend and a tokenizer (got ${JSON.stringify(options.model) ?? 'undefined'})`);
   }
   if (options.backend !== undefined && options.tokenizer === undefined) {
     throw new InvalidOptionError('tokenizer', 'a custom backend needs a tokenizer');
@@ -229,6 +230,9 @@ export interface ResolvedRequestOptions {
   readonly priority: number;
   /** Undefined: the pipeline decides (kept when a tool parser reads the reply). */
   readonly skipSpecialTokens: boolean | undefined;
+  /** A chat's tools and template kwargs as plain JSON data (json-data.ts): what the template and parsers see. */
+  readonly tools: ToolDefinition[] | undefined;
+  readonly templateKwargs: Record<string, unknown> | undefined;
   readonly responseFormat: ResponseFormat | undefined;
   /** Undefined: "auto". */
   readonly toolChoice: ToolChoice | undefined;
@@ -250,6 +254,8 @@ export function resolveRequestOptions(options: ChatOptions, defaults: Generation
   checkParsers('parsers', options.parsers);
   checkTools(options.tools);
   checkObject('templateKwargs', options.templateKwargs);
+  const tools = options.tools === undefined ? undefined : (toJsonData(options.tools, 'tools') as ToolDefinition[]);
+  const templateKwargs = options.templateKwargs === undefined ? undefined : (toJsonData(options.templateKwargs, 'templateKwargs') as Record<string, unknown>);
   const sampleByDefault = defaults.doSample === true;
   const temperature = number('temperature', options.temperature, sampleByDefault ? (defaults.temperature ?? 1) : 0, { min: 0, max: 100 });
   const stop = options.stop === undefined ? [] : typeof options.stop === 'string' ? [options.stop] : options.stop;
@@ -280,6 +286,8 @@ export function resolveRequestOptions(options: ChatOptions, defaults: Generation
     ignoreEos: boolean('ignoreEos', options.ignoreEos) ?? false,
     priority: number('priority', options.priority, 0, { min: -Infinity, max: Infinity }),
     skipSpecialTokens: boolean('skipSpecialTokens', options.skipSpecialTokens),
+    tools,
+    templateKwargs,
     responseFormat: checkResponseFormat(options.responseFormat),
     toolChoice: checkToolChoice(options.toolChoice, options.tools, options.responseFormat),
   };
@@ -298,8 +306,8 @@ function checkResponseFormat(format: unknown): ResponseFormat | undefined {
   checkKeys('responseFormat', format, JSON_SCHEMA_FORMAT_KEYS);
   if (!isObject(format.schema) && typeof format.schema !== 'boolean') throw new InvalidOptionError('responseFormat.schema', 'expected a JSON schema object');
   if (format.name !== undefined && typeof format.name !== 'string') throw new InvalidOptionError('responseFormat.name', 'expected a string');
-  // A copy: a caller changing its schema mid-request must not change the request.
-  return { type: 'json_schema', schema: structuredClone(format.schema), ...(format.name !== undefined && { name: format.name }) };
+  // Plain JSON data, copied: a caller changing its schema mid-request must not change the request.
+  return { type: 'json_schema', schema: toJsonData(format.schema, 'responseFormat.schema'), ...(format.name !== undefined && { name: format.name }) };
 }
 
 function checkToolChoice(choice: unknown, tools: unknown, responseFormat: unknown): ToolChoice | undefined {

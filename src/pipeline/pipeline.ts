@@ -10,6 +10,7 @@
 
 import { EventEmitter } from 'eventemitter3';
 import type { Backend } from '../backends/backend.js';
+import type { RemoteOptions, RemotePipeline } from '../remote/remote-pipeline.js';
 import { Engine, type StepInfo } from '../engine/engine.js';
 import type { PoolStats } from '../engine/kv/kv-cache-manager.js';
 import type { SchedulerConfig } from '../engine/scheduler.js';
@@ -42,6 +43,8 @@ export interface PipelineEvents {
   step: (info: StepInfo) => void;
   'request-start': (info: { requestId: number; promptTokens: number }) => void;
   'request-preempted': (info: { requestId: number }) => void;
+  /** The request's first generated tokens reached its consumer (time to first token). */
+  'request-first-token': (info: { requestId: number }) => void;
   /** With the reason the request's result or finish part reports (`tool_calls` included), or `aborted` / `error`. */
   'request-finish': (info: { requestId: number; finishReason: FinishReason; usage: Usage }) => void;
   /** Engine log lines (a request or a step failed). */
@@ -65,7 +68,21 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   private generated = 0;
 
   /** Loads a model folder (or wraps a custom backend) and starts an idle engine. */
-  static async create(options: PipelineOptions): Promise<Pipeline> {
+  static create(options: { remote: RemoteOptions }): Promise<RemotePipeline>;
+  static create(options: PipelineOptions): Promise<Pipeline>;
+  /** With `{ remote }`: the same API over an OpenAI-compatible server (src/remote/, docs/scaling.md). */
+  static async create(options: PipelineOptions | { remote: RemoteOptions }): Promise<Pipeline | RemotePipeline> {
+    if (options !== null && typeof options === 'object' && 'remote' in options && options.remote !== undefined) {
+      const others = Object.keys(options).filter((key) => key !== 'remote');
+      if (others.length > 0) throw new InvalidOptionError('remote', `a remote pipeline takes no local options (got ${others.join(', ')})`);
+      // Loaded on demand: in-process users never load the HTTP client.
+      const { RemotePipeline } = await import('../remote/remote-pipeline.js');
+      return RemotePipeline.create({ remote: options.remote });
+    }
+    return Pipeline.createLocal(options as PipelineOptions);
+  }
+
+  private static async createLocal(options: PipelineOptions): Promise<Pipeline> {
     const resolved = resolvePipelineOptions(options);
     const model = await openModel(options, resolved);
     return new Pipeline(model, options, { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: resolved.maxNumBatchedTokens, policy: resolved.policy });
@@ -104,6 +121,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
         this.safeEmit('request-start', { requestId, promptTokens });
       },
       onTokens: (count) => (this.generated += count),
+      onFirstToken: (requestId) => this.safeEmit('request-first-token', { requestId }),
       onFinish: (requestId, finishReason, usage) => {
         this.finished++;
         this.safeEmit('request-finish', { requestId, finishReason, usage });
@@ -183,7 +201,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     const names = chat ? { ...this.options.parsers, ...options.parsers } : {};
     const skipSpecialTokens = resolved.skipSpecialTokens ?? names.tool === undefined;
     const prepared = chat
-      ? prepareChat(input, options, this.chatTemplate, this.tokenizer, this.options.model)
+      ? prepareChat(input, resolved, this.chatTemplate, this.tokenizer, this.backend.shape.vocabSize, this.options.model)
       : preparePrompt(input, this.tokenizer, this.backend.shape.vocabSize);
     const reply = new Reply(names, prepared.tools, prepared.promptText ?? '');
     if (resolved.toolChoice !== undefined && names.tool === undefined) {

@@ -4,11 +4,11 @@
  * anything is queued.
  */
 
-import { InvalidOptionError } from '../errors.js';
+import { InvalidOptionError, TokenizerError } from '../errors.js';
 import { requireChatTemplate, type ChatTemplate } from '../text/chat-template.js';
 import type { Tokenizer, ToolDefinition } from '../text/types.js';
 import { normalizeMessages } from './messages.js';
-import type { ChatOptions } from './options.js';
+import type { ResolvedRequestOptions } from './options.js';
 
 /** A request's prompt as token ids, with what its reply parsers need to know. */
 export interface PreparedPrompt {
@@ -26,23 +26,28 @@ export function isChatInput(input: unknown): boolean {
 /** A completion prompt: text (encoded with the tokenizer's special tokens) or token ids used as they are. */
 export function preparePrompt(prompt: unknown, tokenizer: Tokenizer, vocabSize: number): PreparedPrompt {
   if (typeof prompt === 'string') {
-    const promptTokenIds = tokenizer.encode(prompt);
+    const promptTokenIds = checkEncoded(tokenizer.encode(prompt), vocabSize, 'prompt');
     if (promptTokenIds.length === 0) throw new InvalidOptionError('prompt', 'the prompt encodes to no tokens');
     return { promptTokenIds, promptText: prompt, tools: [] };
   }
   if (Array.isArray(prompt) && prompt.length === 0) throw new InvalidOptionError('prompt', 'the prompt has no tokens');
-  if (!Array.isArray(prompt) || prompt.some((id) => !Number.isInteger(id) || id < 0 || id >= vocabSize)) {
-    throw new InvalidOptionError('prompt', `expected a string or an array of token ids below ${vocabSize}`);
+  if (!Array.isArray(prompt)) throw new InvalidOptionError('prompt', `expected a string or an array of token ids below ${vocabSize}`);
+  // An index loop, not some(): some() skips the holes of a sparse array ([1, , 3], new Array(5)).
+  for (let i = 0; i < prompt.length; i++) {
+    const id: unknown = prompt[i];
+    if (!Number.isInteger(id) || (id as number) < 0 || (id as number) >= vocabSize)
+      throw new InvalidOptionError(`prompt[${i}]`, `expected a token id in [0, ${vocabSize}), got ${i in prompt ? String(id) : 'a hole'}`);
   }
-  return { promptTokenIds: [...(prompt as number[])], promptText: undefined, tools: [] };
+  return { promptTokenIds: Array.from(prompt as number[]), promptText: undefined, tools: [] };
 }
 
 /** A chat: the messages checked and rendered with the generation prompt. `modelDir` names the model in errors. */
 export function prepareChat(
   messages: unknown,
-  options: ChatOptions,
+  options: Pick<ResolvedRequestOptions, 'tools' | 'templateKwargs'>,
   template: ChatTemplate | undefined,
   tokenizer: Tokenizer,
+  vocabSize: number,
   modelDir: string | undefined,
 ): PreparedPrompt {
   const normalized = normalizeMessages(messages);
@@ -52,6 +57,18 @@ export function prepareChat(
     ...(options.templateKwargs && { kwargs: options.templateKwargs }),
   });
   // The template writes BOS itself when the model wants one.
-  const promptTokenIds = tokenizer.encode(promptText, { addSpecialTokens: false });
+  const promptTokenIds = checkEncoded(tokenizer.encode(promptText, { addSpecialTokens: false }), vocabSize, 'messages');
   return { promptTokenIds, promptText, tools: options.tools ?? [] };
+}
+
+/**
+ * Every id a tokenizer made must be one the model has: a step holds only valid
+ * input, so one bad prompt fails alone, at submission, never a whole batch.
+ */
+function checkEncoded(ids: number[], vocabSize: number, what: string): number[] {
+  for (const id of ids) {
+    if (!Number.isInteger(id) || id < 0 || id >= vocabSize)
+      throw new TokenizerError(`${what}: the tokenizer produced token id ${id}, outside the model's vocabulary of ${vocabSize}`);
+  }
+  return ids;
 }

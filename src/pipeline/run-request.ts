@@ -13,6 +13,7 @@ import type { SampledToken } from '../sampling/sampler.js';
 import type { ResolvedRequestOptions } from './options.js';
 import type { PreparedPrompt } from './prompt.js';
 import type { Reply } from './reply.js';
+import { onSignalAbort } from './abort-fanout.js';
 import { RequestChannel } from './request-channel.js';
 import type { FinishReason, StreamPart, TokenLogprobs, Usage } from './stream-parts.js';
 
@@ -40,6 +41,8 @@ export interface RunContext {
   isClosed(): boolean;
   onStart(requestId: number, promptTokens: number): void;
   onTokens(count: number): void;
+  /** The request's first generated tokens reached its consumer. */
+  onFirstToken(requestId: number): void;
   /** With the reason the caller sees ('tool_calls' included), or 'aborted' / 'error' just before the rejection. */
   onFinish(requestId: number, finishReason: FinishReason, usage: Usage): void;
 }
@@ -63,13 +66,14 @@ export async function* runRequest(
   }
   const requestId = added.value;
   const onAbort = (): void => ctx.engine.abort(requestId, new AbortError('the request was aborted', { cause: signal?.reason }));
-  signal?.addEventListener('abort', onAbort, { once: true });
+  const unsubscribe = signal === undefined ? undefined : onSignalAbort(signal, onAbort);
   let completion = 0;
   try {
     ctx.onStart(requestId, promptTokens);
     for await (const item of channel) {
       if (item.kind === 'delta') {
         const { text, tokenIds, logprobs } = item.delta;
+        if (completion === 0 && tokenIds.length > 0) ctx.onFirstToken(requestId);
         completion += tokenIds.length;
         ctx.onTokens(tokenIds.length);
         yield logprobs === undefined ? { type: 'raw', text, tokenIds } : { type: 'raw', text, tokenIds, logprobs: logprobs.map(toTokenLogprobs) };
@@ -94,9 +98,13 @@ export async function* runRequest(
       return;
     }
   } finally {
-    signal?.removeEventListener('abort', onAbort);
-    // A consumer that leaves early (break, return, throw) cancels the request.
-    if (!channel.isFinished) ctx.engine.abort(requestId, new AbortError('the consumer stopped reading'));
+    unsubscribe?.();
+    // A consumer that leaves early (break, return, throw) cancels the request;
+    // it is finished for the counters and listeners as soon as it is cancelled.
+    if (!channel.isFinished) {
+      ctx.engine.abort(requestId, new AbortError('the consumer stopped reading'));
+      ctx.onFinish(requestId, 'aborted', { promptTokens, completionTokens: completion, cachedPromptTokens: 0 });
+    }
   }
 }
 

@@ -52,8 +52,11 @@ export class Sampler {
     if (params.repetitionPenalty !== 1) for (const token of promptTokenIds) this.seen.add(token);
   }
 
-  /** Samples from logits[offset .. offset + vocab). May modify that row. */
-  sample(logits: Float32Array, offset: number, vocab: number): SampledToken {
+  /**
+   * Samples from logits[offset .. offset + vocab). May modify that row. `masked`: guided
+   * generation already checked the row and set the tokens its grammar forbids to -Infinity.
+   */
+  sample(logits: Float32Array, offset: number, vocab: number, options?: { readonly masked?: boolean }): SampledToken {
     const { temperature, topK, logprobs } = this.params;
     const greedy = temperature === 0 || topK === 1;
     if (this.isPlainGreedy) {
@@ -61,6 +64,7 @@ export class Sampler {
       return { token: argmax(logits, offset, offset + vocab) };
     }
     const row = logits.subarray(offset, offset + vocab);
+    if (options?.masked !== true && !allFinite(row)) throw new NonFiniteLogitsError();
     const reported = logprobs > 0 ? topLogprobs(row, logprobs) : undefined;
     this.applyPenalties(row);
     const token = greedy ? argmax(row, 0, vocab) : this.draw(row);
@@ -92,6 +96,9 @@ export class Sampler {
     const { temperature, topK, topP, minP } = this.params;
     let max = -Infinity;
     for (let i = 0; i < row.length; i++) if (row[i]! > max) max = row[i]!;
+    // Extreme penalties can push a logit to +-infinity in float32 (1 / 1e-39):
+    // the weights below would be NaN, so the most likely token is the choice.
+    if (!Number.isFinite(max)) return argmax(row, 0, row.length);
     // Candidates with their unnormalised probabilities exp((l - max) / T).
     const floor = Math.log(NEGLIGIBLE) * temperature + max;
     const ids: number[] = [];
@@ -121,6 +128,8 @@ export class Sampler {
       order = order.slice(0, keep);
     }
     const total = order.reduce((sum, i) => sum + weights[i]!, 0);
+    // Filters that together keep nothing fall back to the most likely token.
+    if (order.length === 0 || !(total > 0)) return argmax(row, 0, row.length);
     let threshold = this.rng.next() * total;
     for (const i of order) {
       threshold -= weights[i]!;
@@ -128,6 +137,23 @@ export class Sampler {
     }
     return ids[order[order.length - 1]!]!;
   }
+}
+
+/**
+ * A logits row with NaN or an infinity: the model's output is broken, so the
+ * request that would sample from it fails (the engine turns this into a
+ * BackendError for that request alone).
+ */
+export class NonFiniteLogitsError extends Error {
+  constructor() {
+    super('the model produced non-finite logits (NaN or infinity); the weights or the config (e.g. rope_theta) are broken');
+  }
+}
+
+/** Whether no value of `row` is NaN or infinite. */
+export function allFinite(row: Float32Array): boolean {
+  for (let i = 0; i < row.length; i++) if (!Number.isFinite(row[i]!)) return false;
+  return true;
 }
 
 /**

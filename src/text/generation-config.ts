@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import { ModelLoadError } from '../errors.js';
+import { MAX_FILE_BYTES, parseJsonText, readModelFile } from '../model-files/model-file.js';
 import type { GenerationDefaults } from './types.js';
 
 /**
@@ -8,19 +9,9 @@ import type { GenerationDefaults } from './types.js';
  * fields have the wrong type, is a ModelLoadError naming the file.
  */
 export async function readGenerationConfig(file: string): Promise<GenerationDefaults> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new ModelLoadError(`${file} could not be read: ${(error as Error).message}`, file, undefined, { cause: error });
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new ModelLoadError(`${file} is not valid JSON: ${(error as Error).message}`, file, undefined, { cause: error });
-  }
+  const bytes = await readModelFile(dirname(file), basename(file), MAX_FILE_BYTES.smallJson);
+  if (bytes === undefined) return {};
+  const json = parseJsonText(bytes.toString('utf8'), file);
   return parseGenerationConfig(json, file);
 }
 

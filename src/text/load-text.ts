@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TokenizerError } from '../errors.js';
+import { MAX_FILE_BYTES, parseJsonText, readModelFile } from '../model-files/model-file.js';
 import { ChatTemplate, templatesFromConfig } from './chat-template.js';
 import { readGenerationConfig } from './generation-config.js';
 import { HfTokenizer } from './hf-tokenizer.js';
@@ -23,12 +23,12 @@ export async function loadText(modelDir: string): Promise<TextAssets> {
   const tokenizerFile = join(modelDir, 'tokenizer.json');
   const configFile = join(modelDir, 'tokenizer_config.json');
 
-  const tokenizerText = await readText(tokenizerFile);
+  const tokenizerText = await readText(modelDir, 'tokenizer.json', MAX_FILE_BYTES.tokenizer);
   if (tokenizerText === undefined) {
     throw new TokenizerError(`${tokenizerFile} is missing: weft needs a Hugging Face tokenizer.json next to the model`);
   }
   const tokenizerJson = parseJson(tokenizerText, tokenizerFile);
-  const configText = await readText(configFile);
+  const configText = await readText(modelDir, 'tokenizer_config.json', MAX_FILE_BYTES.smallJson);
   const tokenizerConfig = configText === undefined ? {} : parseJson(configText, configFile);
   if (tokenizerConfig === null || typeof tokenizerConfig !== 'object' || Array.isArray(tokenizerConfig)) {
     throw new TokenizerError(`${configFile}: expected a JSON object`);
@@ -43,7 +43,7 @@ export async function loadText(modelDir: string): Promise<TextAssets> {
     file: tokenizerFile,
   });
 
-  const jinjaFile = await readText(join(modelDir, 'chat_template.jinja'));
+  const jinjaFile = await readText(modelDir, 'chat_template.jinja', MAX_FILE_BYTES.smallJson);
   const templates = jinjaFile !== undefined ? new Map([['default', jinjaFile]]) : templatesFromConfig(config, configFile);
   const chatTemplate = templates
     ? new ChatTemplate(templates, {
@@ -55,20 +55,11 @@ export async function loadText(modelDir: string): Promise<TextAssets> {
   return { tokenizer, chatTemplate, generationDefaults };
 }
 
-/** File text, or undefined when the file does not exist. */
-async function readText(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new TokenizerError(`${file} could not be read: ${(error as Error).message}`, { cause: error });
-  }
+/** A file's text, or undefined when it does not exist (model-file.ts checks what it is first). */
+async function readText(modelDir: string, name: string, maxBytes: number): Promise<string | undefined> {
+  return (await readModelFile(modelDir, name, maxBytes))?.toString('utf8');
 }
 
 function parseJson(text: string, file: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new TokenizerError(`${file} is not valid JSON: ${(error as Error).message}`, { cause: error });
-  }
+  return parseJsonText(text, file, (message, cause) => new TokenizerError(message, { cause }));
 }

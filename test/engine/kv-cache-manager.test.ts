@@ -83,6 +83,14 @@ function poolSets(): PoolSpec[][] {
   ];
 }
 
+/**
+ * Operations the model-based test runs in all: 10^5 by default (CI);
+ * `npm run fuzz` sets WEFT_FUZZ_OPS=10000000.
+ */
+const FUZZ_OPS = Number(process.env.WEFT_FUZZ_OPS ?? 1e5);
+/** Operations run so far (sequences are up to 60 long, 30 on average). */
+let operations = 0;
+
 function runModel(specs: PoolSpec[], prefixCaching: boolean, ops: Op[]): void {
   const kv = new KvCacheManager(specs, { prefixCaching });
   // The model: each live request's tokens and how many are "computed" (covered by its tables).
@@ -97,6 +105,7 @@ function runModel(specs: PoolSpec[], prefixCaching: boolean, ops: Op[]): void {
     });
     if (live.size === 0) stats.forEach((pool) => expect(pool.usedBlocks).toBe(0));
   };
+  operations += ops.length;
   for (const step of ops) {
     switch (step.op) {
       case 'allocate': {
@@ -167,15 +176,23 @@ function runModel(specs: PoolSpec[], prefixCaching: boolean, ops: Op[]): void {
 
 describe('KvCacheManager (model-based properties)', () => {
   it('keeps every invariant over random operation sequences, single and multi pool', () => {
+    const combinations = poolSets().length * 2;
+    const perCombination = FUZZ_OPS / combinations;
     for (const specs of poolSets()) {
       for (const prefixCaching of [true, false]) {
-        fc.assert(
-          fc.property(fc.array(opArb, { maxLength: 60 }), (ops) => runModel(specs, prefixCaching, ops)),
-          { numRuns: 300 },
-        );
+        const target = operations + perCombination;
+        // Rounds of fresh seeds until this combination has run its share.
+        while (operations < target) {
+          fc.assert(
+            fc.property(fc.array(opArb, { maxLength: 60 }), (ops) => runModel(specs, prefixCaching, ops)),
+            { numRuns: Math.max(1, Math.min(2000, Math.ceil((target - operations) / 30))) },
+          );
+        }
       }
     }
-  });
+    console.log(`KvCacheManager model-based test: ${operations} operations, every invariant checked after each`);
+    expect(operations).toBeGreaterThanOrEqual(FUZZ_OPS);
+  }, 3_600_000);
 });
 
 describe('KvCacheManager (targeted)', () => {

@@ -4,6 +4,7 @@
  * requests leave their neighbours' outputs unchanged.
  */
 import { describe, expect, it } from 'vitest';
+import { GrammarMatcher } from '../../src/guided/grammar.js';
 import { GrammarDeadEndError } from '../../src/index.js';
 import { harness, prompts } from '../support/harness.js';
 
@@ -42,6 +43,40 @@ describe('guided requests in the engine', () => {
         expect(typeof value.a).toBe('boolean');
         expect(['x', 'yy']).toContain(value.b);
       }
+    } finally {
+      await h.pipe.close();
+    }
+  });
+});
+
+describe('masks and the backend', () => {
+  it('fills masks while the backend computes the step, not after it', async () => {
+    const h = await harness({ backend: { delayMs: 5 } });
+    try {
+      let inFlight = false;
+      const execute = h.backend.execute.bind(h.backend);
+      h.backend.execute = async (batch) => {
+        inFlight = true;
+        try {
+          return await execute(batch);
+        } finally {
+          inFlight = false;
+        }
+      };
+      const during: boolean[] = [];
+      const original = GrammarMatcher.prototype.fillMask;
+      GrammarMatcher.prototype.fillMask = function (mask: Uint32Array): boolean {
+        during.push(inFlight);
+        return original.call(this, mask);
+      };
+      try {
+        const r = await h.pipe.generate('q', { responseFormat: { type: 'json_schema', schema: { enum: ['alpha', 'beta'] } }, temperature: 1, seed: 2 });
+        expect(['"alpha"', '"beta"']).toContain(r.text);
+      } finally {
+        GrammarMatcher.prototype.fillMask = original;
+      }
+      expect(during.length).toBeGreaterThan(0);
+      expect(during.every((x) => x)).toBe(true);
     } finally {
       await h.pipe.close();
     }

@@ -72,18 +72,26 @@ Napi::Error native_error(Napi::Env env, const std::exception& e) {
   return Napi::Error::New(env, e.what());
 }
 
-// Runs `body` (which returns the promise of the job it queued) so that any
-// error it throws rejects `d` instead: callers always get a promise.
+// A promise already rejected with `error`. Deferreds are made only where they
+// are settled: an unsettled one is a persistent handle that lives forever.
+Napi::Value rejected(Napi::Env env, const Napi::Value& error) {
+  auto d = Napi::Promise::Deferred::New(env);
+  d.Reject(error);
+  return d.Promise();
+}
+
+// Runs `body` (which returns the promise of the job it queued, or of an early
+// rejection) so that any error it throws becomes a rejected promise instead:
+// callers always get a promise.
 template <typename Body>
-Napi::Value settle_errors(Napi::Env env, Napi::Promise::Deferred& d, Body&& body) {
+Napi::Value settle_errors(Napi::Env env, Body&& body) {
   try {
     return body();
   } catch (const Napi::Error& e) {
-    d.Reject(e.Value());
+    return rejected(env, e.Value());
   } catch (const std::exception& e) {  // e.g. bad_alloc copying a huge typed array
-    d.Reject(native_error(env, e).Value());
+    return rejected(env, native_error(env, e).Value());
   }
-  return d.Promise();
 }
 
 // A promise-returning AsyncWorker that keeps the model object alive while it runs.
@@ -254,18 +262,12 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
   }
 
  private:
-  // Rejects `d` and returns true when the model is disposed or busy.
-  bool unavailable(Napi::Env env, Napi::Promise::Deferred& d) {
-    if (!model_) {
-      d.Reject(Napi::Error::New(env, "the model has been disposed").Value());
-      return true;
-    }
-    if (busy_) {
-      d.Reject(Napi::Error::New(env, "another operation is still running on this model: one step at a time, await the "
-                                     "previous call first").Value());
-      return true;
-    }
-    return false;
+  // Throws (a rejection, through settle_errors) when the model is disposed or busy.
+  void require_available(Napi::Env env) {
+    if (!model_) throw Napi::Error::New(env, "the model has been disposed");
+    if (busy_)
+      throw Napi::Error::New(env, "another operation is still running on this model: one step at a time, await the "
+                                  "previous call first");
   }
 
   // Queues a job and returns its promise. If queueing fails the job never
@@ -286,9 +288,8 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
   // checks that the model is available, and only then touches model_.
   Napi::Value load_tensor(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    auto d = Napi::Promise::Deferred::New(env);
-    if (unavailable(env, d)) return d.Promise();
-    return settle_errors(env, d, [&]() -> Napi::Value {
+    return settle_errors(env, [&]() -> Napi::Value {
+      require_available(env);
       if (info.Length() < 6 || !info[0].IsString() || !info[2].IsString() || !info[4].IsString() || !info[5].IsArray())
         throw Napi::TypeError::New(env, "loadTensor(kind, layer, path, offset, dtype, shape)");
       const std::string kind = info[0].As<Napi::String>();
@@ -302,7 +303,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       std::vector<int64_t> shape;
       for (uint32_t i = 0; i < rank; ++i)
         shape.push_back(to_int64(env, dims.Get(i), "shape entry", 0, 9007199254740991.0));
-      if (unavailable(env, d)) return d.Promise();
+      require_available(env);
       Tensor* slot = find_weight_slot(model_->weights, kind, layer);
       if (!slot) throw Napi::Error::New(env, "the model has no weight " + kind + (layer >= 0 ? " in layer " + std::to_string(layer) : ""));
       weights_ready_ = false;
@@ -312,9 +313,8 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
 
   Napi::Value allocate_cache_method(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    auto d = Napi::Promise::Deferred::New(env);
-    if (unavailable(env, d)) return d.Promise();
-    return settle_errors(env, d, [&]() -> Napi::Value {
+    return settle_errors(env, [&]() -> Napi::Value {
+      require_available(env);
       if (info.Length() < 3 || !info[2].IsString()) throw Napi::TypeError::New(env, "allocateCache(numBlocks, blockSize, precision)");
       const int blocks = static_cast<int>(to_int64(env, info[0], "numBlocks", 0, 2147483647.0));
       const int block_size = static_cast<int>(to_int64(env, info[1], "blockSize", 0, 2147483647.0));
@@ -324,16 +324,15 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       else if (p == "f16") precision = KvPrecision::F16;
       else if (p == "u8") precision = KvPrecision::U8;
       else throw Napi::RangeError::New(env, "KV cache precision " + p + " is not supported (f32, f16, u8)");
-      if (unavailable(env, d)) return d.Promise();
+      require_available(env);
       return queue(new CacheJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), blocks, block_size, precision));
     });
   }
 
   Napi::Value execute(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    auto d = Napi::Promise::Deferred::New(env);
-    if (unavailable(env, d)) return d.Promise();
-    return settle_errors(env, d, [&]() -> Napi::Value {
+    return settle_errors(env, [&]() -> Napi::Value {
+      require_available(env);
       if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "execute(batch): batch must be an object");
       const Napi::Object b = info[0].As<Napi::Object>();
       StepInput step;
@@ -346,7 +345,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       step.logits_indices = read_int32s(b, "logitsIndices");
       step.block_copies = read_int32s(b, "blockCopies", true);
       step.max_context_len = to_int64(env, b.Get("maxContextLen"), "maxContextLen", 0, 2147483647.0);
-      if (unavailable(env, d)) return d.Promise();
+      require_available(env);
       if (!weights_ready_) {
         const std::string missing = missing_weights(model_->weights);
         if (!missing.empty()) throw Napi::Error::New(env, "weights not loaded: " + missing);

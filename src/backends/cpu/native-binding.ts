@@ -1,17 +1,18 @@
 /**
- * Loads the native addon (native/build/Release/weft_native.node).
- *
- * The addon sits in the package, not next to this file: this file runs from
- * src/ (vitest, tsx) and from the bundles dist/index.js and dist/index.cjs. So
- * we walk up from here to the folder whose package.json is named "weft".
- * WEFT_NATIVE_PATH overrides the location.
+ * Loads the native addon. Where it is looked for, in order:
+ * 1. WEFT_NATIVE_PATH, if set (that file and nothing else);
+ * 2. the prebuilt binary shipped in the package, prebuilds/<platform>-<arch>/weft_native.node,
+ *    unless WEFT_BUILD_FROM_SOURCE=1, and only while its weft_native.json records the
+ *    fingerprint of the native sources next to it (so a stale binary is never loaded);
+ * 3. the one compiled from source, native/build/Release/weft_native.node.
+ * A candidate that fails to load (another libc, say) gives way to the next.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { NativeBackendUnavailableError } from '../../errors.js';
 import type { KvPrecision, StepBatch } from '../backend.js';
+import { nativeSourceHash, packageRoot } from '../../package-files.js';
 
 /** What `new CpuModel(config)` takes (checked again in native/src/cpu/binding.cc). */
 export interface NativeModelConfig {
@@ -65,39 +66,82 @@ export interface NativeBinding {
 }
 
 const ABI_VERSION = 2;
-const REBUILD = 'run `npm run build:native` in the weft package folder (needs cmake >= 3.15 and a C++17 compiler)';
+const REBUILD =
+  'run `npm rebuild weft` (with WEFT_BUILD_FROM_SOURCE=1 to compile even where a prebuilt binary exists), or `npm run build:native` in the weft package folder; compiling needs cmake >= 3.15 and a C++17 compiler';
 let cached: NativeBinding | undefined;
 
-/** Finds the weft package root by walking up from `start`. */
-export function findPackageRoot(start: string): string | undefined {
-  for (let dir = start; ; ) {
-    const manifest = join(dir, 'package.json');
-    if (existsSync(manifest)) {
-      try {
-        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'weft') return dir;
-      } catch {
-        // An unreadable package.json is not ours; keep walking.
-      }
-    }
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
+/** What prebuilds/<platform>-<arch>/weft_native.json says about the binary beside it (written by scripts/prebuild-native.ts). */
+export interface PrebuiltInfo {
+  readonly napiVersion: number;
+  /** nativeSourceHash() of the sources it was built from. */
+  readonly sourceHash: string;
+  readonly platform: string;
+  readonly arch: string;
 }
 
-export function nativeAddonPath(): string {
+/** Where this platform's prebuilt binary would be, in a package folder. */
+export function prebuiltDir(packageDir: string, platform: string = process.platform, arch: string = process.arch): string {
+  return join(packageDir, 'prebuilds', `${platform}-${arch}`);
+}
+
+/** The addon files to try, in order, each with the reason a skipped one was passed over. */
+export function nativeAddonCandidates(): { files: string[]; skipped: string[] } {
   const override = process.env.WEFT_NATIVE_PATH;
-  if (override) return override;
-  const here = dirname(fileURLToPath(import.meta.url));
-  const root = findPackageRoot(here);
-  if (!root) throw new NativeBackendUnavailableError(`cannot find the weft package folder above ${here}; ${REBUILD}`);
-  return join(root, 'native', 'build', 'Release', 'weft_native.node');
+  if (override) return { files: [override], skipped: [] };
+  const root = packageRoot();
+  if (!root) throw new NativeBackendUnavailableError(`cannot find the weft package folder above ${import.meta.url}; ${REBUILD}`);
+  const files: string[] = [];
+  const skipped: string[] = [];
+  const prebuilt = prebuiltDir(root);
+  if (process.env.WEFT_BUILD_FROM_SOURCE === '1') {
+    skipped.push('the prebuilt binary is not used (WEFT_BUILD_FROM_SOURCE=1)');
+  } else if (!existsSync(join(prebuilt, 'weft_native.node'))) {
+    skipped.push(`there is no prebuilt binary for ${process.platform}-${process.arch}`);
+  } else {
+    const stale = prebuiltMismatch(root, prebuilt);
+    if (stale) skipped.push(`the prebuilt binary in ${prebuilt} is not used: ${stale}`);
+    else files.push(join(prebuilt, 'weft_native.node'));
+  }
+  files.push(join(root, 'native', 'build', 'Release', 'weft_native.node'));
+  // scripts/install.cjs leaves this log when its build from source failed.
+  const log = join(root, 'native', 'build-from-source.log');
+  if (existsSync(log)) skipped.push(`the build from source during npm install failed (its log: ${log})`);
+  return { files, skipped };
 }
 
-/** The loaded addon; throws NativeBackendUnavailableError when missing or broken. */
+/** Why the prebuilt binary must not be used with these sources, or undefined when it fits. */
+function prebuiltMismatch(root: string, prebuilt: string): string | undefined {
+  let info: PrebuiltInfo;
+  try {
+    info = JSON.parse(readFileSync(join(prebuilt, 'weft_native.json'), 'utf8')) as PrebuiltInfo;
+  } catch {
+    return 'its weft_native.json is missing or unreadable';
+  }
+  // A package without native/src ships only binaries: nothing to compare against.
+  if (!existsSync(join(root, 'native', 'src'))) return undefined;
+  const sources = nativeSourceHash(root);
+  return info.sourceHash === sources ? undefined : `built from other native sources (${info.sourceHash.slice(0, 19)}…, these are ${sources.slice(0, 19)}…)`;
+}
+
+/** The addon file loadNativeBinding() tries first. */
+export function nativeAddonPath(): string {
+  return nativeAddonCandidates().files[0] as string;
+}
+
+/** The loaded addon; throws NativeBackendUnavailableError when none of the candidates loads. */
 export function loadNativeBinding(): NativeBinding {
-  cached ??= loadNativeBindingFrom(nativeAddonPath());
-  return cached;
+  if (cached) return cached;
+  const { files, skipped } = nativeAddonCandidates();
+  const failures: string[] = [...skipped];
+  for (const file of files) {
+    try {
+      cached = loadNativeBindingFrom(file);
+      return cached;
+    } catch (error) {
+      failures.push((error as Error).message.replace(`; ${REBUILD}`, ''));
+    }
+  }
+  throw new NativeBackendUnavailableError(`no native CPU backend could be loaded: ${failures.join('; ')}; ${REBUILD}`);
 }
 
 /** Loads an addon file without caching (loadNativeBinding caches the package's own). */

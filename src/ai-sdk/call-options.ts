@@ -1,0 +1,152 @@
+/**
+ * The AI SDK's call settings as weft request options, plus the warnings the
+ * spec wants for what weft cannot honour.
+ *
+ * Values are passed on unchecked: the pipeline validates every option and
+ * rejects a bad one with InvalidOptionError naming it, before anything is queued.
+ */
+
+import type { LanguageModelV3CallOptions, LanguageModelV3FunctionTool, SharedV3Warning } from '@ai-sdk/provider';
+import type { ChatOptions, ParserOptions, ToolDefinition } from '../index.js';
+
+/** `providerOptions.weft`: per-call settings only weft has. */
+export interface WeftCallSettings {
+  minP?: number;
+  repetitionPenalty?: number;
+  /** Higher runs first under the pipeline's "priority" scheduling policy. */
+  priority?: number;
+  stopTokenIds?: number[];
+  ignoreEos?: boolean;
+  skipSpecialTokens?: boolean;
+  /** Reasoning and tool-call parsers for this call (override the pipeline's). */
+  parsers?: ParserOptions;
+  /** Extra chat template variables, e.g. `{ enable_thinking: false }`. */
+  templateKwargs?: Record<string, unknown>;
+}
+
+const WEFT_SETTINGS: readonly (keyof WeftCallSettings)[] = [
+  'minP',
+  'repetitionPenalty',
+  'priority',
+  'stopTokenIds',
+  'ignoreEos',
+  'skipSpecialTokens',
+  'parsers',
+  'templateKwargs',
+];
+
+/** What toolChoice asked for that weft can only check afterwards (no guided generation yet). */
+export type ToolRequirement = { readonly kind: 'any' } | { readonly kind: 'named'; readonly toolName: string } | undefined;
+
+export interface ConvertedCall {
+  readonly options: ChatOptions;
+  readonly warnings: SharedV3Warning[];
+  readonly requirement: ToolRequirement;
+}
+
+export function toChatOptions(call: LanguageModelV3CallOptions, defaults: WeftCallSettings = {}): ConvertedCall {
+  const warnings: SharedV3Warning[] = [];
+  const weftSettings = { ...defaults, ...readWeftSettings(call.providerOptions?.weft, warnings) };
+  const { tools, requirement, disableToolParser } = selectTools(call, warnings);
+
+  if (call.responseFormat?.type === 'json') {
+    warnings.push({
+      type: 'unsupported',
+      feature: 'responseFormat',
+      details: 'weft has no guided generation yet: JSON output is neither constrained nor checked',
+    });
+  }
+
+  const parsers: ParserOptions | undefined = disableToolParser
+    ? { ...weftSettings.parsers, tool: undefined }
+    : weftSettings.parsers;
+  const options: ChatOptions = {
+    ...omitUndefined({
+      maxTokens: call.maxOutputTokens,
+      temperature: call.temperature,
+      topP: call.topP,
+      topK: call.topK,
+      seed: call.seed,
+      presencePenalty: call.presencePenalty,
+      frequencyPenalty: call.frequencyPenalty,
+      stop: call.stopSequences !== undefined && call.stopSequences.length > 0 ? call.stopSequences : undefined,
+      signal: call.abortSignal,
+      minP: weftSettings.minP,
+      repetitionPenalty: weftSettings.repetitionPenalty,
+      priority: weftSettings.priority,
+      stopTokenIds: weftSettings.stopTokenIds,
+      ignoreEos: weftSettings.ignoreEos,
+      skipSpecialTokens: weftSettings.skipSpecialTokens,
+      templateKwargs: weftSettings.templateKwargs,
+    }),
+    ...(parsers !== undefined && { parsers }),
+    ...(tools.length > 0 && { tools }),
+  };
+  return { options, warnings, requirement };
+}
+
+/**
+ * Tools and toolChoice. `none` offers no tools and turns the tool parser off;
+ * `required` offers them all and `tool` offers only the named one; neither is
+ * enforced while generating, so both are checked after (see language-model.ts).
+ */
+function selectTools(
+  call: LanguageModelV3CallOptions,
+  warnings: SharedV3Warning[],
+): { tools: ToolDefinition[]; requirement: ToolRequirement; disableToolParser: boolean } {
+  const functionTools: LanguageModelV3FunctionTool[] = [];
+  for (const tool of call.tools ?? []) {
+    if (tool.type === 'function') functionTools.push(tool);
+    else warnings.push({ type: 'unsupported', feature: `provider tool ${tool.id}`, details: 'weft runs function tools only' });
+  }
+  const choice = call.toolChoice ?? { type: 'auto' };
+  if (functionTools.length === 0) return { tools: [], requirement: undefined, disableToolParser: choice.type === 'none' };
+  switch (choice.type) {
+    case 'auto':
+      return { tools: functionTools.map(toToolDefinition), requirement: undefined, disableToolParser: false };
+    case 'none':
+      return { tools: [], requirement: undefined, disableToolParser: true };
+    case 'required':
+      warnings.push({
+        type: 'compatibility',
+        feature: 'toolChoice',
+        details: '"required" is not enforced (weft has no guided generation yet): the tools are offered and the reply is checked afterwards',
+      });
+      return { tools: functionTools.map(toToolDefinition), requirement: { kind: 'any' }, disableToolParser: false };
+    case 'tool': {
+      const named = functionTools.filter((tool) => tool.name === choice.toolName);
+      warnings.push({
+        type: 'compatibility',
+        feature: 'toolChoice',
+        details: `only "${choice.toolName}" is offered to the model, but the call is not enforced (weft has no guided generation yet); the reply is checked afterwards`,
+      });
+      return { tools: named.map(toToolDefinition), requirement: { kind: 'named', toolName: choice.toolName }, disableToolParser: false };
+    }
+  }
+}
+
+/** The AI SDK's function tool in the OpenAI / Hugging Face shape chat templates render. */
+export function toToolDefinition(tool: LanguageModelV3FunctionTool): ToolDefinition {
+  return {
+    type: 'function',
+    function: {
+      name: tool.name,
+      ...(tool.description !== undefined && { description: tool.description }),
+      parameters: tool.inputSchema as ToolDefinition['function']['parameters'],
+    },
+  };
+}
+
+function readWeftSettings(value: unknown, warnings: SharedV3Warning[]): WeftCallSettings {
+  if (value === undefined) return {};
+  const settings: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(value as Record<string, unknown>)) {
+    if ((WEFT_SETTINGS as readonly string[]).includes(key)) settings[key] = setting;
+    else warnings.push({ type: 'unsupported', feature: `providerOptions.weft.${key}`, details: `known: ${WEFT_SETTINGS.join(', ')}` });
+  }
+  return settings as WeftCallSettings;
+}
+
+function omitUndefined<T extends Record<string, unknown>>(record: T): Partial<T> {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,65 @@
+/**
+ * `createWeft` (an AI SDK provider over one pipeline) and `weft` (one model).
+ *
+ * Lifetime: whoever opens a pipeline closes it. Pass a Pipeline you opened and
+ * it stays yours; pass options or a model folder and the provider (or model)
+ * opens it on first use and closes it in close() / `await using`.
+ */
+
+import { basename } from 'node:path';
+import type { EmbeddingModelV3, ImageModelV3, ProviderV3 } from '@ai-sdk/provider';
+import { UnsupportedModelError, type Pipeline } from '../index.js';
+import { WeftLanguageModel, type WeftModelSettings } from './language-model.js';
+import { borrowed, isPipeline, pipelineSource, type PipelineInput, type PipelineSource } from '../integrations/pipeline-source.js';
+
+export interface WeftProviderSettings extends WeftModelSettings {
+  /** A Pipeline you opened (you close it), or Pipeline.create options / a model folder (the provider opens and closes it). */
+  readonly pipeline: PipelineInput;
+  /** The `modelId` models report when none is given. Default: the model folder's name, or "weft". */
+  readonly modelId?: string;
+}
+
+export interface WeftProvider extends ProviderV3, AsyncDisposable {
+  /** The language model over this provider's pipeline; `modelId` is only a label. */
+  (modelId?: string): WeftLanguageModel;
+  languageModel(modelId?: string): WeftLanguageModel;
+  /** The pipeline (opened now if the provider was given options). */
+  pipeline(): Promise<Pipeline>;
+  /** Closes the pipeline if the provider opened it; a Pipeline you passed in stays open. */
+  close(): Promise<void>;
+}
+
+export function createWeft(settings: WeftProviderSettings): WeftProvider {
+  const source = pipelineSource(settings.pipeline);
+  // Models share the provider's pipeline; closing it is the provider's job, not theirs.
+  const shared: PipelineSource = { get: () => source.get(), close: () => Promise.resolve() };
+  const defaultId = settings.modelId ?? modelName(settings.pipeline);
+  const languageModel = (modelId?: string): WeftLanguageModel => new WeftLanguageModel(modelId ?? defaultId, shared, settings);
+  const unsupported = (kind: string) => (): never => {
+    throw new UnsupportedModelError(`weft serves language models only; it has no ${kind} models`);
+  };
+  return Object.assign(languageModel, {
+    specificationVersion: 'v3' as const,
+    languageModel,
+    embeddingModel: unsupported('embedding') as (modelId: string) => EmbeddingModelV3,
+    imageModel: unsupported('image') as (modelId: string) => ImageModelV3,
+    pipeline: () => source.get(),
+    close: () => source.close(),
+    [Symbol.asyncDispose]: () => source.close(),
+  });
+}
+
+/**
+ * One language model. `weft(pipeline)` runs on a Pipeline you opened and
+ * close; `weft('models/weft-demo')` or `weft({ model, parsers, ... })` opens
+ * one on first use, which the model's close() (or `await using`) closes.
+ */
+export function weft(modelOrPipeline: PipelineInput, settings: WeftModelSettings & { modelId?: string } = {}): WeftLanguageModel {
+  const source = isPipeline(modelOrPipeline) ? borrowed(modelOrPipeline) : pipelineSource(modelOrPipeline);
+  return new WeftLanguageModel(settings.modelId ?? modelName(modelOrPipeline), source, settings);
+}
+
+function modelName(input: PipelineInput): string {
+  const folder = typeof input === 'string' ? input : isPipeline(input) ? undefined : input.model;
+  return folder !== undefined && folder.length > 0 ? basename(folder) : 'weft';
+}

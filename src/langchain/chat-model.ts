@@ -1,0 +1,171 @@
+/**
+ * `ChatWeft`: a LangChain.js chat model (BaseChatModel from @langchain/core)
+ * over a weft Pipeline: invoke, stream (text, reasoning and tool-call chunks),
+ * bindTools, and abort through the call's `signal`, which cancels only that
+ * request in weft's batch.
+ *
+ * Lifetime as in weft/ai-sdk: a Pipeline you pass in stays yours to close;
+ * options or a model folder make ChatWeft open one on first use and close it
+ * in close().
+ */
+import { randomUUID } from 'node:crypto';
+import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
+import { BaseChatModel, type BaseChatModelCallOptions, type BaseChatModelParams, type BindToolsInput } from '@langchain/core/language_models/chat_models';
+import { AIMessage, AIMessageChunk, type BaseMessage, type UsageMetadata } from '@langchain/core/messages';
+import { ChatGenerationChunk, type ChatResult } from '@langchain/core/outputs';
+import type { BaseLanguageModelInput } from '@langchain/core/language_models/base';
+import type { Runnable } from '@langchain/core/runnables';
+import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
+import type { ChatOptions, Pipeline, ToolDefinition, Usage } from '../index.js';
+import { pipelineSource, type PipelineInput, type PipelineSource } from '../integrations/pipeline-source.js';
+import { toChatMessages } from './messages.js';
+
+/** weft request options a call may set (besides `stop` and `signal`, which LangChain has). */
+export type WeftRequestOptions = Omit<ChatOptions, 'stop' | 'signal' | 'tools'>;
+
+export interface ChatWeftCallOptions extends BaseChatModelCallOptions {
+  /** Tools in the OpenAI / Hugging Face shape; bindTools() sets these. */
+  tools?: ToolDefinition[];
+  /** Per-call weft options (maxTokens, temperature, seed, parsers, templateKwargs, ...). */
+  weft?: WeftRequestOptions;
+}
+
+export interface ChatWeftFields extends BaseChatModelParams, WeftRequestOptions {
+  /** A Pipeline you opened (you close it), or Pipeline.create options / a model folder (ChatWeft opens and closes it). */
+  pipeline: PipelineInput;
+}
+
+export class ChatWeft extends BaseChatModel<ChatWeftCallOptions, AIMessageChunk> {
+  private readonly source: PipelineSource;
+  private readonly defaults: WeftRequestOptions;
+
+  static override lc_name(): string {
+    return 'ChatWeft';
+  }
+
+  constructor(fields: ChatWeftFields) {
+    const { pipeline, callbacks, maxConcurrency, maxRetries, onFailedAttempt, verbose, tags, metadata, cache, disableStreaming, outputVersion, ...defaults } = fields;
+    super({ callbacks, maxConcurrency, maxRetries, onFailedAttempt, verbose, tags, metadata, cache, disableStreaming, outputVersion });
+    this.source = pipelineSource(pipeline);
+    this.defaults = defaults;
+  }
+
+  _llmType(): string {
+    return 'weft';
+  }
+
+  /** The pipeline (opened now if ChatWeft was given options). */
+  pipeline(): Promise<Pipeline> {
+    return this.source.get();
+  }
+
+  /** Closes the pipeline if ChatWeft opened it; never one you passed in. */
+  close(): Promise<void> {
+    return this.source.close();
+  }
+
+  override bindTools(tools: BindToolsInput[], kwargs?: Partial<ChatWeftCallOptions>): Runnable<BaseLanguageModelInput, AIMessageChunk, ChatWeftCallOptions> {
+    return this.withConfig({ tools: tools.map((tool) => convertToOpenAITool(tool) as ToolDefinition), ...kwargs });
+  }
+
+  async _generate(messages: BaseMessage[], options: this['ParsedCallOptions'], runManager?: CallbackManagerForLLMRun): Promise<ChatResult> {
+    let message: AIMessageChunk | undefined;
+    for await (const chunk of this._streamResponseChunks(messages, options, runManager)) {
+      const piece = chunk.message as AIMessageChunk;
+      message = message === undefined ? piece : message.concat(piece);
+    }
+    const final = message ?? new AIMessageChunk({ content: '' });
+    const aiMessage = new AIMessage({
+      content: final.content,
+      additional_kwargs: final.additional_kwargs,
+      response_metadata: final.response_metadata,
+      tool_calls: final.tool_calls,
+      invalid_tool_calls: final.invalid_tool_calls,
+      ...(final.usage_metadata !== undefined && { usage_metadata: final.usage_metadata }),
+      ...(final.id !== undefined && { id: final.id }),
+    });
+    return { generations: [{ text: aiMessage.text, message: aiMessage }] };
+  }
+
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    options: this['ParsedCallOptions'],
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    const pipeline = await this.source.get();
+    const id = `weft-${randomUUID()}`;
+    // weft numbers calls per reply (call_0, ...); LangChain wants ids unique across turns.
+    const callIds = new Map<number, string>();
+    for await (const part of pipeline.stream(toChatMessages(messages), this.requestOptions(options))) {
+      let chunk: AIMessageChunk | undefined;
+      switch (part.type) {
+        case 'text-delta':
+          chunk = new AIMessageChunk({ id, content: part.text });
+          break;
+        case 'reasoning-delta':
+          chunk = new AIMessageChunk({ id, content: '', additional_kwargs: { reasoning_content: part.text } });
+          break;
+        case 'tool-call-start':
+          callIds.set(part.index, `${id}-call-${part.index}`);
+          chunk = new AIMessageChunk({
+            id,
+            content: '',
+            tool_call_chunks: [{ type: 'tool_call_chunk', index: part.index, id: callIds.get(part.index)!, name: part.name, args: '' }],
+          });
+          break;
+        case 'tool-call-delta':
+          // The deltas of one call concatenate to its JSON arguments, which LangChain parses.
+          chunk = new AIMessageChunk({ id, content: '', tool_call_chunks: [{ type: 'tool_call_chunk', index: part.index, args: part.argumentsDelta }] });
+          break;
+        case 'finish':
+          chunk = new AIMessageChunk({
+            id,
+            content: '',
+            usage_metadata: toUsageMetadata(part.usage),
+            response_metadata: { finish_reason: part.finishReason, model_provider: 'weft', ...(part.warnings && { warnings: [...part.warnings] }) },
+          });
+          break;
+        default:
+          break; // tool-call: already streamed as chunks; token: not surfaced
+      }
+      if (chunk === undefined) continue;
+      const text = typeof chunk.content === 'string' ? chunk.content : '';
+      yield new ChatGenerationChunk({ text, message: chunk });
+      if (text.length > 0) await runManager?.handleLLMNewToken(text);
+    }
+  }
+
+  /**
+   * tool_choice: "none" offers no tools and turns the tool parser off; a tool's
+   * name offers only that tool; "any" / "required" offer them all. weft has no
+   * guided generation yet, so a required call is prompted, not enforced.
+   */
+  private requestOptions(options: this['ParsedCallOptions']): ChatOptions {
+    const choice = options.tool_choice;
+    let tools = options.tools ?? [];
+    let parsers = options.weft?.parsers ?? this.defaults.parsers;
+    if (choice === 'none') {
+      tools = [];
+      parsers = { ...parsers, tool: undefined };
+    } else if (typeof choice === 'string' && !['auto', 'any', 'required'].includes(choice)) {
+      tools = tools.filter((tool) => tool.function.name === choice);
+    }
+    return {
+      ...this.defaults,
+      ...options.weft,
+      ...(parsers !== undefined && { parsers }),
+      ...(tools.length > 0 && { tools }),
+      ...(options.stop !== undefined && options.stop.length > 0 && { stop: options.stop }),
+      ...(options.signal !== undefined && { signal: options.signal }),
+    };
+  }
+}
+
+function toUsageMetadata(usage: Usage): UsageMetadata {
+  return {
+    input_tokens: usage.promptTokens,
+    output_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+    input_token_details: { cache_read: usage.cachedPromptTokens },
+  };
+}

@@ -1,0 +1,12 @@
+/**
+ * `weft/langchain`: weft as a LangChain.js chat model (`@langchain/core` 1.x).
+ *
+ *   import { ChatWeft } from 'weft/langchain';
+ *   const model = new ChatWeft({ pipeline, temperature: 0 }).bindTools(tools);
+ *   const reply = await model.invoke([new HumanMessage('What is 37 times 12.5?')]);
+ *
+ * `@langchain/core` is an optional peer dependency (this entry needs it at run time).
+ */
+export { ChatWeft } from './chat-model.js';
+export type { ChatWeftCallOptions, ChatWeftFields, WeftRequestOptions } from './chat-model.js';
+export { toChatMessages } from './messages.js';

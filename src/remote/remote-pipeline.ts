@@ -1,0 +1,250 @@
+/**
+ * RemotePipeline: weft's generate / chat / stream API, typed parts and
+ * AbortSignal over any OpenAI-compatible server (vLLM, OpenVINO Model Server,
+ * `weft serve` on another machine), for apps that outgrow one process.
+ *
+ * Same contract as Pipeline where a remote server allows it: a request starts
+ * when its stream is iterated, breaking out or aborting closes its HTTP
+ * stream, errors are weft's typed errors (remote-errors.ts). Differences: no
+ * token ids (`tokenIds` is empty, no `token` parts), and request options are
+ * checked by the server, so a bad value rejects after a round trip.
+ */
+
+import { randomBytes } from 'node:crypto';
+import {
+  AbortError,
+  createParserChain,
+  createReasoningParser,
+  createToolParser,
+  InvalidOptionError,
+  PipelineClosedError,
+  RemoteError,
+  WeftError,
+  type ChatMessage,
+  type ChatOptions,
+  type ChatResult,
+  type GenerateOptions,
+  type GenerateResult,
+  type ParserEvent,
+  type ParserOptions,
+  type ParserStream,
+  type StreamPart,
+  type ToolCall,
+  type ToolDefinition,
+} from '../index.js';
+import { ChunkReader } from './chunk-parts.js';
+import { remoteError } from './remote-errors.js';
+import { chatBody, completionBody } from './request-body.js';
+import { sseData } from './sse-reader.js';
+
+export interface RemoteOptions {
+  /** The server's OpenAI base URL, e.g. "http://gpu-box:8000/v1" (OVMS: ".../v3"). */
+  baseURL: string;
+  /** The served model's name, sent as `model`. */
+  model: string;
+  /** Sent as `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+  /** Extra HTTP headers for every request. */
+  headers?: Record<string, string>;
+  /**
+   * Parsers to run here on the text the server sends, for servers that do not
+   * parse reasoning or tool calls themselves. Leave out when the server does
+   * (it then sends `reasoning_content` and `tool_calls`, which come through as they are).
+   */
+  parsers?: ParserOptions;
+  /** The server's chat template opens a think block itself, so replies start inside reasoning (local parsing only). */
+  startsInReasoning?: boolean;
+  /** Check at create() that the server answers and serves `model` (GET /models). Default true. */
+  checkModel?: boolean;
+}
+
+export class RemotePipeline implements AsyncDisposable {
+  readonly model: string;
+  private readonly baseURL: string;
+  private readonly closer = new AbortController();
+
+  private constructor(private readonly options: RemoteOptions) {
+    this.model = options.model;
+    this.baseURL = options.baseURL.replace(/\/+$/, '');
+  }
+
+  /** Connects to `remote.baseURL` (and checks it serves `remote.model`, unless told not to). */
+  static async create(options: { remote: RemoteOptions }): Promise<RemotePipeline> {
+    const remote = options?.remote;
+    if (remote === null || typeof remote !== 'object') throw new InvalidOptionError('remote', 'expected { baseURL, model }');
+    if (typeof remote.baseURL !== 'string' || !/^https?:\/\//.test(remote.baseURL)) {
+      throw new InvalidOptionError('remote.baseURL', `expected an http(s) URL, got ${JSON.stringify(remote.baseURL)}`);
+    }
+    if (typeof remote.model !== 'string' || remote.model === '') throw new InvalidOptionError('remote.model', 'expected the served model\'s name');
+    for (const name of ['tool', 'reasoning'] as const) {
+      const parser = remote.parsers?.[name];
+      // Creating one checks the name (the registry throws InvalidOptionError for unknown ones).
+      if (parser !== undefined) (name === 'tool' ? createToolParser : createReasoningParser)(parser);
+    }
+    const pipe = new RemotePipeline(remote);
+    if (remote.checkModel !== false) await pipe.checkModel();
+    return pipe;
+  }
+
+  async generate(prompt: string | readonly number[], options: GenerateOptions = {}): Promise<GenerateResult> {
+    let text = '';
+    for await (const part of this.stream(prompt, options)) {
+      if (part.type === 'text-delta') text += part.text;
+      else if (part.type === 'finish') return { text, tokenIds: [], finishReason: part.finishReason, usage: part.usage };
+    }
+    throw new RemoteError('the server ended the stream without finishing');
+  }
+
+  async chat(messages: readonly ChatMessage[], options: ChatOptions = {}): Promise<ChatResult> {
+    let content = '';
+    let reasoning = '';
+    const toolCalls: ToolCall[] = [];
+    const run = this.run(messages, options);
+    for await (const part of run.parts) {
+      if (part.type === 'text-delta') content += part.text;
+      else if (part.type === 'reasoning-delta') reasoning += part.text;
+      else if (part.type === 'tool-call') toolCalls.push({ id: part.id, name: part.name, arguments: part.arguments });
+      else if (part.type === 'finish') {
+        return {
+          content: content === '' ? null : content,
+          reasoning: reasoning === '' ? null : reasoning,
+          toolCalls,
+          text: run.rawText(),
+          finishReason: part.finishReason,
+          usage: part.usage,
+          warnings: [...(part.warnings ?? [])],
+        };
+      }
+    }
+    throw new RemoteError('the server ended the stream without finishing');
+  }
+
+  /** Typed parts of a completion (a prompt) or a chat reply (messages); breaking out closes the HTTP stream. */
+  stream(input: string | readonly number[] | readonly ChatMessage[], options: ChatOptions = {}): AsyncIterable<StreamPart> {
+    return this.run(input, options).parts;
+  }
+
+  /** Cancels every running request (PipelineClosedError); later calls throw it at once. Idempotent. */
+  async close(): Promise<void> {
+    this.closer.abort(new PipelineClosedError('the remote pipeline was closed while the request ran'));
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  private run(input: string | readonly number[] | readonly ChatMessage[], options: ChatOptions): { parts: AsyncIterable<StreamPart>; rawText: () => string } {
+    if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
+    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidOptionError('signal', 'expected an AbortSignal');
+    const chat = Array.isArray(input) && input.length > 0 && typeof input[0] === 'object';
+    if (!chat && typeof input !== 'string' && !(Array.isArray(input) && input.every((id) => Number.isInteger(id)))) {
+      throw new InvalidOptionError('prompt', 'expected a string, token ids, or an array of { role, content }');
+    }
+    const path = chat ? '/chat/completions' : '/completions';
+    const { signal: _signal, parsers: _parsers, ...rest } = options;
+    const body = chat
+      ? chatBody(this.model, input as readonly ChatMessage[], rest)
+      : completionBody(this.model, input as string | readonly number[], rest);
+    const reader = new ChunkReader(chat ? this.localParser({ ...this.options.parsers, ...options.parsers }, options.tools ?? []) : undefined);
+    const self = this;
+    let iterated = false;
+    return {
+      rawText: () => reader.rawText,
+      parts: {
+        [Symbol.asyncIterator]() {
+          if (iterated) throw new InvalidOptionError('stream', 'a stream can be iterated once; call stream() again for a new request');
+          iterated = true;
+          return self.request(path, body, reader, options.signal);
+        },
+      },
+    };
+  }
+
+  private async *request(path: string, body: object, reader: ChunkReader, signal: AbortSignal | undefined): AsyncGenerator<StreamPart> {
+    if (this.closer.signal.aborted) throw new PipelineClosedError();
+    if (signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: signal.reason });
+    const mine = new AbortController();
+    const signals = [this.closer.signal, mine.signal, ...(signal ? [signal] : [])];
+    const combined = AbortSignal.any(signals);
+    try {
+      const response = await this.post(path, body, combined);
+      for await (const data of sseData(response.body!)) {
+        let chunk: unknown;
+        try {
+          chunk = JSON.parse(data);
+        } catch {
+          throw new RemoteError(`the server sent an event that is not JSON: ${data.slice(0, 200)}`);
+        }
+        yield* reader.push(chunk);
+      }
+      yield* reader.end();
+    } catch (error) {
+      throw this.typed(error, signal);
+    } finally {
+      // Leaving early (break, return, an error) closes the HTTP stream.
+      mine.abort();
+    }
+  }
+
+  private async post(path: string, body: object, signal: AbortSignal): Promise<Response> {
+    const response = await fetch(`${this.baseURL}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...this.authHeaders() },
+      body: JSON.stringify(body),
+      signal,
+    });
+    if (!response.ok || response.body === null) throw remoteError(response.status, await jsonOf(response));
+    return response;
+  }
+
+  private async checkModel(): Promise<void> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.baseURL}/models`, { headers: this.authHeaders(), signal: AbortSignal.timeout(30_000) });
+    } catch (error) {
+      throw this.typed(error, undefined);
+    }
+    // A server without a models list is given the benefit of the doubt.
+    if (!response.ok) {
+      if (response.status === 401 || response.status === 403) throw remoteError(response.status, await jsonOf(response));
+      return;
+    }
+    const list = (await jsonOf(response)) as { data?: { id?: unknown }[] } | undefined;
+    const ids = Array.isArray(list?.data) ? list.data.map((m) => m.id).filter((id): id is string => typeof id === 'string') : [];
+    if (ids.length > 0 && !ids.includes(this.model)) {
+      throw new InvalidOptionError('remote.model', `${JSON.stringify(this.model)} is not served at ${this.baseURL} (it serves ${ids.map((id) => JSON.stringify(id)).join(', ')})`);
+    }
+  }
+
+  private authHeaders(): Record<string, string> {
+    return { ...this.options.headers, ...(this.options.apiKey !== undefined && { authorization: `Bearer ${this.options.apiKey}` }) };
+  }
+
+  /** weft's parsers for servers that send raw text; undefined when none are named. */
+  private localParser(names: ParserOptions, tools: readonly ToolDefinition[]): ParserStream<ParserEvent> | undefined {
+    if (names.tool === undefined && names.reasoning === undefined) return undefined;
+    const prefix = `call_${randomBytes(6).toString('hex')}_`;
+    return createParserChain({
+      reasoning: names.reasoning === undefined ? null : createReasoningParser(names.reasoning, { startsInReasoning: this.options.startsInReasoning === true }),
+      tool: names.tool === undefined ? null : createToolParser(names.tool, { tools, generateId: (index: number) => `${prefix}${index}` }),
+    }).stream();
+  }
+
+  /** Any failure as a weft error: aborts and closing first, then network failures. */
+  private typed(error: unknown, signal: AbortSignal | undefined): WeftError {
+    if (this.closer.signal.aborted) return this.closer.signal.reason instanceof WeftError ? this.closer.signal.reason : new PipelineClosedError();
+    if (signal?.aborted) return new AbortError('the request was aborted', { cause: signal.reason });
+    if (error instanceof WeftError) return error;
+    const cause = (error as { cause?: { message?: string; code?: string } }).cause;
+    return new RemoteError(`could not reach ${this.baseURL}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, undefined, { cause: error });
+  }
+}
+
+async function jsonOf(response: Response): Promise<unknown> {
+  const text = await response.text().catch(() => '');
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { error: { message: text.slice(0, 500) } };
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The `weft serve` HTTP server around one Pipeline: start, serve, shut down.
+ *
+ * Plain node:http: the server has five routes, one of them a token stream whose
+ * backpressure and client-disconnect handling must be exact; node:http exposes
+ * both directly (res.write's return value, 'drain', 'close'), needs no
+ * dependency, and a framework would add routing and plugins we do not use.
+ *
+ * Shutdown (close): stop accepting connections and refuse new generations
+ * (503), let running ones finish until the deadline, then cancel the rest, and
+ * close every connection. The pipeline belongs to the caller and stays open.
+ */
+
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ParserOptions, Pipeline } from '../index.js';
+import { PipelineMetrics } from '../metrics/pipeline-metrics.js';
+import { PipelineClosedError } from '../index.js';
+import { handleRequest, type RouteContext } from './routes.js';
+
+export interface ServerOptions {
+  readonly pipeline: Pipeline;
+  /** The name clients pass as `model`. */
+  readonly modelName: string;
+  /** Parsers for chat replies. Default: none (the text comes back as it is). */
+  readonly parsers?: ParserOptions;
+  /** Default 127.0.0.1: only this machine. Use 0.0.0.0 to listen on every interface. */
+  readonly host?: string;
+  /** Default 8000; 0 picks a free port. */
+  readonly port?: number;
+  /** When set, /v1 routes require `Authorization: Bearer <apiKey>`. */
+  readonly apiKey?: string;
+  /** Most bytes of a request body. Default 16 MiB. */
+  readonly maxBodyBytes?: number;
+  /** Most milliseconds to receive a request body. Default 30 s. */
+  readonly bodyTimeoutMs?: number;
+  /** Metrics to report (default: new ones for `pipeline`). */
+  readonly metrics?: PipelineMetrics;
+}
+
+export class WeftServer {
+  readonly metrics: PipelineMetrics;
+  private readonly inflight = new Map<AbortController, Promise<void>>();
+  private draining = false;
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly http: Server,
+    metrics: PipelineMetrics,
+    private readonly ownsMetrics: boolean,
+  ) {
+    this.metrics = metrics;
+  }
+
+  static async start(options: ServerOptions): Promise<WeftServer> {
+    const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
+    const metrics = options.metrics ?? new PipelineMetrics(options.pipeline);
+    const http = createServer({
+      // A request (headers and body) must arrive within these; a response may stream for as long as it needs.
+      headersTimeout: Math.min(60_000, bodyTimeoutMs + 1_000),
+      requestTimeout: bodyTimeoutMs + 2_000,
+    });
+    const server = new WeftServer(http, metrics, options.metrics === undefined);
+    const ctx: RouteContext = {
+      pipeline: options.pipeline,
+      modelName: options.modelName,
+      parsers: options.parsers ?? {},
+      metrics,
+      limits: { maxBytes: options.maxBodyBytes ?? 16 * 1024 * 1024, timeoutMs: bodyTimeoutMs },
+      apiKey: options.apiKey,
+      created: Math.floor(Date.now() / 1000),
+      draining: () => server.draining,
+      track: (controller, run) => {
+        server.inflight.set(controller, run);
+        void run.finally(() => server.inflight.delete(controller));
+      },
+    };
+    http.on('request', (req, res) => void handleRequest(ctx, req, res));
+    // A broken client connection is that client's problem; log nothing, keep serving.
+    http.on('clientError', (_error, socket) => {
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+      else socket.destroy();
+    });
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', reject);
+      http.listen(options.port ?? 8000, options.host ?? '127.0.0.1', () => {
+        http.off('error', reject);
+        server.address = http.address() as AddressInfo;
+        resolve();
+      });
+    });
+    return server;
+  }
+
+  /** Where it listens (kept after close, for messages). */
+  private address: AddressInfo | undefined;
+
+  get port(): number {
+    return this.address!.port;
+  }
+
+  get host(): string {
+    return this.address!.address;
+  }
+
+  /** e.g. http://127.0.0.1:8000 */
+  get url(): string {
+    const host = this.host.includes(':') ? `[${this.host}]` : this.host;
+    return `http://${host}:${this.port}`;
+  }
+
+  /** Generations running now. */
+  get activeRequests(): number {
+    return this.inflight.size;
+  }
+
+  /** Stops serving: running generations get `deadlineMs` to finish, then are cancelled. Idempotent. */
+  close(deadlineMs = 10_000): Promise<void> {
+    this.closing ??= (async () => {
+      this.draining = true;
+      const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
+      this.http.closeIdleConnections();
+      const all = (): Promise<unknown> => Promise.allSettled([...this.inflight.values()]);
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, deadlineMs)));
+      await Promise.race([all(), deadline]);
+      clearTimeout(timer);
+      for (const controller of this.inflight.keys()) controller.abort(new PipelineClosedError('the server shut down before the request finished'));
+      await all();
+      this.http.closeAllConnections();
+      await closed;
+      if (this.ownsMetrics) this.metrics.detach();
+    })();
+    return this.closing;
+  }
+}
