@@ -9,6 +9,7 @@ export type WeftErrorCode =
   | 'PIPELINE_CLOSED'
   | 'ENGINE_ERROR'
   | 'BACKEND_ERROR'
+  | 'BACKEND_CRASHED'
   | 'NATIVE_BACKEND_UNAVAILABLE'
   | 'MODEL_LOAD_ERROR'
   | 'UNSUPPORTED_MODEL'
@@ -65,6 +66,16 @@ export class EngineError extends WeftError {
 export class BackendError extends WeftError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('BACKEND_ERROR', message, options);
+  }
+}
+
+/**
+ * The process that ran the engine and its backend (`isolation: 'process'`)
+ * died while the request ran. The pipeline starts a new one; later requests are served.
+ */
+export class BackendCrashedError extends WeftError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('BACKEND_CRASHED', message, options);
   }
 }
 

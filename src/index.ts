@@ -10,6 +10,7 @@ export type {
   ParserOptions,
   PipelineOptions,
   SchedulerOptions,
+  TextSandboxOptions,
 } from './pipeline/options.js';
 export type { FinishReason, StreamPart, TokenLogprobs, Usage } from './pipeline/stream-parts.js';
 export type { StepInfo } from './engine/engine.js';

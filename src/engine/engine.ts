@@ -216,7 +216,7 @@ export class Engine {
     this.fillMasks(plan);
     const logits = await running;
     if (logits === undefined) return; // the backend failed; the step's requests are finished with BackendError
-    this.apply(plan, logits);
+    await this.apply(plan, logits);
     this.steps++;
     const info: StepInfo = {
       step: this.steps,
@@ -274,13 +274,21 @@ export class Engine {
     }
   }
 
-  /** Advances each scheduled request, caches its newly full blocks, and samples where the plan says so. */
-  private apply(plan: StepPlan, logits: Float32Array): void {
+  /**
+   * Advances each scheduled request, caches its newly full blocks, and samples
+   * where the plan says so. A non-greedy draw over a real vocabulary costs
+   * milliseconds (64 of them, a second), so after each such draw the loop
+   * yields to the event loop once APPLY_SLICE_MS have passed. Safe because
+   * nothing allocates while a step is in flight (aborts only free; entries of
+   * requests that finished meanwhile are skipped below).
+   */
+  private async apply(plan: StepPlan, logits: Float32Array): Promise<void> {
     const vocab = this.backend.shape.vocabSize;
     const caching = this.kv.prefixCaching;
     const blockSize = this.kv.blockSize;
     const entries = plan.scheduled;
     let row = 0;
+    let sliceStart = performance.now();
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
       const rowOffset = entry.samples ? row++ * vocab : -1;
@@ -296,6 +304,10 @@ export class Engine {
       }
       if (!entry.samples) continue;
       this.sampleNext(request, logits, rowOffset, vocab);
+      if (!request.sampler.isPlainGreedy && performance.now() - sliceStart > APPLY_SLICE_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
     }
   }
 
@@ -374,6 +386,9 @@ export class Engine {
     }
   }
 }
+
+/** Longest stretch of sampling in one step before the loop lets timers and other requests run. */
+const APPLY_SLICE_MS = 10;
 
 /** What a request ending normally still holds back: an unfinished character, then stop-string look-ahead. */
 function finalTextOf(request: LiveRequest): string {

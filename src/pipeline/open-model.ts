@@ -12,13 +12,17 @@ import { InvalidOptionError, TokenizerError } from '../errors.js';
 import { checkModelFolder } from '../model-files/model-folder.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer } from '../text/types.js';
+import { TextSandbox } from '../text/sandbox/text-sandbox.js';
 import type { PipelineOptions, ResolvedPipelineOptions } from './options.js';
+import { inlinePromptText, type PromptText } from './prompt-text.js';
 
 export interface OpenedModel {
   readonly backend: Backend;
   readonly tokenizer: Tokenizer;
   readonly chatTemplate: ChatTemplate | undefined;
   readonly generationDefaults: GenerationDefaults;
+  /** Where prompts are encoded and rendered: the text sandbox for a model folder's files, inline for the user's. */
+  readonly promptText: PromptText;
   readonly kv: KvCacheManager;
 }
 
@@ -31,6 +35,7 @@ export async function openModel(options: PipelineOptions, resolved: ResolvedPipe
     checkTokenizerFits(parts.tokenizer, parts.backend.shape.vocabSize);
     return { ...parts, kv: await allocateKvCache(parts.backend, resolved) };
   } catch (error) {
+    await parts.promptText.close();
     if (options.backend === undefined) await parts.backend.dispose();
     throw error;
   }
@@ -87,6 +92,7 @@ function customParts(options: PipelineOptions): ModelParts {
     tokenizer: options.tokenizer!,
     chatTemplate: options.chatTemplate,
     generationDefaults: options.generationDefaults ?? {},
+    promptText: inlinePromptText(options.tokenizer!, options.chatTemplate),
   };
 }
 
@@ -99,5 +105,11 @@ async function loadModelParts(options: PipelineOptions, resolved: ResolvedPipeli
     ...(resolved.threads !== undefined && { threads: resolved.threads }),
     ...(options.onProgress && { onProgress: options.onProgress }),
   });
-  return { backend, tokenizer: text.tokenizer, chatTemplate: text.chatTemplate, generationDefaults: text.generationDefaults };
+  return {
+    backend,
+    tokenizer: text.tokenizer,
+    chatTemplate: text.chatTemplate,
+    generationDefaults: text.generationDefaults,
+    promptText: new TextSandbox(text.source, resolved.textLimits),
+  };
 }

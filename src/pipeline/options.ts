@@ -12,6 +12,7 @@ import type { ResponseFormat, ToolChoice } from '../guided/guide.js';
 import type { SamplingParams } from '../sampling/params.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer, ToolDefinition } from '../text/types.js';
+import { DEFAULT_TEXT_LIMITS, type TextSandboxLimits } from '../text/sandbox/text-sandbox.js';
 import { toJsonData } from './json-data.js';
 import { boolean, checkKeys, checkObject, integer, isObject, number, parseByteSize } from './option-values.js';
 
@@ -67,6 +68,21 @@ export interface PipelineOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** Receives the engine's log lines (a request failed, a step failed). Default: none. */
   logger?: (message: string) => void;
+  /** Bounds on the model folder's chat template and tokenizer, which run in a sandbox process (docs/security.md). */
+  textSandbox?: TextSandboxOptions;
+  /**
+   * "process": run the engine and its native backend in a child process, so
+   * that a crash there fails only the requests in flight (BackendCrashedError)
+   * and a new child serves the next ones (docs/pipeline.md). Default "none".
+   */
+  isolation?: 'none' | 'process';
+}
+
+export interface TextSandboxOptions {
+  /** Most milliseconds one template rendering or prompt encoding may take. Default 10000. */
+  timeoutMs?: number;
+  /** The worker's heap limit in MB. Default 512. */
+  maxHeapMb?: number;
 }
 
 export interface GenerateOptions {
@@ -137,7 +153,10 @@ const PIPELINE_KEYS = keysOf<PipelineOptions>({
   parsers: true,
   onProgress: true,
   logger: true,
+  textSandbox: true,
+  isolation: true,
 });
+const TEXT_SANDBOX_KEYS = keysOf<TextSandboxOptions>({ timeoutMs: true, maxHeapMb: true });
 const KV_CACHE_KEYS = keysOf<KvCacheOptions>({ size: true, precision: true, blockSize: true });
 const SCHEDULER_KEYS = keysOf<SchedulerOptions>({ maxNumSeqs: true, maxNumBatchedTokens: true, prefixCaching: true, policy: true });
 const PARSER_KEYS = keysOf<ParserOptions>({ tool: true, reasoning: true });
@@ -172,12 +191,13 @@ export interface ResolvedPipelineOptions {
   readonly prefixCaching: boolean;
   readonly policy: SchedulingPolicy;
   readonly threads: number | undefined;
+  readonly textLimits: TextSandboxLimits;
 }
 
 export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipelineOptions {
   if (!isObject(options as unknown)) throw new InvalidOptionError('options', 'expected an object');
   checkKeys(undefined, options as Record<string, unknown>, PIPELINE_KEYS);
-  for (const name of ['kvCache', 'scheduler', 'parsers'] as const) checkObject(name, options[name]);
+  for (const name of ['kvCache', 'scheduler', 'parsers', 'textSandbox'] as const) checkObject(name, options[name]);
   for (const name of ['onProgress', 'logger'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') throw new InvalidOptionError(name, 'expected a function');
   }
@@ -187,6 +207,12 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
   }
   if (options.backend !== undefined && options.tokenizer === undefined) {
     throw new InvalidOptionError('tokenizer', 'a custom backend needs a tokenizer');
+  }
+  if (options.isolation !== undefined && options.isolation !== 'none' && options.isolation !== 'process') {
+    throw new InvalidOptionError('isolation', `expected "none" or "process", got ${JSON.stringify(options.isolation)}`);
+  }
+  if (options.isolation === 'process' && options.backend !== undefined) {
+    throw new InvalidOptionError('isolation', 'a custom backend runs in this process; "process" isolation needs a model folder');
   }
   if (options.device !== undefined && (typeof options.device !== 'string' || options.device.toLowerCase() !== 'cpu')) {
     throw new InvalidOptionError('device', `"${options.device}" is not available; this build runs on "cpu"`);
@@ -217,6 +243,15 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
     prefixCaching,
     policy,
     threads: options.threads === undefined ? undefined : integer('threads', options.threads, 1, { min: 1, max: 1024 }),
+    textLimits: resolveTextLimits(options.textSandbox ?? {}),
+  };
+}
+
+function resolveTextLimits(sandbox: TextSandboxOptions): TextSandboxLimits {
+  checkKeys('textSandbox', sandbox as Record<string, unknown>, TEXT_SANDBOX_KEYS);
+  return {
+    timeoutMs: integer('textSandbox.timeoutMs', sandbox.timeoutMs, DEFAULT_TEXT_LIMITS.timeoutMs, { min: 1, max: 3_600_000 }),
+    maxHeapMb: integer('textSandbox.maxHeapMb', sandbox.maxHeapMb, DEFAULT_TEXT_LIMITS.maxHeapMb, { min: 16, max: 65_536 }),
   };
 }
 

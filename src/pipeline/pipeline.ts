@@ -22,7 +22,8 @@ import type { GenerationDefaults, Tokenizer } from '../text/types.js';
 import type { ChatInputMessage } from './messages.js';
 import { openModel, type OpenedModel } from './open-model.js';
 import { resolvePipelineOptions, resolveRequestOptions, type ChatOptions, type GenerateOptions, type PipelineOptions } from './options.js';
-import { isChatInput, prepareChat, preparePrompt } from './prompt.js';
+import { isChatInput, prepareChat, preparePrompt, promptLimits, type PreparedPrompt, type PromptLimits } from './prompt.js';
+import type { PromptText } from './prompt-text.js';
 import { Reply } from './reply.js';
 import { foldChat, foldGenerate, streamParts, type ChatResult, type GenerateResult } from './results.js';
 import { runRequest, type RequestPart, type RunContext } from './run-request.js';
@@ -59,6 +60,8 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   private readonly engine: Engine;
   private readonly options: PipelineOptions;
   private readonly runContext: RunContext;
+  private readonly promptText: PromptText;
+  private readonly promptLimits: PromptLimits;
   /** Guided generation's vocabulary and grammars, built on the first guided request. */
   private readonly guide: Guide;
   private closed = false;
@@ -84,6 +87,11 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
 
   private static async createLocal(options: PipelineOptions): Promise<Pipeline> {
     const resolved = resolvePipelineOptions(options);
+    if (options.isolation === 'process') {
+      // Same public API, served by a child process (src/isolation/); imported only when asked for.
+      const { IsolatedPipeline } = await import('../isolation/host.js');
+      return (await IsolatedPipeline.start(options)) as unknown as Pipeline;
+    }
     const model = await openModel(options, resolved);
     return new Pipeline(model, options, { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: resolved.maxNumBatchedTokens, policy: resolved.policy });
   }
@@ -95,6 +103,8 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     this.chatTemplate = model.chatTemplate;
     this.generationDefaults = model.generationDefaults;
     this.options = options;
+    this.promptText = model.promptText;
+    this.promptLimits = promptLimits(Math.min(model.backend.shape.maxContextLength, model.generationDefaults.maxLength ?? Infinity), model.tokenizer);
     this.guide = new Guide(model.tokenizer, model.backend.shape.vocabSize);
     this.engine = new Engine({
       backend: model.backend,
@@ -160,6 +170,16 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     };
   }
 
+  /**
+   * One request's raw part stream (parts and `raw` parts) as generate(),
+   * chat() and stream() read it. For weft's isolated pipeline, whose child
+   * runs this and sends the parts to the host.
+   * @internal
+   */
+  runParts(input: unknown, options: ChatOptions, chat: boolean): AsyncGenerator<RequestPart> {
+    return this.request(input, options, chat)();
+  }
+
   /** Cache usage per pool, queue lengths and counters. */
   stats(): PipelineStats {
     const kv = this.engine.kv;
@@ -180,6 +200,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
       this.closed = true;
       this.engine.close(new PipelineClosedError('the pipeline was closed while the request ran'));
       await this.engine.whenIdle();
+      await this.promptText.close();
       await this.backend.dispose();
     })();
     return this.closing;
@@ -190,31 +211,47 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   }
 
   /**
-   * Checks a request and prepares it, in this order: its options, its prompt
-   * (the template renders a chat), its reply parsers. Returns the run, which
-   * starts when it is first read. Special tokens stay in the text when a tool
-   * parser reads it (some formats mark calls with them), unless the request
-   * says otherwise.
+   * Checks a request at once: its options, then its prompt (token ids,
+   * messages, sizes). Returns the run, which starts when it is first read:
+   * the prompt is encoded (a chat rendered first, in the text sandbox for a
+   * model folder's template), then its reply parsers are set up. Special tokens
+   * stay in the text when a tool parser reads it (some formats mark calls with
+   * them), unless the request says otherwise.
    */
   private request(input: unknown, options: ChatOptions, chat: boolean): () => AsyncGenerator<RequestPart> {
     const resolved = resolveRequestOptions(options, this.generationDefaults, chat);
     const names = chat ? { ...this.options.parsers, ...options.parsers } : {};
     const skipSpecialTokens = resolved.skipSpecialTokens ?? names.tool === undefined;
-    const prepared = chat
-      ? prepareChat(input, resolved, this.chatTemplate, this.tokenizer, this.backend.shape.vocabSize, this.options.model)
-      : preparePrompt(input, this.tokenizer, this.backend.shape.vocabSize);
-    const reply = new Reply(names, prepared.tools, prepared.promptText ?? '');
+    const prepare = chat
+      ? prepareChat(input, resolved, this.promptText, this.backend.shape.vocabSize, this.promptLimits, this.options.model)
+      : preparePrompt(input, this.promptText, this.backend.shape.vocabSize, this.promptLimits);
     if (resolved.toolChoice !== undefined && names.tool === undefined) {
       throw new InvalidOptionError('toolChoice', 'needs a tool parser to read the calls (parsers.tool)');
     }
-    const grammar = this.guide.grammarFor({
-      ...(resolved.responseFormat !== undefined && { responseFormat: resolved.responseFormat }),
-      ...(resolved.toolChoice !== undefined && { toolChoice: resolved.toolChoice }),
-      tools: prepared.tools,
-      ...(names.tool !== undefined && { toolParser: names.tool }),
-      reasoning: names.reasoning === undefined ? 'none' : detectStartsInReasoning(prepared.promptText ?? '') ? 'open' : 'optional',
-    });
-    return () => runRequest(this.runContext, prepared, { ...resolved, skipSpecialTokens }, reply, options.signal, grammar);
+    // Guided generation's grammar: compiled now so a bad schema is refused at once; which way
+    // reasoning may start is known once the prompt is rendered (the same grammar, or a cheap sibling).
+    const guide = this.guide;
+    const grammarFor = (promptText: string | undefined) =>
+      guide.grammarFor({
+        ...(resolved.responseFormat !== undefined && { responseFormat: resolved.responseFormat }),
+        ...(resolved.toolChoice !== undefined && { toolChoice: resolved.toolChoice }),
+        tools: resolved.tools ?? [],
+        ...(names.tool !== undefined && { toolParser: names.tool }),
+        reasoning: names.reasoning === undefined ? 'none' : promptText !== undefined && detectStartsInReasoning(promptText) ? 'open' : 'optional',
+      });
+    grammarFor(undefined);
+    const ctx = this.runContext;
+    return async function* run(): AsyncGenerator<RequestPart> {
+      let prepared: PreparedPrompt;
+      try {
+        prepared = await prepare();
+      } catch (error) {
+        if (ctx.isClosed()) throw new PipelineClosedError();
+        throw error;
+      }
+      const reply = new Reply(names, prepared.tools, prepared.promptText ?? '');
+      yield* runRequest(ctx, prepared, { ...resolved, skipSpecialTokens }, reply, options.signal, grammarFor(prepared.promptText));
+    };
   }
 
   /**

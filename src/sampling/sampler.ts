@@ -9,6 +9,7 @@
 
 import type { SamplingParams } from './params.js';
 import { Rng } from './rng.js';
+import { selectBest, selectMass } from './selection.js';
 
 export interface TokenLogprob {
   readonly token: number;
@@ -99,44 +100,50 @@ export class Sampler {
     // Extreme penalties can push a logit to +-infinity in float32 (1 / 1e-39):
     // the weights below would be NaN, so the most likely token is the choice.
     if (!Number.isFinite(max)) return argmax(row, 0, row.length);
-    // Candidates with their unnormalised probabilities exp((l - max) / T).
-    const floor = Math.log(NEGLIGIBLE) * temperature + max;
-    const ids: number[] = [];
-    const weights: number[] = [];
+    // Candidates with their unnormalised probabilities exp((l - max) / T); the most likely has weight 1.
+    // minP keeps a best prefix (weights >= minP), so it can be applied first; top-k and top-p then
+    // shorten that prefix by partial selection (selection.ts), never by sorting the vocabulary.
+    const floor = Math.max(Math.log(NEGLIGIBLE), minP > 0 ? Math.log(minP) : -Infinity) * temperature + max;
+    const { ids, weights } = scratch(row.length);
+    let n = 0;
     for (let i = 0; i < row.length; i++) {
       const logit = row[i]!;
       if (logit < floor) continue;
-      ids.push(i);
-      weights.push(Math.exp((logit - max) / temperature));
+      const weight = Math.exp((logit - max) / temperature);
+      if (weight < minP) continue;
+      ids[n] = i;
+      weights[n] = weight;
+      n++;
     }
-    let order = ids.map((_, i) => i);
-    if (topK > 0 || topP < 1) order.sort((a, b) => weights[b]! - weights[a]! || ids[a]! - ids[b]!);
-    if (topK > 0 && order.length > topK) order = order.slice(0, topK);
-    if (minP > 0) {
-      // Weights are relative to the most likely token, whose weight is exp(0) = 1.
-      order = order.filter((i) => weights[i]! >= minP);
-    }
+    if (n === 0) return argmax(row, 0, row.length);
+    if (topK > 0 && n > topK) n = selectBest(ids, weights, n, topK);
+    let total = 0;
+    for (let i = 0; i < n; i++) total += weights[i]!;
     if (topP < 1) {
-      const total = order.reduce((sum, i) => sum + weights[i]!, 0);
-      let cumulative = 0;
-      let keep = 0;
-      while (keep < order.length) {
-        cumulative += weights[order[keep]!]!;
-        keep++;
-        if (cumulative >= topP * total) break;
-      }
-      order = order.slice(0, keep);
+      n = selectMass(ids, weights, n, topP * total);
+      total = 0;
+      for (let i = 0; i < n; i++) total += weights[i]!;
     }
-    const total = order.reduce((sum, i) => sum + weights[i]!, 0);
-    // Filters that together keep nothing fall back to the most likely token.
-    if (order.length === 0 || !(total > 0)) return argmax(row, 0, row.length);
+    // Filters that together keep no weight fall back to the most likely token.
+    if (!(total > 0)) return argmax(row, 0, row.length);
     let threshold = this.rng.next() * total;
-    for (const i of order) {
+    for (let i = 0; i < n; i++) {
       threshold -= weights[i]!;
       if (threshold < 0) return ids[i]!;
     }
-    return ids[order[order.length - 1]!]!;
+    return ids[n - 1]!;
   }
+}
+
+/** Candidate buffers shared by every sampler (sampling is synchronous): no per-call allocation of vocabulary-sized arrays. */
+let scratchIds = new Int32Array(0);
+let scratchWeights = new Float64Array(0);
+function scratch(size: number): { ids: Int32Array; weights: Float64Array } {
+  if (scratchIds.length < size) {
+    scratchIds = new Int32Array(size);
+    scratchWeights = new Float64Array(size);
+  }
+  return { ids: scratchIds, weights: scratchWeights };
 }
 
 /**

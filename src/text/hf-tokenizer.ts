@@ -25,6 +25,8 @@ export class HfTokenizer implements Tokenizer {
   readonly vocabSize: number;
   readonly bosTokenId: number | undefined;
   readonly eosTokenIds: readonly number[];
+  /** Characters of the longest token (added tokens included): a text of n characters has at least n / this many tokens, up to normalisation. */
+  readonly longestTokenLength: number;
   private readonly core: HfTokenizerCore;
   private readonly addBos: boolean | undefined;
   private readonly addEos: boolean | undefined;
@@ -59,7 +61,12 @@ export class HfTokenizer implements Tokenizer {
     this.eosTokenIds = [...eos];
 
     let maxId = -1;
-    for (const id of this.core.get_vocab(true).values()) if (id > maxId) maxId = id;
+    let longest = 1;
+    for (const [token, id] of this.core.get_vocab(true)) {
+      if (id > maxId) maxId = id;
+      if (token.length > longest) longest = token.length;
+    }
+    this.longestTokenLength = longest;
     this.vocabSize = maxId + 1;
     if (this.vocabSize === 0) throw new TokenizerError(`${where}: the vocabulary is empty`);
   }

@@ -4,6 +4,7 @@ import { MAX_FILE_BYTES, parseJsonText, readModelFile } from '../model-files/mod
 import { ChatTemplate, templatesFromConfig } from './chat-template.js';
 import { readGenerationConfig } from './generation-config.js';
 import { HfTokenizer } from './hf-tokenizer.js';
+import type { TextSource } from './sandbox/protocol.js';
 import { specialTokenContent } from './special-tokens.js';
 import type { GenerationDefaults } from './types.js';
 
@@ -12,6 +13,8 @@ export interface TextAssets {
   /** Undefined when the model has no chat template (chat() then fails with ChatTemplateError). */
   chatTemplate: ChatTemplate | undefined;
   generationDefaults: GenerationDefaults;
+  /** The files the tokenizer and templates were built from, for the text sandbox's worker to build its own. */
+  source: TextSource;
 }
 
 /**
@@ -45,14 +48,17 @@ export async function loadText(modelDir: string): Promise<TextAssets> {
 
   const jinjaFile = await readText(modelDir, 'chat_template.jinja', MAX_FILE_BYTES.smallJson);
   const templates = jinjaFile !== undefined ? new Map([['default', jinjaFile]]) : templatesFromConfig(config, configFile);
-  const chatTemplate = templates
-    ? new ChatTemplate(templates, {
-        bosToken: specialTokenContent(config.bos_token),
-        eosToken: specialTokenContent(config.eos_token),
-      })
-    : undefined;
-
-  return { tokenizer, chatTemplate, generationDefaults };
+  const specialTokens = { bosToken: specialTokenContent(config.bos_token), eosToken: specialTokenContent(config.eos_token) };
+  const chatTemplate = templates ? new ChatTemplate(templates, specialTokens) : undefined;
+  const source: TextSource = {
+    tokenizerText,
+    tokenizerConfig: config,
+    extraEosTokenIds: generationDefaults.eosTokenIds,
+    file: tokenizerFile,
+    templates: templates ? [...templates] : undefined,
+    specialTokens,
+  };
+  return { tokenizer, chatTemplate, generationDefaults, source };
 }
 
 /** A file's text, or undefined when it does not exist (model-file.ts checks what it is first). */

@@ -6,6 +6,11 @@ export interface Tokenizer {
   /** Text of `ids`. skipSpecialTokens defaults to true. */
   decode(ids: readonly number[], options?: { skipSpecialTokens?: boolean }): string;
   readonly vocabSize: number;
+  /**
+   * Optional: characters of the longest token. With it, a pipeline refuses a
+   * text far too long for the model's context before encoding it.
+   */
+  readonly longestTokenLength?: number;
   readonly bosTokenId: number | undefined;
   /** Every id that ends generation (tokenizer EOS plus generation_config eos_token_id). */
   readonly eosTokenIds: readonly number[];

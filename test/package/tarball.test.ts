@@ -108,6 +108,11 @@ describe.skipIf(skipReason !== undefined)('the packed tarball', () => {
       const pipe = await Pipeline.create({ model: demoModelPath(), kvCache: { size: '8MB' } });
       const reply = await pipe.chat([{ role: 'user', content: 'What is 37 times 12.5?' }], { maxTokens: 24, temperature: 0 });
       await pipe.close();
+      // The text sandbox (dist/text-worker.js) served that chat; the isolated child is dist/isolated-child.js.
+      const isolated = await Pipeline.create({ model: demoModelPath(), kvCache: { size: '8MB' }, isolation: 'process' });
+      const again = await isolated.chat([{ role: 'user', content: 'What is 37 times 12.5?' }], { maxTokens: 24, temperature: 0 });
+      await isolated.close();
+      if (again.text !== reply.text) throw new Error('the isolated pipeline replied differently');
       console.log(JSON.stringify({ model: demoModelPath(), tokens: reply.usage.completionTokens }));`;
     writeFileSync(join(project, 'esm.mjs'), script.replace('IMPORT', "await import('weft')"));
     writeFileSync(join(project, 'cjs.cjs'), `(async () => { ${script.replace('IMPORT', "require('weft')")} })();`);
