@@ -107,3 +107,6 @@ if (process.env.WEFT_SKIP_NATIVE === '1') {
   if (problem === undefined) say(`using the prebuilt native CPU backend for ${process.platform}-${process.arch} (Node-API 8): nothing to compile`);
   else buildNativeFromSource(problem);
 }
+// The OpenVINO backend is optional: built only when OpenVINO is found (OpenVINO_DIR or the
+// pip wheel), skipped quietly otherwise; scripts/build-openvino.cjs says where it looks.
+require('./build-openvino.cjs');

@@ -86,6 +86,13 @@ export class NativeBackendUnavailableError extends WeftError {
   }
 }
 
+/**
+ * The OpenVINO backend (its own addon, built only when OpenVINO is found) is not
+ * available; the message says how to get it (pip wheel or archive, then
+ * `npm run build:openvino`). Same code as the CPU addon's, NATIVE_BACKEND_UNAVAILABLE.
+ */
+export class OpenVinoUnavailableError extends NativeBackendUnavailableError {}
+
 /** A model file is missing, malformed or inconsistent. `file` (and `tensor`) say where. */
 export class ModelLoadError extends WeftError {
   constructor(message: string, readonly file?: string, readonly tensor?: string, options?: { cause?: unknown }) {

@@ -7,6 +7,7 @@ export type {
   ChatOptions,
   GenerateOptions,
   KvCacheOptions,
+  OpenVinoOptions,
   ParserOptions,
   PipelineOptions,
   SchedulerOptions,
@@ -51,6 +52,9 @@ export { CpuBackend } from './backends/cpu/cpu-backend.js';
 export type { CpuBackendOptions } from './backends/cpu/cpu-backend.js';
 export type { KernelSetName } from './backends/cpu/native-binding.js';
 export type { ModelConfig, RopeScaling } from './model-files/config.js';
+export { OpenVinoBackend } from './backends/openvino/openvino-backend.js';
+export type { OpenVinoBackendOptions, InferencePrecision } from './backends/openvino/openvino-backend.js';
+export type { PortInfo } from './backends/openvino/step-inputs.js';
 export { PipelineMetrics } from './metrics/pipeline-metrics.js';
 export type { MetricsSnapshot, MetricsSource } from './metrics/pipeline-metrics.js';
 export type { HistogramSnapshot } from './metrics/histogram.js';

@@ -34,6 +34,18 @@ export interface ModelShape {
   /** Longest context (prompt + generated) the model supports. */
   readonly maxContextLength: number;
   readonly extraPools?: readonly ExtraPoolSpec[];
+  /**
+   * Tokens per attention KV block when the backend's cache layout fixes it (the
+   * OpenVINO plugins choose it at compile time). The pipeline then uses it, and an
+   * explicit different kvCache.blockSize is an error.
+   */
+  readonly kvBlockSize?: number;
+  /**
+   * Bytes one attention KV block takes in backend memory, when the backend knows
+   * its layout (read back from the compiled model). Otherwise the engine computes
+   * it from numLayers, numKvHeads, headDim and the precision.
+   */
+  readonly kvBlockBytes?: number;
 }
 
 /** The cache the engine asks the backend to allocate, once, before the first step. */

@@ -4,6 +4,8 @@
  * the KV cache planned over the byte budget and allocated on the backend.
  */
 
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { totalmem } from 'node:os';
 import type { Backend } from '../backends/backend.js';
 import { KvCacheManager } from '../engine/kv/kv-cache-manager.js';
@@ -33,7 +35,7 @@ export async function openModel(options: PipelineOptions, resolved: ResolvedPipe
   const parts = options.backend !== undefined ? customParts(options) : await loadModelParts(options, resolved);
   try {
     checkTokenizerFits(parts.tokenizer, parts.backend.shape.vocabSize);
-    return { ...parts, kv: await allocateKvCache(parts.backend, resolved) };
+    return { ...parts, kv: await allocateKvCache(parts.backend, options, resolved) };
   } catch (error) {
     await parts.promptText.close();
     if (options.backend === undefined) await parts.backend.dispose();
@@ -61,13 +63,14 @@ function checkTokenizerFits(tokenizer: Tokenizer, modelVocabSize: number): void 
 }
 
 /** Splits the byte budget over the model's pools and allocates them on the backend. */
-async function allocateKvCache(backend: Backend, resolved: ResolvedPipelineOptions): Promise<KvCacheManager> {
+async function allocateKvCache(backend: Backend, options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<KvCacheManager> {
   // Checked before anything is sized or allocated: a cache larger than the machine can never be filled.
   const physical = totalmem();
   if (resolved.kvBytes > physical) {
     throw new InvalidOptionError('kvCache.size', `${resolved.kvBytes} bytes is more than this machine's memory (${physical} bytes); give a smaller size, e.g. "1GB"`);
   }
-  const specs = planPools(backend.shape, resolved.kvBytes, resolved.precision, resolved.blockSize, resolved.maxNumSeqs);
+  const blockSize = backendBlockSize(backend, options, resolved);
+  const specs = planPools(backend.shape, resolved.kvBytes, resolved.precision, blockSize, resolved.maxNumSeqs);
   if (specs.some((spec) => spec.numBlocks < 2)) {
     throw new InvalidOptionError('kvCache.size', `${resolved.kvBytes} bytes cannot hold a single block of this model`);
   }
@@ -79,11 +82,22 @@ async function allocateKvCache(backend: Backend, resolved: ResolvedPipelineOptio
   const extraPoolBlocks = Object.fromEntries(specs.slice(1).map((spec) => [spec.name, spec.numBlocks]));
   await backend.allocateCache({
     numBlocks: specs[0]!.numBlocks,
-    blockSize: resolved.blockSize,
+    blockSize,
     precision: resolved.precision,
     ...(specs.length > 1 && { extraPoolBlocks }),
   });
   return kv;
+}
+
+/** A backend whose cache layout fixes the block size (OpenVINO) decides it; else kvCache.blockSize. */
+function backendBlockSize(backend: Backend, options: PipelineOptions, resolved: ResolvedPipelineOptions): number {
+  const fixed = backend.shape.kvBlockSize;
+  if (fixed === undefined) return resolved.blockSize;
+  const asked = options.kvCache?.blockSize;
+  if (asked !== undefined && asked !== fixed) {
+    throw new InvalidOptionError('kvCache.blockSize', `this backend's cache uses ${fixed}-token blocks; leave kvCache.blockSize out or set it to ${fixed}`);
+  }
+  return fixed;
 }
 
 function customParts(options: PipelineOptions): ModelParts {
@@ -99,12 +113,10 @@ function customParts(options: PipelineOptions): ModelParts {
 async function loadModelParts(options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<ModelParts> {
   const modelDir = options.model!;
   await checkModelFolder(modelDir);
-  const [{ loadText }, { CpuBackend }] = await Promise.all([import('../text/load-text.js'), import('../backends/cpu/cpu-backend.js')]);
+  const device = chooseDevice(options.device, modelDir);
+  const { loadText } = await import('../text/load-text.js');
   const text = await loadText(modelDir);
-  const backend = await CpuBackend.load(modelDir, {
-    ...(resolved.threads !== undefined && { threads: resolved.threads }),
-    ...(options.onProgress && { onProgress: options.onProgress }),
-  });
+  const backend = device === 'cpu' ? await loadCpuBackend(modelDir, options, resolved) : await loadOpenVinoBackend(modelDir, device, options, resolved);
   return {
     backend,
     tokenizer: text.tokenizer,
@@ -112,4 +124,36 @@ async function loadModelParts(options: PipelineOptions, resolved: ResolvedPipeli
     generationDefaults: text.generationDefaults,
     promptText: new TextSandbox(text.source, resolved.textLimits),
   };
+}
+
+async function loadCpuBackend(modelDir: string, options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<Backend> {
+  const { CpuBackend } = await import('../backends/cpu/cpu-backend.js');
+  return CpuBackend.load(modelDir, {
+    ...(resolved.threads !== undefined && { threads: resolved.threads }),
+    ...(options.onProgress && { onProgress: options.onProgress }),
+  });
+}
+
+/** The OpenVINO backend on an IR folder (src/backends/openvino, docs/openvino.md). */
+async function loadOpenVinoBackend(modelDir: string, device: string, options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<Backend> {
+  const { OpenVinoBackend } = await import('../backends/openvino/openvino-backend.js');
+  return OpenVinoBackend.load(modelDir, {
+    device,
+    kvPrecision: resolved.precision,
+    ...(options.openvino?.inferencePrecision !== undefined && { inferencePrecision: options.openvino.inferencePrecision }),
+    ...(options.openvino?.properties !== undefined && { properties: options.openvino.properties }),
+    ...(resolved.threads !== undefined && { threads: resolved.threads }),
+  });
+}
+
+/**
+ * "cpu", or the OpenVINO device to ask for. "auto": an OpenVINO IR folder goes to
+ * OpenVINO ("openvino:AUTO": a GPU when OpenVINO reports one, else its CPU plugin),
+ * anything else to "cpu".
+ */
+function chooseDevice(device: string | undefined, modelDir: string): string {
+  const asked = (device ?? 'cpu').toLowerCase();
+  if (asked === 'cpu') return 'cpu';
+  if (asked === 'auto') return existsSync(join(modelDir, 'openvino_model.xml')) ? 'openvino:AUTO' : 'cpu';
+  return device!;
 }

@@ -48,8 +48,15 @@ export interface ParserOptions {
 export interface PipelineOptions {
   /** Hugging Face model folder (config.json, safetensors, tokenizer.json). */
   model?: string;
-  /** "cpu" (default). */
+  /**
+   * "cpu" (default): weft's native CPU backend on a Hugging Face folder.
+   * "openvino:CPU" | "openvino:GPU" | "openvino:GPU.N" | "openvino:AUTO": the OpenVINO
+   * backend on an OpenVINO IR folder (docs/openvino.md). "auto": OpenVINO (a GPU when it
+   * reports one) for an IR folder, else "cpu".
+   */
   device?: string;
+  /** OpenVINO backend settings (ignored on "cpu"). */
+  openvino?: OpenVinoOptions;
   /** CPU threads for the native backend. Default: available cores. */
   threads?: number;
   /** A Backend implementation to use instead of loading `model`. Requires `tokenizer`. */
@@ -83,6 +90,13 @@ export interface TextSandboxOptions {
   timeoutMs?: number;
   /** The worker's heap limit in MB. Default 512. */
   maxHeapMb?: number;
+}
+
+export interface OpenVinoOptions {
+  /** INFERENCE_PRECISION_HINT. Default: the plugin's (bf16 on CPUs with AMX / AVX512-BF16, f16 on GPU). */
+  inferencePrecision?: 'f32' | 'f16' | 'bf16';
+  /** Further OpenVINO compile properties, passed as they are. */
+  properties?: Record<string, string>;
 }
 
 export interface GenerateOptions {
@@ -155,8 +169,10 @@ const PIPELINE_KEYS = keysOf<PipelineOptions>({
   logger: true,
   textSandbox: true,
   isolation: true,
+  openvino: true,
 });
 const TEXT_SANDBOX_KEYS = keysOf<TextSandboxOptions>({ timeoutMs: true, maxHeapMb: true });
+const OPENVINO_KEYS = keysOf<OpenVinoOptions>({ inferencePrecision: true, properties: true });
 const KV_CACHE_KEYS = keysOf<KvCacheOptions>({ size: true, precision: true, blockSize: true });
 const SCHEDULER_KEYS = keysOf<SchedulerOptions>({ maxNumSeqs: true, maxNumBatchedTokens: true, prefixCaching: true, policy: true });
 const PARSER_KEYS = keysOf<ParserOptions>({ tool: true, reasoning: true });
@@ -214,11 +230,16 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
   if (options.isolation === 'process' && options.backend !== undefined) {
     throw new InvalidOptionError('isolation', 'a custom backend runs in this process; "process" isolation needs a model folder');
   }
-  if (options.device !== undefined && (typeof options.device !== 'string' || options.device.toLowerCase() !== 'cpu')) {
-    throw new InvalidOptionError('device', `"${options.device}" is not available; this build runs on "cpu"`);
+  if (
+    options.device !== undefined &&
+    (typeof options.device !== 'string' || !['cpu', 'auto'].includes(options.device.toLowerCase()) && !options.device.toLowerCase().startsWith('openvino'))
+  ) {
+    throw new InvalidOptionError('device', `"${String(options.device)}" is not a device; use "cpu", "auto" or "openvino:CPU" | "openvino:GPU" | "openvino:AUTO"`);
   }
   const kv: KvCacheOptions = options.kvCache ?? {};
   checkKeys('kvCache', kv as Record<string, unknown>, KV_CACHE_KEYS);
+  checkObject('openvino', options.openvino);
+  if (options.openvino !== undefined) checkKeys('openvino', options.openvino as Record<string, unknown>, OPENVINO_KEYS);
   const kvBytes = parseByteSize(kv.size ?? '256MiB');
   if (kvBytes === undefined) throw new InvalidOptionError('kvCache.size', `expected bytes or a size like "4GB", got ${JSON.stringify(kv.size)}`);
   const precision = kv.precision ?? 'f32';

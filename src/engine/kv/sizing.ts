@@ -8,6 +8,8 @@ import type { PoolSpec } from './kv-cache-manager.js';
 
 /** Bytes per element of the cache; u8 also stores a f32 scale and zero point per token and head. */
 export function kvBytesPerBlock(shape: ModelShape, precision: KvPrecision, blockSize: number): number {
+  // A backend that reports its own layout (kvBlockBytes for kvBlockSize tokens) is taken at its word.
+  if (shape.kvBlockBytes !== undefined && shape.kvBlockSize !== undefined) return (shape.kvBlockBytes / shape.kvBlockSize) * blockSize;
   const perTokenPerHead =
     precision === 'f32' ? 4 * shape.headDim : precision === 'f16' ? 2 * shape.headDim : shape.headDim + 8;
   return 2 /* K and V */ * shape.numLayers * shape.numKvHeads * blockSize * perTokenPerHead;

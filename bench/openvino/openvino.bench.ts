@@ -1,0 +1,171 @@
+/**
+ * weft on OpenVINO vs openvino.genai's ContinuousBatchingPipeline (the core
+ * OpenVINO Model Server runs), on the same IR, same machine, same workload.
+ *
+ *   pip install openvino==2026.4.1 openvino-genai==2026.4.1.0 && npm run build:openvino
+ *   npx tsx bench/openvino/openvino.bench.ts [--model models/weft-demo-openvino/f32] [--runs 3]
+ *
+ * Both sides: CPU plugin, INFERENCE_NUM_THREADS=2, f32 inference and f32 KV cache
+ * (hints), greedy, ignore EOS, prefix caching off, the same prompt token ids. The
+ * two runners alternate (weft, genai, weft, ...) and each figure is the median of
+ * the runs. genai runs in a Python child process (bench/openvino/genai_runner.py);
+ * its timer starts after its pipeline is built, as weft's does.
+ *
+ * 1. Throughput (generated tokens / wall second, all requests) and median time to
+ *    first token at 1, 16 and 64 concurrent requests; ratios weft / genai.
+ * 2. The seed's failure scenario: 16 long generations over a cache that fits about
+ *    two, max_num_seqs 16, then a cache too small for even one whole request.
+ *    What each side does is printed: finished or not, outputs equal to an
+ *    unpressured run or not, errors.
+ * Last line: one JSON object with every figure.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { OpenVinoBackend, Pipeline } from '../../src/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const arg = (name: string, fallback: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] ? args[i + 1]! : fallback;
+};
+const MODEL = resolve(arg('model', join(here, '..', '..', 'models', 'weft-demo-openvino', 'f32')));
+const RUNS = Number(arg('runs', '3'));
+const THREADS = 2;
+const PROPERTIES = { INFERENCE_PRECISION_HINT: 'f32', KV_CACHE_PRECISION: 'f32', INFERENCE_NUM_THREADS: String(THREADS) };
+const PYTHON = process.env.WEFT_PYTHON ?? 'python3';
+
+interface RunResult {
+  tokens: number;
+  seconds: number;
+  ttft: number[];
+  outputs: number[][];
+  error?: string;
+  statuses?: string[];
+  finishReasons?: string[];
+}
+
+/** Deterministic prompt ids (no tokenizer involved): `count` prompts of `length` tokens. */
+function makePrompts(count: number, length: number, vocab: number): number[][] {
+  return Array.from({ length: count }, (_, i) => Array.from({ length }, (_, j) => 10 + ((i * 7919 + j * 104729) % (vocab - 20))));
+}
+
+async function runWeft(prompts: number[][], maxTokens: number, blocks: number | undefined, maxNumSeqs: number): Promise<RunResult> {
+  const probe = await OpenVinoBackend.load(MODEL, { inferencePrecision: 'f32', kvPrecision: 'f32', threads: THREADS });
+  const bytesPerBlock = probe.shape.kvBlockBytes!;
+  await probe.dispose();
+  const size = (blocks ?? 4000) * bytesPerBlock; // planPools adds weft's null block on top
+  const pipe = await Pipeline.create({
+    model: MODEL,
+    device: 'openvino:CPU',
+    threads: THREADS,
+    openvino: { inferencePrecision: 'f32' },
+    kvCache: { size, precision: 'f32' },
+    scheduler: { maxNumSeqs, maxNumBatchedTokens: 256, prefixCaching: false },
+  });
+  const start = performance.now();
+  const ttft: number[] = [];
+  const finishReasons: string[] = [];
+  try {
+    const outputs = await Promise.all(
+      prompts.map(async (prompt, i) => {
+        const ids: number[] = [];
+        for await (const part of pipe.stream(prompt, { maxTokens, temperature: 0, ignoreEos: true, logprobs: 1 })) {
+          if (part.type === 'token') {
+            if (ids.length === 0) ttft[i] = (performance.now() - start) / 1000;
+            ids.push(...part.tokenIds);
+          }
+          if (part.type === 'finish') finishReasons[i] = part.finishReason;
+        }
+        return ids;
+      }),
+    );
+    const seconds = (performance.now() - start) / 1000;
+    return { tokens: outputs.reduce((n, o) => n + o.length, 0), seconds, ttft, outputs, finishReasons };
+  } catch (error) {
+    return { tokens: 0, seconds: 0, ttft, outputs: [], error: String(error) };
+  } finally {
+    await pipe.close();
+  }
+}
+
+function runGenai(prompts: number[][], maxTokens: number, blocks: number | undefined, maxNumSeqs: number): RunResult {
+  const job = { model: MODEL, prompts, max_tokens: maxTokens, num_kv_blocks: blocks ?? 4000, max_num_seqs: maxNumSeqs, max_num_batched_tokens: 256, properties: PROPERTIES };
+  const run = spawnSync(PYTHON, [join(here, 'genai_runner.py')], { input: JSON.stringify(job), encoding: 'utf8', timeout: 600_000, maxBuffer: 1 << 28 });
+  if (run.status !== 0) {
+    return { tokens: 0, seconds: 0, ttft: [], outputs: [], error: `exit ${run.status} signal ${run.signal}: ${run.stderr.slice(-400)}` };
+  }
+  const out = JSON.parse(run.stdout.trim().split('\n').pop()!) as { tokens: number; seconds: number; ttft: number[]; outputs: number[][]; statuses: string[] };
+  return { ...out };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const fmt = (x: number, d = 1) => x.toFixed(d);
+
+async function main(): Promise<void> {
+  const genaiVersion = spawnSync(PYTHON, ['-c', 'import openvino_genai as g; print(g.__version__)'], { encoding: 'utf8' }).stdout.trim();
+  const probe = await OpenVinoBackend.load(MODEL, { inferencePrecision: 'f32', kvPrecision: 'f32', threads: THREADS });
+  const { vocabSize, kvBlockSize } = probe.shape;
+  const ovVersion = probe.openvinoVersion;
+  await probe.dispose();
+  console.log(`model ${MODEL}`);
+  console.log(`CPU: ${cpus()[0]?.model ?? 'unknown'} (${cpus().length} logical), ${THREADS} threads; OpenVINO ${ovVersion}; openvino.genai ${genaiVersion}`);
+  console.log(`kernels: OpenVINO CPU plugin PagedAttention, f32 inference, f32 KV cache, block ${kvBlockSize} tokens; ${RUNS} alternating runs, medians\n`);
+  const report: Record<string, unknown> = { model: MODEL, openvino: ovVersion, genai: genaiVersion, cpu: cpus()[0]?.model, threads: THREADS };
+
+  const throughput: unknown[] = [];
+  console.log('requests | weft tok/s | genai tok/s | ratio | weft TTFT ms | genai TTFT ms | ratio | same ids');
+  for (const concurrency of [1, 16, 64]) {
+    const prompts = makePrompts(concurrency, 32, vocabSize);
+    const maxTokens = 64;
+    const weft: RunResult[] = [];
+    const genai: RunResult[] = [];
+    for (let r = 0; r < RUNS; r++) {
+      weft.push(await runWeft(prompts, maxTokens, undefined, 64));
+      genai.push(runGenai(prompts, maxTokens, undefined, 64));
+    }
+    const failed = [...weft, ...genai].find((r) => r.error);
+    if (failed) throw new Error(`a run failed: ${failed.error}`);
+    const wTps = median(weft.map((r) => r.tokens / r.seconds));
+    const gTps = median(genai.map((r) => r.tokens / r.seconds));
+    const wTtft = median(weft.map((r) => median(r.ttft))) * 1000;
+    const gTtft = median(genai.map((r) => median(r.ttft))) * 1000;
+    const same = JSON.stringify(weft[0]!.outputs) === JSON.stringify(genai[0]!.outputs);
+    console.log(`${String(concurrency).padStart(8)} | ${fmt(wTps).padStart(10)} | ${fmt(gTps).padStart(11)} | ${fmt(wTps / gTps, 2)}x | ${fmt(wTtft).padStart(12)} | ${fmt(gTtft).padStart(13)} | ${fmt(wTtft / gTtft, 2)}x | ${same}`);
+    throughput.push({ concurrency, weftTokensPerSecond: wTps, genaiTokensPerSecond: gTps, ratio: wTps / gTps, weftTtftMs: wTtft, genaiTtftMs: gTtft, sameIds: same });
+  }
+  report.throughput = throughput;
+
+  // The seed's failure scenario: 16 long generations, a cache that fits about two.
+  const prompts = makePrompts(16, 32, vocabSize);
+  const maxTokens = 480;
+  const perRequestBlocks = Math.ceil((32 + maxTokens) / kvBlockSize!);
+  const reference = await runWeft(prompts, maxTokens, undefined, 16);
+  const scenarios: unknown[] = [];
+  for (const [label, blocks] of [
+    ['cache for ~2 requests', 2 * perRequestBlocks + 2],
+    ['cache smaller than 1 request', Math.floor(perRequestBlocks * 0.75)],
+  ] as const) {
+    const w = await runWeft(prompts, maxTokens, blocks, 16);
+    const g = runGenai(prompts, maxTokens, blocks, 16);
+    const describe = (r: RunResult, name: string) => {
+      if (r.error) return `${name}: ERROR ${r.error}`;
+      const equal = r.outputs.filter((o, i) => JSON.stringify(o) === JSON.stringify(reference.outputs[i])).length;
+      const lengths = r.outputs.map((o) => o.length);
+      const endings = r.statuses ?? r.finishReasons ?? [];
+      return `${name}: ${r.tokens} tokens in ${fmt(r.seconds, 2)} s, ${equal}/16 outputs equal to the unpressured run, lengths [${lengths.join(' ')}], endings {${[...new Set(endings)].join(', ')}}`;
+    };
+    console.log(`\n${label} (${blocks} blocks of ${kvBlockSize} tokens, ${perRequestBlocks} per request), 16 requests, max_num_seqs 16:`);
+    console.log(`  ${describe(w, 'weft ')}`);
+    console.log(`  ${describe(g, 'genai')}`);
+    scenarios.push({ label, blocks, weft: describe(w, 'weft'), genai: describe(g, 'genai') });
+  }
+  report.failureScenario = scenarios;
+  report.loadAverage = loadavg();
+  console.log(`\n1-minute load average at the end: ${loadavg()[0]!.toFixed(1)} (other processes share these cores: compare runs at similar loads)`);
+  console.log(`\n${JSON.stringify(report)}`);
+}
+
+await main();

@@ -1,0 +1,290 @@
+// N-API binding of the OpenVINO runner: module weft_openvino.node.
+//
+//   abiVersion, openvinoVersion                 numbers / string
+//   availableDevices()                          -> string[] (ov::Core::get_available_devices)
+//   new OvModel()
+//     load(xmlPath, device, properties)         -> Promise<info>  (read, convert, compile)
+//     allocateCache(numBlocks)                  -> Promise<void>
+//     execute(inputs, blockCopies?)             -> Promise<Float32Array>  (rows x vocab logits)
+//     dispose()                                 idempotent
+//
+// Work runs on the libuv thread pool (Napi::AsyncWorker). One operation at a
+// time per model: overlapping calls reject (the TypeScript side queues them).
+// The runner is shared with the job in flight, so dispose() during a step frees
+// it when that step ends. Nothing here ends the process: ov::Exception and
+// every other std::exception become rejections.
+#include <napi.h>
+
+#include <functional>
+#include <memory>
+#include <stdexcept>
+
+#include <openvino/core/version.hpp>
+#include <openvino/runtime/core.hpp>
+
+#include "runner.h"
+
+namespace weft_ov {
+namespace {
+
+constexpr int kAbiVersion = 1;
+
+Napi::Object port_list(Napi::Env env, const std::vector<PortInfo>& ports, Napi::Array* out) {
+  *out = Napi::Array::New(env, ports.size());
+  for (size_t i = 0; i < ports.size(); ++i) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("name", ports[i].name);
+    o.Set("type", ports[i].type);
+    Napi::Array shape = Napi::Array::New(env, ports[i].shape.size());
+    for (size_t d = 0; d < ports[i].shape.size(); ++d) shape.Set(d, Napi::Number::New(env, static_cast<double>(ports[i].shape[d])));
+    o.Set("shape", shape);
+    out->Set(i, o);
+  }
+  return Napi::Object::New(env);
+}
+
+// A job keeps its model's JS object alive (self_ref_) so that `busy` stays valid until it ends.
+class Job : public Napi::AsyncWorker {
+ public:
+  Job(Napi::Env env, std::shared_ptr<Runner> runner, bool* busy, Napi::Object self)
+      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), runner_(std::move(runner)), busy_(busy) {
+    self_ref_ = Napi::Persistent(self);
+  }
+  Napi::Promise promise() { return deferred_.Promise(); }
+
+ protected:
+  void OnError(const Napi::Error& e) override {
+    *busy_ = false;
+    deferred_.Reject(e.Value());
+  }
+  void OnOK() override {
+    *busy_ = false;
+    try {
+      deferred_.Resolve(result(Env()));
+    } catch (const Napi::Error& e) {
+      deferred_.Reject(e.Value());
+    } catch (const std::exception& e) {
+      deferred_.Reject(Napi::Error::New(Env(), e.what()).Value());
+    }
+  }
+  virtual Napi::Value result(Napi::Env env) { return env.Undefined(); }
+  void run_guarded(const std::function<void()>& body) {
+    try {
+      body();
+    } catch (const std::bad_alloc&) {
+      SetError("out of memory");
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+
+  Napi::Promise::Deferred deferred_;
+  std::shared_ptr<Runner> runner_;
+  bool* busy_;
+  Napi::ObjectReference self_ref_;
+};
+
+class OvModel : public Napi::ObjectWrap<OvModel> {
+ public:
+  static Napi::Function define(Napi::Env env) {
+    return DefineClass(env, "OvModel",
+                       {InstanceMethod("load", &OvModel::load), InstanceMethod("allocateCache", &OvModel::allocate_cache),
+                        InstanceMethod("execute", &OvModel::execute), InstanceMethod("dispose", &OvModel::dispose)});
+  }
+  explicit OvModel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<OvModel>(info) {}
+
+ private:
+  // Returns a rejected promise instead of throwing, for every argument error.
+  Napi::Value rejected(Napi::Env env, const std::string& message) {
+    auto d = Napi::Promise::Deferred::New(env);
+    d.Reject(Napi::Error::New(env, message).Value());
+    return d.Promise();
+  }
+
+  Napi::Value load(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (busy_) return rejected(env, "another operation is in flight on this model");
+    if (runner_ || disposed_) return rejected(env, disposed_ ? "the model has been disposed" : "the model is already loaded");
+    if (info.Length() < 3 || !info[0].IsString() || !info[1].IsString() || !info[2].IsObject())
+      return rejected(env, "load(xmlPath: string, device: string, properties: Record<string, string>)");
+    LoadOptions options;
+    options.xml_path = info[0].As<Napi::String>().Utf8Value();
+    options.device = info[1].As<Napi::String>().Utf8Value();
+    Napi::Object props = info[2].As<Napi::Object>();
+    Napi::Array keys = props.GetPropertyNames();
+    for (uint32_t i = 0; i < keys.Length(); ++i) {
+      Napi::Value key = keys.Get(i), value = props.Get(key);
+      if (!value.IsString()) return rejected(env, "property " + key.ToString().Utf8Value() + " must be a string");
+      options.properties[key.ToString().Utf8Value()] = value.As<Napi::String>().Utf8Value();
+    }
+    struct LoadJob : Job {
+      LoadJob(Napi::Env env, OvModel* self, LoadOptions o) : Job(env, nullptr, &self->busy_, self->Value()), self_(self), options_(std::move(o)) {}
+      void Execute() override {
+        run_guarded([&] { loaded_ = Runner::load(options_); });
+      }
+      Napi::Value result(Napi::Env env) override {
+        if (self_->disposed_) throw std::runtime_error("the model was disposed while loading");
+        self_->runner_ = std::move(loaded_);
+        const Runner& r = *self_->runner_;
+        Napi::Object o = Napi::Object::New(env);
+        Napi::Array inputs, outputs;
+        port_list(env, r.inputs(), &inputs);
+        port_list(env, r.outputs(), &outputs);
+        o.Set("inputs", inputs);
+        o.Set("outputs", outputs);
+        o.Set("converted", r.converted());
+        o.Set("device", r.device());
+        o.Set("bytesPerBlock", Napi::Number::New(env, static_cast<double>(r.bytes_per_block())));
+        return o;
+      }
+      OvModel* self_;
+      LoadOptions options_;
+      std::shared_ptr<Runner> loaded_;
+    };
+    auto* job = new LoadJob(env, this, std::move(options));
+    busy_ = true;
+    Napi::Promise p = job->promise();
+    job->Queue();
+    return p;
+  }
+
+  Napi::Value allocate_cache(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (busy_) return rejected(env, "another operation is in flight on this model");
+    if (!runner_) return rejected(env, disposed_ ? "the model has been disposed" : "the model is not loaded");
+    if (info.Length() < 1 || !info[0].IsNumber()) return rejected(env, "allocateCache(numBlocks: number)");
+    const double blocks = info[0].As<Napi::Number>().DoubleValue();
+    if (!(blocks >= 1 && blocks <= 1e9) || blocks != static_cast<double>(static_cast<int64_t>(blocks)))
+      return rejected(env, "numBlocks must be an integer in [1, 1e9]");
+    struct AllocJob : Job {
+      AllocJob(Napi::Env env, std::shared_ptr<Runner> r, bool* busy, Napi::Object self, int64_t n)
+          : Job(env, std::move(r), busy, self), n_(n) {}
+      void Execute() override {
+        run_guarded([&] { runner_->allocate_cache(n_); });
+      }
+      int64_t n_;
+    };
+    auto* job = new AllocJob(env, runner_, &busy_, Value(), static_cast<int64_t>(blocks));
+    busy_ = true;
+    Napi::Promise p = job->promise();
+    job->Queue();
+    return p;
+  }
+
+  // inputs: Array<{ name: string, data: Int32Array | Float32Array, shape: number[] }>
+  Napi::Value execute(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (busy_) return rejected(env, "another operation is in flight on this model");
+    if (!runner_) return rejected(env, disposed_ ? "the model has been disposed" : "the model is not loaded");
+    if (info.Length() < 1 || !info[0].IsArray()) return rejected(env, "execute(inputs: Array<{name, data, shape}>, blockCopies?)");
+    std::vector<StepInput> inputs;
+    std::vector<int32_t> copies;
+    try {
+      Napi::Array list = info[0].As<Napi::Array>();
+      for (uint32_t i = 0; i < list.Length(); ++i) {
+        Napi::Value item = list.Get(i);
+        if (!item.IsObject()) return rejected(env, "each input must be an object");
+        Napi::Object o = item.As<Napi::Object>();
+        StepInput in;
+        if (!o.Get("name").IsString()) return rejected(env, "input.name must be a string");
+        in.name = o.Get("name").As<Napi::String>().Utf8Value();
+        Napi::Value data = o.Get("data");
+        if (!data.IsTypedArray()) return rejected(env, in.name + ": data must be an Int32Array or a Float32Array");
+        Napi::TypedArray typed = data.As<Napi::TypedArray>();
+        if (typed.TypedArrayType() == napi_int32_array) {
+          Napi::Int32Array a = data.As<Napi::Int32Array>();
+          in.ints.assign(a.Data(), a.Data() + a.ElementLength());
+        } else if (typed.TypedArrayType() == napi_float32_array) {
+          Napi::Float32Array a = data.As<Napi::Float32Array>();
+          in.is_float = true;
+          in.floats.assign(a.Data(), a.Data() + a.ElementLength());
+        } else {
+          return rejected(env, in.name + ": data must be an Int32Array or a Float32Array");
+        }
+        Napi::Value shape = o.Get("shape");
+        if (!shape.IsArray()) return rejected(env, in.name + ": shape must be an array");
+        Napi::Array dims = shape.As<Napi::Array>();
+        for (uint32_t d = 0; d < dims.Length(); ++d) {
+          Napi::Value dim = dims.Get(d);
+          if (!dim.IsNumber()) return rejected(env, in.name + ": shape entries must be numbers");
+          const double v = dim.As<Napi::Number>().DoubleValue();
+          if (!(v >= 0 && v <= 1e12) || v != static_cast<double>(static_cast<int64_t>(v)))
+            return rejected(env, in.name + ": shape entries must be non-negative integers");
+          in.shape.push_back(static_cast<size_t>(v));
+        }
+        inputs.push_back(std::move(in));
+      }
+      if (info.Length() > 1 && info[1].IsTypedArray()) {
+        if (info[1].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) return rejected(env, "blockCopies must be an Int32Array");
+        Napi::Int32Array a = info[1].As<Napi::Int32Array>();
+        copies.assign(a.Data(), a.Data() + a.ElementLength());
+      }
+    } catch (const Napi::Error& e) {
+      auto d = Napi::Promise::Deferred::New(env);
+      d.Reject(e.Value());
+      return d.Promise();
+    }
+    struct StepJob : Job {
+      StepJob(Napi::Env env, std::shared_ptr<Runner> r, bool* busy, Napi::Object self, std::vector<StepInput> in,
+              std::vector<int32_t> copies)
+          : Job(env, std::move(r), busy, self), inputs_(std::move(in)), copies_(std::move(copies)) {}
+      void Execute() override {
+        run_guarded([&] {
+          runner_->copy_blocks(copies_);
+          logits_ = runner_->step(inputs_, &rows_, &vocab_);
+        });
+      }
+      Napi::Value result(Napi::Env env) override {
+        Napi::Float32Array out = Napi::Float32Array::New(env, logits_.size());
+        std::copy(logits_.begin(), logits_.end(), out.Data());
+        return out;
+      }
+      std::vector<StepInput> inputs_;
+      std::vector<int32_t> copies_;
+      std::vector<float> logits_;
+      size_t rows_ = 0, vocab_ = 0;
+    };
+    auto* job = new StepJob(env, runner_, &busy_, Value(), std::move(inputs), std::move(copies));
+    busy_ = true;
+    Napi::Promise p = job->promise();
+    job->Queue();
+    return p;
+  }
+
+  Napi::Value dispose(const Napi::CallbackInfo& info) {
+    disposed_ = true;
+    runner_.reset();  // a job in flight keeps its own reference until it ends
+    return info.Env().Undefined();
+  }
+
+  std::shared_ptr<Runner> runner_;
+  bool busy_ = false;
+  bool disposed_ = false;
+};
+
+Napi::Value available_devices(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  try {
+    ov::Core core;
+    const auto devices = core.get_available_devices();
+    Napi::Array out = Napi::Array::New(env, devices.size());
+    for (size_t i = 0; i < devices.size(); ++i) out.Set(i, devices[i]);
+    return out;
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(env, e.what());
+  }
+}
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+  exports.Set("abiVersion", Napi::Number::New(env, kAbiVersion));
+  exports.Set("openvinoVersion", std::string(ov::get_openvino_version().buildNumber));
+  exports.Set("availableDevices", Napi::Function::New(env, available_devices));
+  exports.Set("OvModel", OvModel::define(env));
+  return exports;
+}
+
+}  // namespace
+}  // namespace weft_ov
+
+static Napi::Object InitAll(Napi::Env env, Napi::Object exports) { return weft_ov::init(env, exports); }
+NODE_API_MODULE(weft_openvino, InitAll)

@@ -1,0 +1,83 @@
+/**
+ * Loads weft's OpenVINO addon (native/openvino/build/Release/weft_openvino.node),
+ * built by scripts/build-openvino.cjs only when OpenVINO is found. Missing or
+ * broken, it raises OpenVinoUnavailableError saying how to get it.
+ * WEFT_OPENVINO_NATIVE_PATH overrides the location.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { OpenVinoUnavailableError } from '../../errors.js';
+import { findPackageRoot } from '../../package-files.js';
+import type { PortInfo, StepInput } from './step-inputs.js';
+
+/** What `load()` resolves with. */
+export interface NativeModelInfo {
+  readonly inputs: readonly PortInfo[];
+  readonly outputs: readonly PortInfo[];
+  /** True when the IR was a stateful SDPA model converted with SDPAToPagedAttention. */
+  readonly converted: boolean;
+  readonly device: string;
+  /** Bytes one block takes over all key_cache.N / value_cache.N tensors. */
+  readonly bytesPerBlock: number;
+}
+
+export interface NativeOvModel {
+  load(xmlPath: string, device: string, properties: Readonly<Record<string, string>>): Promise<NativeModelInfo>;
+  allocateCache(numBlocks: number): Promise<void>;
+  execute(inputs: readonly StepInput[], blockCopies?: Int32Array): Promise<Float32Array>;
+  dispose(): void;
+}
+
+export interface NativeOpenVinoBinding {
+  readonly abiVersion: number;
+  /** OpenVINO's build number, e.g. "2026.4.1-22982-...". */
+  readonly openvinoVersion: string;
+  availableDevices(): string[];
+  readonly OvModel: new () => NativeOvModel;
+}
+
+const ABI_VERSION = 1;
+
+/** How a user gets the OpenVINO backend (the text of every "unavailable" error). */
+export const HOW_TO_GET_OPENVINO =
+  'install the OpenVINO runtime with `pip install openvino==2026.4.1` (or unpack an OpenVINO 2026.4 archive and set ' +
+  'OpenVINO_DIR to its runtime/cmake folder), then run `npm run build:openvino` in the weft package folder ' +
+  '(needs cmake >= 3.15 and a C++17 compiler); see docs/openvino.md';
+
+let cached: NativeOpenVinoBinding | undefined;
+
+export function openVinoAddonPath(): string {
+  const override = process.env.WEFT_OPENVINO_NATIVE_PATH;
+  if (override) return override;
+  const here = dirname(fileURLToPath(import.meta.url));
+  const root = findPackageRoot(here);
+  if (!root) throw new OpenVinoUnavailableError(`cannot find the weft package folder above ${here}; ${HOW_TO_GET_OPENVINO}`);
+  return join(root, 'native', 'openvino', 'build', 'Release', 'weft_openvino.node');
+}
+
+/** The loaded addon (cached); throws OpenVinoUnavailableError when it is missing or broken. */
+export function loadOpenVinoBinding(): NativeOpenVinoBinding {
+  if (cached) return cached;
+  const file = openVinoAddonPath();
+  if (!existsSync(file)) {
+    throw new OpenVinoUnavailableError(`the OpenVINO backend is not built (${file} is missing): ${HOW_TO_GET_OPENVINO}`);
+  }
+  let binding: Partial<NativeOpenVinoBinding>;
+  try {
+    binding = createRequire(import.meta.url)(file) as Partial<NativeOpenVinoBinding>;
+  } catch (cause) {
+    throw new OpenVinoUnavailableError(
+      `the OpenVINO backend at ${file} failed to load (${(cause as Error).message}); ${HOW_TO_GET_OPENVINO}`,
+      { cause },
+    );
+  }
+  if (binding.abiVersion !== ABI_VERSION || typeof binding.OvModel !== 'function') {
+    throw new OpenVinoUnavailableError(
+      `the OpenVINO backend at ${file} is out of date (abiVersion ${String(binding.abiVersion)}, expected ${ABI_VERSION}); rebuild with npm run build:openvino`,
+    );
+  }
+  cached = binding as NativeOpenVinoBinding;
+  return cached;
+}
