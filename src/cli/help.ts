@@ -33,7 +33,7 @@ A model is a Hugging Face folder: config.json, model.safetensors, tokenizer.json
 (and tokenizer_config.json, generation_config.json).
 `;
 
-const LOAD_OPTIONS = `  -m, --model <dir>        Hugging Face model folder (required)
+const LOAD_OPTIONS = `  -m, --model <path>       Hugging Face model folder or .gguf file (required)
       --threads <n>        CPU threads (default: all available cores)
       --kv-cache <size>    KV cache size, e.g. 256MB (default: the pipeline's)
   -q, --quiet              no progress bar and no statistics on stderr

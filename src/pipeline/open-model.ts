@@ -1,16 +1,18 @@
 /**
  * Opening a model for a pipeline: its backend, tokenizer, chat template and
- * generation defaults (loaded from a model folder, or the user's own), then
+ * generation defaults (loaded from a model folder or a .gguf file, or the user's own), then
  * the KV cache planned over the byte budget and allocated on the backend.
  */
 
 import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { totalmem } from 'node:os';
 import type { Backend } from '../backends/backend.js';
 import { KvCacheManager } from '../engine/kv/kv-cache-manager.js';
 import { planPools } from '../engine/kv/sizing.js';
-import { InvalidOptionError, TokenizerError } from '../errors.js';
+import { InvalidOptionError, ModelLoadError, TokenizerError } from '../errors.js';
+import { isGgufPath } from '../model-files/gguf/path.js';
 import { checkModelFolder } from '../model-files/model-folder.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer } from '../text/types.js';
@@ -112,11 +114,35 @@ function customParts(options: PipelineOptions): ModelParts {
 
 async function loadModelParts(options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<ModelParts> {
   const modelDir = options.model!;
+  if (isGgufPath(modelDir)) return loadGgufParts(modelDir, options, resolved);
   await checkModelFolder(modelDir);
   const device = chooseDevice(options.device, modelDir);
   const { loadText } = await import('../text/load-text.js');
   const text = await loadText(modelDir);
   const backend = device === 'cpu' ? await loadCpuBackend(modelDir, options, resolved) : await loadOpenVinoBackend(modelDir, device, options, resolved);
+  return {
+    backend,
+    tokenizer: text.tokenizer,
+    chatTemplate: text.chatTemplate,
+    generationDefaults: text.generationDefaults,
+    promptText: new TextSandbox(text.source, resolved.textLimits),
+  };
+}
+
+/** A .gguf file carries its tokenizer and chat template too (docs/gguf.md); it runs on the CPU backend. */
+async function loadGgufParts(file: string, options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<ModelParts> {
+  if (options.device !== undefined && !['cpu', 'auto'].includes(options.device.toLowerCase()))
+    throw new InvalidOptionError('device', `a .gguf file runs on "cpu", not ${JSON.stringify(options.device)}`);
+  // The user named this file, so a symlink to it is followed; but only a regular file is read (a FIFO would hang).
+  const info = await stat(file).catch(() => undefined);
+  if (info === undefined) throw new ModelLoadError(`${file} does not exist`, file);
+  if (!info.isFile()) throw new ModelLoadError(`${file} is not a regular file`, file);
+  const [gguf, { CpuBackend }] = await Promise.all([import('../model-files/gguf/index.js'), import('../backends/cpu/cpu-backend.js')]);
+  const text = gguf.ggufTextAssets(gguf.readGgufFile(file));
+  const backend = await CpuBackend.loadGguf(file, {
+    ...(resolved.threads !== undefined && { threads: resolved.threads }),
+    ...(options.onProgress && { onProgress: options.onProgress }),
+  });
   return {
     backend,
     tokenizer: text.tokenizer,

@@ -30,7 +30,7 @@ describe('weft help shows a model the user has', () => {
   it.each(['generate', 'chat', 'demo'])('weft help %s: every example --model/-m path exists (the bundled demo model)', async (command) => {
     const io = testIo();
     expect(await runCli(['help', command], io)).toBe(0);
-    const paths = [...io.out().matchAll(/(?:--model|-m) (\S+)/g)].map((m) => m[1] as string).filter((p) => p !== '<dir>');
+    const paths = [...io.out().matchAll(/(?:--model|-m) (\S+)/g)].map((m) => m[1] as string).filter((p) => !/^<\w+>$/.test(p)); // placeholders such as <dir>, <path>
     if (command !== 'demo') expect(paths.length).toBeGreaterThan(0);
     for (const path of paths) expect(existsSync(join(resolve(path), 'config.json')), path).toBe(true);
     if (command !== 'demo') expect(paths.map((p) => resolve(p))).toContain(demoModelPath());

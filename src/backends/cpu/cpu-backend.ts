@@ -8,7 +8,8 @@ import type { ModelConfig } from '../../model-files/config.js';
 import { loadModelConfig } from '../../model-files/config.js';
 import { ropeInverseFrequencies } from '../../model-files/rope.js';
 import { openSafetensorsFolder } from '../../model-files/safetensors.js';
-import { planWeights } from '../../model-files/weights.js';
+import { planWeights, type PlannedTensor, type WeightSlot } from '../../model-files/weights.js';
+import { openGgufModel } from '../../model-files/gguf/open.js';
 import type { Backend, CacheConfig, LoadProgress, ModelShape, StepBatch, StepResult } from '../backend.js';
 import { type KernelSetName, loadNativeBinding, type NativeCpuModel } from './native-binding.js';
 
@@ -16,6 +17,18 @@ export interface CpuBackendOptions {
   /** Worker threads for one step (default: the available cores). */
   readonly threads?: number;
   readonly onProgress?: (progress: LoadProgress) => void;
+}
+
+/** A planned tensor; `prepare` (if set) gives the bytes to load instead, released after loading. */
+export interface LoadableTensor extends PlannedTensor {
+  readonly prepare?: () => Promise<{ readonly info: PlannedTensor['info']; release(): Promise<void> }>;
+}
+
+function checkThreads(requested: number | undefined): number {
+  const threads = requested ?? availableParallelism();
+  if (!Number.isSafeInteger(threads) || threads < 1 || threads > 1024)
+    throw new InvalidOptionError('threads', 'must be an integer in [1, 1024]');
+  return threads;
 }
 
 export class CpuBackend implements Backend {
@@ -40,14 +53,34 @@ export class CpuBackend implements Backend {
 
   /** Loads a Hugging Face model folder (config.json + safetensors). */
   static async load(modelDir: string, options: CpuBackendOptions = {}): Promise<CpuBackend> {
-    const threads = options.threads ?? availableParallelism();
-    if (!Number.isSafeInteger(threads) || threads < 1 || threads > 1024)
-      throw new InvalidOptionError('threads', 'must be an integer in [1, 1024]');
+    const threads = checkThreads(options.threads);
     const progress = options.onProgress ?? (() => {});
 
     progress({ phase: 'config', loaded: 0, total: 0 });
     const config = await loadModelConfig(modelDir);
     const tensors = await openSafetensorsFolder(modelDir);
+    const plan = (slots: readonly WeightSlot[]) => planWeights(slots, tensors, modelDir);
+    return CpuBackend.#loadPlanned(config, ropeInverseFrequencies(config), plan, modelDir, threads, progress);
+  }
+
+  /** Loads a GGUF file (llama, mistral, qwen2, qwen3; see docs/gguf.md). */
+  static async loadGguf(file: string, options: CpuBackendOptions = {}): Promise<CpuBackend> {
+    const threads = checkThreads(options.threads);
+    const progress = options.onProgress ?? (() => {});
+    progress({ phase: 'config', loaded: 0, total: 0 });
+    const model = openGgufModel(file);
+    return CpuBackend.#loadPlanned(model.config, model.invFreq, model.plan, file, threads, progress);
+  }
+
+  /** Creates the native model, plans its slots with `planFor`, and loads every planned tensor. */
+  static async #loadPlanned(
+    config: ModelConfig,
+    invFreq: Float64Array,
+    planFor: (slots: readonly WeightSlot[]) => LoadableTensor[],
+    modelDir: string,
+    threads: number,
+    progress: (progress: LoadProgress) => void,
+  ): Promise<CpuBackend> {
     const binding = loadNativeBinding();
 
     let native: NativeCpuModel;
@@ -66,16 +99,16 @@ export class CpuBackend implements Backend {
         qkNorm: config.qkNorm,
         tiedEmbeddings: config.tieWordEmbeddings,
         slidingWindow: config.slidingWindow ?? 0,
-        invFreq: ropeInverseFrequencies(config),
+        invFreq,
         threads,
       });
     } catch (cause) {
       throw new ModelLoadError(`${modelDir}: the native model rejected the config: ${(cause as Error).message}`, modelDir, undefined, { cause });
     }
 
-    let plan;
+    let plan: LoadableTensor[];
     try {
-      plan = planWeights(native.weightSlots(), tensors, modelDir);
+      plan = planFor(native.weightSlots());
     } catch (error) {
       native.dispose();
       throw error;
@@ -84,11 +117,16 @@ export class CpuBackend implements Backend {
     let loaded = 0;
     progress({ phase: 'weights', loaded, total });
     try {
-      for (const { kind, layer, info } of plan) {
+      for (const tensor of plan) {
+        const { kind, layer, info } = tensor;
+        const prepared = tensor.prepare ? await tensor.prepare() : undefined;
+        const from = prepared?.info ?? info;
         try {
-          await native.loadTensor(kind, layer, info.file, info.offset, info.dtype, info.shape);
+          await native.loadTensor(kind, layer, from.file, from.offset, from.dtype, from.shape);
         } catch (cause) {
           throw new ModelLoadError(`${info.file} (tensor ${info.name}): ${(cause as Error).message}`, info.file, info.name, { cause });
+        } finally {
+          await prepared?.release();
         }
         loaded += info.byteLength;
         progress({ phase: 'weights', loaded, total });

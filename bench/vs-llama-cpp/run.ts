@@ -1,0 +1,190 @@
+/**
+ * weft against node-llama-cpp 3.21.1 on the same GGUF files, side by side.
+ *
+ *   npm run bench:vs-llama-cpp [-- --quick] [-- --types F16,Q8_0] [-- --threads 2] [-- --runs 3]
+ *
+ * The models are written first if missing (make-model.ts: Qwen3-0.6B shape,
+ * random weights, a 151,936-entry byte-level BPE vocabulary; --quick: a small
+ * shape). Each (format, run) starts one process per side (side.ts), the side
+ * order alternating between runs; each figure is the median of the runs. The
+ * 1-minute load average is recorded before every process, and a memory
+ * bandwidth probe (bandwidth.c) gives the decode bound beside the rates.
+ * Writes bench/RESULTS.md (or bench/RESULTS-quick.md), with the text of
+ * --notes <file> appended when given (observations made around the run); the last line
+ * printed is one JSON object with the ratios (weft / node-llama-cpp).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { readGgufFile, ggufModelConfig } from '../../src/model-files/gguf/index.js';
+import { ensureModel, FULL, QUICK, type WeightType } from './make-model.js';
+import type { Measurements } from './scenarios.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const { values } = parseArgs({
+  options: { quick: { type: 'boolean' }, types: { type: 'string', default: 'F16,Q8_0' }, threads: { type: 'string', default: '2' }, runs: { type: 'string', default: '3' }, notes: { type: 'string' } },
+});
+const shape = values.quick ? QUICK : FULL;
+const threads = Number(values.threads);
+const runs = Number(values.runs);
+const types = values.types!.split(',') as WeightType[];
+
+interface SideResult extends Measurements { engine: string; kernels: string; peakRssBytes: number }
+type Outcome = { ok: true; result: SideResult; load: number } | { ok: false; error: string; load: number };
+
+if (!existsSync(join(here, 'node_modules', 'node-llama-cpp')))
+  throw new Error('node-llama-cpp is not installed: run `npm install --prefix bench/vs-llama-cpp` (npm run bench:vs-llama-cpp does)');
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+function bandwidth(): Record<number, number> {
+  const binary = join(tmpdir(), `weft-bandwidth-${process.pid}`);
+  execFileSync('cc', ['-O3', '-pthread', join(here, 'bandwidth.c'), '-o', binary]);
+  const out: Record<number, number> = {};
+  for (const t of [...new Set([1, threads])]) out[t] = (JSON.parse(execFileSync(binary, [String(t)], { encoding: 'utf8' })) as { gbPerSecond: number }).gbPerSecond;
+  return out;
+}
+
+function runSide(engine: 'weft' | 'llama', model: string, vocab: number): Promise<Outcome> {
+  const load = loadavg()[0]!;
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'side.ts'), '--engine', engine, '--model', model, '--threads', String(threads), '--vocab', String(vocab)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d;
+      process.stderr.write(d);
+    });
+    child.on('close', (code) => {
+      const last = stdout.trim().split('\n').pop() ?? '';
+      if (code === 0 && last.startsWith('{')) resolve({ ok: true, result: JSON.parse(last) as SideResult, load });
+      else resolve({ ok: false, error: (stderr.split('\n').find((l) => /^\w*Error: /.test(l)) ?? `exit ${code}`).slice(0, 300), load });
+    });
+  });
+}
+
+const bw = bandwidth();
+process.stderr.write(`bench: memory bandwidth ${JSON.stringify(bw)} GB/s by threads\n`);
+
+interface TypeSummary {
+  type: WeightType;
+  weightBytes: number;
+  kvBytes: number;
+  weft: Outcome[];
+  llama: Outcome[];
+}
+const summaries: TypeSummary[] = [];
+for (const type of types) {
+  const model = await ensureModel(shape, type);
+  const gguf = readGgufFile(model);
+  const config = ggufModelConfig(gguf);
+  const weightBytes = [...gguf.tensors.values()].reduce((sum, t) => sum + t.byteLength, 0);
+  const kvBytes = 64 * 256 * config.numLayers * config.numKvHeads * config.headDim * 2 * 2; // side.ts: same cells both sides, f16
+  const regularVocab = shape.merges + 256;
+  const summary: TypeSummary = { type, weightBytes, kvBytes, weft: [], llama: [] };
+  for (let r = 0; r < runs; r++) {
+    const order: Array<'weft' | 'llama'> = r % 2 === 0 ? ['weft', 'llama'] : ['llama', 'weft'];
+    for (const engine of order) {
+      process.stderr.write(`bench: ${type} run ${r + 1}/${runs} ${engine} (load ${loadavg()[0]!.toFixed(2)})\n`);
+      const outcome = await runSide(engine, model, regularVocab);
+      summary[engine].push(outcome);
+      if (!outcome.ok) process.stderr.write(`bench: ${engine} failed: ${outcome.error}\n`);
+    }
+    if (summary.weft.every((o) => !o.ok) && r === 0) process.stderr.write(`bench: weft cannot run ${type}; ${runs - 1} more tries anyway\n`);
+  }
+  summaries.push(summary);
+}
+
+// ---- medians, ratios, report ----
+type Metric = (m: SideResult) => number;
+const METRICS: Array<[string, Metric, string]> = [
+  ['decode, 1 stream', (m) => m.decode1, 'tok/s'],
+  ['prefill, 512 tokens', (m) => m.prefill512, 'tok/s'],
+  ['aggregate decode, 4 streams', (m) => m.agg['4']!, 'tok/s'],
+  ['aggregate decode, 16 streams', (m) => m.agg['16']!, 'tok/s'],
+  ['aggregate decode, 64 streams', (m) => m.agg['64']!, 'tok/s'],
+  ['TTFT p50, 16 arriving together', (m) => m.ttft16.p50, 'ms'],
+  ['TTFT p99, 16 arriving together', (m) => m.ttft16.p99, 'ms'],
+  ['peak RSS', (m) => m.peakRssBytes / 2 ** 20, 'MiB'],
+];
+const med = (outcomes: Outcome[], metric: Metric): number | null => {
+  const ok = outcomes.filter((o): o is Extract<Outcome, { ok: true }> => o.ok);
+  return ok.length === 0 ? null : median(ok.map((o) => metric(o.result)));
+};
+const ratio = (s: TypeSummary | undefined, metric: Metric): number | null => {
+  if (!s) return null;
+  const a = med(s.weft, metric);
+  const b = med(s.llama, metric);
+  return a === null || b === null ? null : a / b;
+};
+const fmt = (x: number | null, digits = 1) => (x === null ? 'n/a' : x.toFixed(digits));
+const cpu = cpus()[0]?.model ?? 'unknown CPU';
+const flags = (readFileSync('/proc/cpuinfo', 'utf8').match(/^flags\s*:(.*)$/m)?.[1] ?? '').split(' ');
+const features = ['avx2', 'fma', 'f16c', 'avx512f', 'avx512_vnni', 'avx512_bf16', 'avx512_fp16', 'avx_vnni', 'amx_tile', 'amx_int8', 'amx_bf16'].filter((f) => flags.includes(f));
+const kernelsOf = (outcomes: Outcome[]) => [...new Set(outcomes.filter((o) => o.ok).map((o) => (o as Extract<Outcome, { ok: true }>).result.kernels))].join('; ') || 'did not run';
+const loads = summaries.flatMap((s) => [...s.weft, ...s.llama].map((o) => o.load));
+
+const lines: string[] = [];
+lines.push(`# weft vs node-llama-cpp ${values.quick ? '(quick shape)' : '(Qwen3-0.6B shape)'}`, '');
+lines.push(`Written by \`npm run bench:vs-llama-cpp${values.quick ? ' -- --quick' : ''}\` (bench/vs-llama-cpp/run.ts) on ${new Date().toISOString()}.`, '');
+lines.push(`- CPU: ${cpu}, ${cpus().length} logical cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; features: ${features.join(', ')}`);
+lines.push(`- Model: ${shape.name} (hidden ${shape.hidden}, ${shape.layers} layers, ${shape.heads}/${shape.kvHeads} heads, head_dim ${shape.headDim}, FFN ${shape.ffn}, vocab ${shape.vocab}, tied), random weights, same GGUF file for both sides`);
+lines.push(`- Threads: ${threads} on each side (node-llama-cpp: maxThreads and the context's threads); KV cache f16 on both sides, ${64 * 256} cells`);
+lines.push(`- Runs: ${runs} per side and format, one process each, alternating order; figures are medians`);
+lines.push(`- 1-minute load average before each process: ${loads.map((l) => l.toFixed(1)).join(', ')} (this machine is shared: other work was running)`);
+lines.push(`- Memory read bandwidth (bandwidth.c, best of 5): ${Object.entries(bw).map(([t, g]) => `${g} GB/s on ${t} thread${t === '1' ? '' : 's'}`).join(', ')}`);
+for (const s of summaries) {
+  lines.push('', `## ${s.type}`, '');
+  lines.push(`Weights ${(s.weightBytes / 1e9).toFixed(3)} GB; decode bound at ${threads} thread${threads === 1 ? '' : 's'} = ${bw[threads]} GB/s / weight bytes = ${fmt((bw[threads]! * 1e9) / s.weightBytes)} tok/s.`, '');
+  lines.push(`- weft kernels: ${kernelsOf(s.weft)}`);
+  lines.push(`- node-llama-cpp kernels: ${kernelsOf(s.llama)}`);
+  const failures = [...s.weft, ...s.llama].filter((o) => !o.ok) as Array<Extract<Outcome, { ok: false }>>;
+  for (const f of new Set(failures.map((f) => f.error))) lines.push(`- failed: ${f}`);
+  lines.push('', '| measure | weft | node-llama-cpp | weft / node-llama-cpp |', '|---|---|---|---|');
+  for (const [name, metric, unit] of METRICS) lines.push(`| ${name} (${unit}) | ${fmt(med(s.weft, metric))} | ${fmt(med(s.llama, metric))} | ${fmt(ratio(s, metric), 2)} |`);
+  const d1 = med(s.weft, (m) => m.decode1);
+  const bound = (bw[threads]! * 1e9) / s.weightBytes;
+  lines.push('', `weft's one-stream decode is ${fmt(d1 === null ? null : (100 * d1) / bound, 0)}% of the bandwidth bound; node-llama-cpp's ${fmt((100 * (med(s.llama, (m) => m.decode1) ?? NaN)) / bound, 0)}%.`);
+  const rss = med(s.weft, (m) => m.peakRssBytes);
+  lines.push(`weft's peak RSS is ${fmt(rss === null ? null : rss / (s.weightBytes + s.kvBytes), 2)}x the weight bytes plus its KV cache (${(s.kvBytes / 2 ** 20).toFixed(0)} MiB).`);
+  lines.push('', 'Per run (weft | node-llama-cpp), decode1 / prefill512 / agg4 / agg16 / agg64 tok/s:', '');
+  for (const engine of ['weft', 'llama'] as const)
+    for (const o of s[engine]) lines.push(`- ${engine}: ${o.ok ? [o.result.decode1, o.result.prefill512, o.result.agg['4']!, o.result.agg['16']!, o.result.agg['64']!].map((x) => x.toFixed(1)).join(' / ') : `failed (${o.error})`} (load ${o.load.toFixed(1)})`);
+}
+const byType = (t: WeightType) => summaries.find((s) => s.type === t);
+const fraction = (s: TypeSummary | undefined) => {
+  const d = s ? med(s.weft, (m) => m.decode1) : null;
+  return d === null || !s ? null : d / ((bw[threads]! * 1e9) / s.weightBytes);
+};
+const rssRatio = (s: TypeSummary | undefined) => ratio(s, (m) => m.peakRssBytes);
+const json = {
+  decodeRatio1Q8: ratio(byType('Q8_0'), (m) => m.decode1),
+  decodeRatio1F16: ratio(byType('F16'), (m) => m.decode1),
+  aggRatio16Q8: ratio(byType('Q8_0'), (m) => m.agg['16']!),
+  prefillRatioQ8: ratio(byType('Q8_0'), (m) => m.prefill512),
+  bandwidthFraction1Q8: fraction(byType('Q8_0')),
+  rssRatioQ8: rssRatio(byType('Q8_0')),
+  aggRatio16F16: ratio(byType('F16'), (m) => m.agg['16']!),
+  aggRatio64F16: ratio(byType('F16'), (m) => m.agg['64']!),
+  prefillRatioF16: ratio(byType('F16'), (m) => m.prefill512),
+  bandwidthFraction1F16: fraction(byType('F16')),
+  rssRatioF16: rssRatio(byType('F16')),
+  threads,
+  shape: shape.name,
+  loadAverage: Number(median(loads).toFixed(2)),
+};
+const resultsFile = join(here, '..', values.quick ? 'RESULTS-quick.md' : 'RESULTS.md');
+if (values.notes) lines.push('', readFileSync(values.notes, 'utf8').trim());
+writeFileSync(resultsFile, `${lines.join('\n')}\n\nLast line of the run:\n\n\`\`\`json\n${JSON.stringify(json)}\n\`\`\`\n`);
+process.stderr.write(`bench: wrote ${resultsFile}\n`);
+console.log(JSON.stringify(json));
