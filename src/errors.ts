@@ -15,7 +15,8 @@ export type WeftErrorCode =
   | 'UNSUPPORTED_MODEL'
   | 'TOKENIZER_ERROR'
   | 'CHAT_TEMPLATE_ERROR'
-  | 'REMOTE_ERROR';
+  | 'REMOTE_ERROR'
+  | 'GRAMMAR_DEAD_END';
 
 export class WeftError extends Error {
   readonly code: WeftErrorCode;
@@ -126,5 +127,15 @@ export class ChatTemplateError extends WeftError {
 export class RemoteError extends WeftError {
   constructor(message: string, readonly status?: number, options?: { cause?: unknown }) {
     super('REMOTE_ERROR', message, options);
+  }
+}
+
+/**
+ * A guided request (responseFormat, toolChoice) reached a state where its grammar allows no token
+ * the model can produce (or the model gave every allowed token zero probability). Only that request ends.
+ */
+export class GrammarDeadEndError extends WeftError {
+  constructor(message: string) {
+    super('GRAMMAR_DEAD_END', message);
   }
 }

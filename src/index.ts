@@ -18,6 +18,7 @@ export type { StepInfo } from './engine/engine.js';
 export type { SchedulingPolicy } from './engine/scheduler.js';
 export type { PoolStats } from './engine/kv/kv-cache-manager.js';
 export type { TokenLogprob } from './sampling/sampler.js';
+export type { ResponseFormat, ToolChoice } from './guided/guide.js';
 export * from './errors.js';
 export { demoModelPath } from './package-files.js';
 export type {

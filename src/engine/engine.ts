@@ -15,8 +15,9 @@
  */
 
 import type { Backend } from '../backends/backend.js';
-import { BackendError, EngineError } from '../errors.js';
-import { NonFiniteLogitsError, Sampler, argmax, type SampledToken } from '../sampling/sampler.js';
+import { BackendError, EngineError, GrammarDeadEndError } from '../errors.js';
+import { applyMask, type TokenGrammar } from '../guided/grammar.js';
+import { NonFiniteLogitsError, Sampler, allFinite, argmax, type SampledToken } from '../sampling/sampler.js';
 import { buildBatch } from './batch.js';
 import type { KvCacheManager } from './kv/kv-cache-manager.js';
 import { IncrementalDetokenizer, type TokenDecoder } from './detokenizer.js';
@@ -92,8 +93,11 @@ class LiveRequest extends Request {
   readonly checksStopTokens: boolean;
   /** Token count that ends it with 'length': the prompt plus maxTokens, or the model's context. */
   readonly lengthLimit: number;
+  /** Guided generation: the request's grammar, and the mask of the tokens it allows next (filled while the step runs). */
+  readonly grammar: TokenGrammar | undefined;
+  readonly mask: Uint32Array | undefined;
 
-  constructor(id: number, spec: RequestSpec, sink: RequestSink, decoder: TokenDecoder, maxContextLength: number) {
+  constructor(id: number, spec: RequestSpec, sink: RequestSink, decoder: TokenDecoder, maxContextLength: number, eos: ReadonlySet<number>, vocabSize: number) {
     super(id, id, spec);
     this.sink = sink;
     this.sampler = new Sampler(spec.sampling, spec.promptTokenIds);
@@ -101,6 +105,11 @@ class LiveRequest extends Request {
     this.stops = new StopStringMatcher(spec.stop.stopStrings);
     this.checksStopTokens = spec.stop.stopTokenIds.length > 0 || !spec.stop.ignoreEos;
     this.lengthLimit = Math.min(spec.promptTokenIds.length + spec.stop.maxTokens, maxContextLength);
+    if (spec.grammar !== undefined) {
+      const ends = [...spec.stop.stopTokenIds, ...(spec.stop.ignoreEos ? [] : eos)];
+      this.grammar = spec.grammar.matcher(ends);
+      this.mask = new Uint32Array((vocabSize + 31) >>> 5);
+    }
   }
 }
 
@@ -145,7 +154,7 @@ export class Engine {
       return err({ kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the whole KV cache cannot hold ${prompt + 1}` });
     }
     const id = this.nextId++;
-    const request = new LiveRequest(id, spec, sink, this.decoder, maxContext);
+    const request = new LiveRequest(id, spec, sink, this.decoder, maxContext, this.eos, this.backend.shape.vocabSize);
     this.live.set(id, request);
     this.scheduler.add(request);
     this.kick();
@@ -201,7 +210,11 @@ export class Engine {
     const started = performance.now();
     const plan = this.schedule();
     if (plan.scheduled.length === 0) return;
-    const logits = await this.execute(plan);
+    const running = this.execute(plan);
+    // While the backend computes, the guided requests' masks are filled (their grammars
+    // only change when a token is accepted, which happened in the previous step).
+    this.fillMasks(plan);
+    const logits = await running;
     if (logits === undefined) return; // the backend failed; the step's requests are finished with BackendError
     await this.apply(plan, logits);
     this.steps++;
@@ -247,6 +260,21 @@ export class Engine {
   }
 
   /**
+   * Fills the mask of each guided request that samples in this step. A request
+   * whose grammar allows no token ends now with GrammarDeadEndError (its output
+   * from the step in flight is discarded, as for an abort); the others go on.
+   */
+  private fillMasks(plan: StepPlan): void {
+    for (const entry of plan.scheduled) {
+      const request = entry.request as LiveRequest;
+      if (!entry.samples || request.grammar === undefined || request.status === 'finished') continue;
+      if (!request.grammar.fillMask(request.mask!)) {
+        this.finish(request, 'error', new GrammarDeadEndError(`request ${request.id}: the grammar allows no token after ${request.tokens.length - request.numPromptTokens} generated tokens`), false);
+      }
+    }
+  }
+
+  /**
    * Advances each scheduled request, caches its newly full blocks, and samples
    * where the plan says so. A non-greedy draw over a real vocabulary costs
    * milliseconds (64 of them, a second), so after each such draw the loop
@@ -288,7 +316,12 @@ export class Engine {
     const { sampler } = request;
     let sampled: SampledToken;
     try {
-      if (sampler.isPlainGreedy) {
+      if (request.mask !== undefined) {
+        // Checked before masking: the mask's -Infinity entries are not the model's.
+        if (!allFinite(logits.subarray(rowOffset, rowOffset + vocab))) throw new NonFiniteLogitsError();
+        applyMask(logits, rowOffset, vocab, request.mask);
+        sampled = sampler.isPlainGreedy ? { token: argmax(logits, rowOffset, rowOffset + vocab) } : sampler.sample(logits, rowOffset, vocab, { masked: true });
+      } else if (sampler.isPlainGreedy) {
         const token = argmax(logits, rowOffset, rowOffset + vocab);
         // Greedy reads no other value, so only the chosen one is checked.
         if (!Number.isFinite(logits[rowOffset + token]!)) throw new NonFiniteLogitsError();
@@ -305,6 +338,11 @@ export class Engine {
 
   /** Appends a sampled token, emits its text and decides whether the request is done. */
   private accept(request: LiveRequest, token: number, logprobs: readonly SampledToken[] | undefined): void {
+    // Masked logits leave only allowed tokens, unless the model gave all of them -Infinity (or NaN).
+    if (request.grammar !== undefined && !request.grammar.acceptToken(token)) {
+      this.finish(request, 'error', new GrammarDeadEndError(`request ${request.id}: the model gave every token the grammar allows zero probability`), false);
+      return;
+    }
     request.tokens.push(token);
     if (request.checksStopTokens && this.isStopToken(request.spec.stop, token)) {
       request.sink.onDelta(delta('', token, logprobs));
@@ -315,6 +353,7 @@ export class Engine {
     const matched = request.stops.isEmpty ? undefined : request.stops.push(text);
     request.sink.onDelta(delta(matched === undefined ? text : matched.text, token, logprobs));
     if (matched?.stopped === true) this.finish(request, 'stop', undefined, false);
+    else if (request.grammar?.isTerminated() === true) this.finish(request, 'stop', undefined, true);
     else if (request.tokens.length >= request.lengthLimit) this.finish(request, 'length', undefined, true);
   }
 

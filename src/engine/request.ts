@@ -11,6 +11,7 @@
  * EngineError, which the engine loop turns into failed requests and a log line.
  */
 
+import type { GrammarSource } from '../guided/grammar.js';
 import type { SamplingParams } from '../sampling/params.js';
 import { EngineError } from '../errors.js';
 
@@ -40,6 +41,8 @@ export interface RequestSpec {
   readonly priority: number;
   /** Whether the output text leaves out special tokens (default true). */
   readonly skipSpecialTokens?: boolean;
+  /** Constrains what may be sampled (guided generation); each request gets its own matcher. */
+  readonly grammar?: GrammarSource;
 }
 
 export class Request {

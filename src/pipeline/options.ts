@@ -9,6 +9,7 @@ import { checkQuantization, type WeightQuantization } from '../backends/cpu/quan
 import type { SchedulingPolicy } from '../engine/scheduler.js';
 import { InvalidOptionError } from '../errors.js';
 import { reasoningParserNames, toolParserNames } from '../parsers/registry.js';
+import type { ResponseFormat, ToolChoice } from '../guided/guide.js';
 import type { SamplingParams } from '../sampling/params.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer, ToolDefinition } from '../text/types.js';
@@ -132,6 +133,11 @@ export interface GenerateOptions {
   skipSpecialTokens?: boolean;
   /** Parsers for this request (overrides the pipeline's). */
   parsers?: ParserOptions;
+  /**
+   * Constrain the output to JSON: `{ type: 'json_schema', schema }` (valid against the schema) or
+   * `{ type: 'json_object' }` (any object). See docs/guided.md for the schema keywords supported.
+   */
+  responseFormat?: ResponseFormat;
 }
 
 export interface ChatOptions extends GenerateOptions {
@@ -139,6 +145,12 @@ export interface ChatOptions extends GenerateOptions {
   tools?: ToolDefinition[];
   /** Extra chat template variables, e.g. { enable_thinking: false }. */
   templateKwargs?: Record<string, unknown>;
+  /**
+   * With `tools` and a tool parser: "auto" (default, the model decides), "none" (the model cannot
+   * start a call), "required" (it must call one of the tools) or `{ name }` (it must call that one),
+   * with arguments valid against the tool's schema. See docs/guided.md.
+   */
+  toolChoice?: ToolChoice;
 }
 
 /**
@@ -190,8 +202,9 @@ const GENERATE_KEYS = keysOf<GenerateOptions>({
   signal: true,
   skipSpecialTokens: true,
   parsers: true,
+  responseFormat: true,
 });
-const CHAT_KEYS = keysOf<ChatOptions>({ ...Object.fromEntries(GENERATE_KEYS.map((key) => [key, true])), tools: true, templateKwargs: true } as Record<keyof Required<ChatOptions>, true>);
+const CHAT_KEYS = keysOf<ChatOptions>({ ...Object.fromEntries(GENERATE_KEYS.map((key) => [key, true])), tools: true, templateKwargs: true, toolChoice: true } as Record<keyof Required<ChatOptions>, true>);
 
 export interface ResolvedPipelineOptions {
   readonly kvBytes: number;
@@ -286,6 +299,9 @@ export interface ResolvedRequestOptions {
   /** A chat's tools and template kwargs as plain JSON data (json-data.ts): what the template and parsers see. */
   readonly tools: ToolDefinition[] | undefined;
   readonly templateKwargs: Record<string, unknown> | undefined;
+  readonly responseFormat: ResponseFormat | undefined;
+  /** Undefined: "auto". */
+  readonly toolChoice: ToolChoice | undefined;
 }
 
 /**
@@ -295,7 +311,7 @@ export interface ResolvedRequestOptions {
 export function resolveRequestOptions(options: ChatOptions, defaults: GenerationDefaults, chat: boolean): ResolvedRequestOptions {
   if (!isObject(options as unknown)) throw new InvalidOptionError('options', 'expected an object');
   if (!chat) {
-    for (const key of ['tools', 'templateKwargs'] as const) {
+    for (const key of ['tools', 'templateKwargs', 'toolChoice'] as const) {
       if (key in options) throw new InvalidOptionError(key, 'only a chat takes it: pass an array of messages to chat() or stream()');
     }
   }
@@ -338,7 +354,42 @@ export function resolveRequestOptions(options: ChatOptions, defaults: Generation
     skipSpecialTokens: boolean('skipSpecialTokens', options.skipSpecialTokens),
     tools,
     templateKwargs,
+    responseFormat: checkResponseFormat(options.responseFormat),
+    toolChoice: checkToolChoice(options.toolChoice, options.tools, options.responseFormat),
   };
+}
+
+const JSON_SCHEMA_FORMAT_KEYS = ['type', 'schema', 'name'];
+
+function checkResponseFormat(format: unknown): ResponseFormat | undefined {
+  if (format === undefined) return undefined;
+  if (!isObject(format)) throw new InvalidOptionError('responseFormat', 'expected { type: "json_schema", schema } or { type: "json_object" }');
+  if (format.type === 'json_object') {
+    checkKeys('responseFormat', format, ['type']);
+    return { type: 'json_object' };
+  }
+  if (format.type !== 'json_schema') throw new InvalidOptionError('responseFormat.type', `expected "json_schema" or "json_object", got ${JSON.stringify(format.type)}`);
+  checkKeys('responseFormat', format, JSON_SCHEMA_FORMAT_KEYS);
+  if (!isObject(format.schema) && typeof format.schema !== 'boolean') throw new InvalidOptionError('responseFormat.schema', 'expected a JSON schema object');
+  if (format.name !== undefined && typeof format.name !== 'string') throw new InvalidOptionError('responseFormat.name', 'expected a string');
+  // Plain JSON data, copied: a caller changing its schema mid-request must not change the request.
+  return { type: 'json_schema', schema: toJsonData(format.schema, 'responseFormat.schema'), ...(format.name !== undefined && { name: format.name }) };
+}
+
+function checkToolChoice(choice: unknown, tools: unknown, responseFormat: unknown): ToolChoice | undefined {
+  if (choice === undefined || choice === 'auto') return undefined;
+  if (choice === 'none' || choice === 'required') {
+    if (choice === 'required' && (!Array.isArray(tools) || tools.length === 0)) throw new InvalidOptionError('toolChoice', '"required" needs tools');
+  } else {
+    if (!isObject(choice) || typeof choice.name !== 'string') throw new InvalidOptionError('toolChoice', 'expected "auto", "none", "required" or { name }');
+    checkKeys('toolChoice', choice, ['name']);
+    const name = choice.name;
+    if (!Array.isArray(tools) || !tools.some((tool: { function: { name: string } }) => tool.function.name === name)) {
+      throw new InvalidOptionError('toolChoice.name', `no tool is named ${JSON.stringify(name)}`);
+    }
+  }
+  if (responseFormat !== undefined && choice !== 'none') throw new InvalidOptionError('toolChoice', 'cannot force a tool call and a responseFormat at once');
+  return typeof choice === 'string' ? choice : { name: choice.name as string };
 }
 
 /** Unknown parser names fail when the options are given, not at the first chat. */

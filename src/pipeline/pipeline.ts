@@ -15,6 +15,8 @@ import { Engine, type StepInfo } from '../engine/engine.js';
 import type { PoolStats } from '../engine/kv/kv-cache-manager.js';
 import type { SchedulerConfig } from '../engine/scheduler.js';
 import { InvalidOptionError, PipelineClosedError } from '../errors.js';
+import { Guide } from '../guided/guide.js';
+import { detectStartsInReasoning } from '../parsers/reasoning/think.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer } from '../text/types.js';
 import type { ChatInputMessage } from './messages.js';
@@ -60,6 +62,8 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   private readonly runContext: RunContext;
   private readonly promptText: PromptText;
   private readonly promptLimits: PromptLimits;
+  /** Guided generation's vocabulary and grammars, built on the first guided request. */
+  private readonly guide: Guide;
   private closed = false;
   private closing: Promise<void> | undefined;
   private started = 0;
@@ -101,6 +105,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     this.options = options;
     this.promptText = model.promptText;
     this.promptLimits = promptLimits(Math.min(model.backend.shape.maxContextLength, model.generationDefaults.maxLength ?? Infinity), model.tokenizer);
+    this.guide = new Guide(model.tokenizer, model.backend.shape.vocabSize);
     this.engine = new Engine({
       backend: model.backend,
       kv: model.kv,
@@ -220,6 +225,21 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     const prepare = chat
       ? prepareChat(input, resolved, this.promptText, this.backend.shape.vocabSize, this.promptLimits, this.options.model)
       : preparePrompt(input, this.promptText, this.backend.shape.vocabSize, this.promptLimits);
+    if (resolved.toolChoice !== undefined && names.tool === undefined) {
+      throw new InvalidOptionError('toolChoice', 'needs a tool parser to read the calls (parsers.tool)');
+    }
+    // Guided generation's grammar: compiled now so a bad schema is refused at once; which way
+    // reasoning may start is known once the prompt is rendered (the same grammar, or a cheap sibling).
+    const guide = this.guide;
+    const grammarFor = (promptText: string | undefined) =>
+      guide.grammarFor({
+        ...(resolved.responseFormat !== undefined && { responseFormat: resolved.responseFormat }),
+        ...(resolved.toolChoice !== undefined && { toolChoice: resolved.toolChoice }),
+        tools: resolved.tools ?? [],
+        ...(names.tool !== undefined && { toolParser: names.tool }),
+        reasoning: names.reasoning === undefined ? 'none' : promptText !== undefined && detectStartsInReasoning(promptText) ? 'open' : 'optional',
+      });
+    grammarFor(undefined);
     const ctx = this.runContext;
     return async function* run(): AsyncGenerator<RequestPart> {
       let prepared: PreparedPrompt;
@@ -230,7 +250,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
         throw error;
       }
       const reply = new Reply(names, prepared.tools, prepared.promptText ?? '');
-      yield* runRequest(ctx, prepared, { ...resolved, skipSpecialTokens }, reply, options.signal);
+      yield* runRequest(ctx, prepared, { ...resolved, skipSpecialTokens }, reply, options.signal, grammarFor(prepared.promptText));
     };
   }
 

@@ -7,6 +7,7 @@
 
 import type { Engine } from '../engine/engine.js';
 import type { RequestSpec } from '../engine/request.js';
+import type { GrammarSource } from '../guided/grammar.js';
 import { AbortError, BackendError, PipelineClosedError, PromptTooLongError, WeftError } from '../errors.js';
 import type { SampledToken } from '../sampling/sampler.js';
 import type { ResolvedRequestOptions } from './options.js';
@@ -52,12 +53,13 @@ export async function* runRequest(
   resolved: ResolvedRequestOptions,
   reply: Reply,
   signal: AbortSignal | undefined,
+  grammar?: GrammarSource,
 ): AsyncGenerator<RequestPart> {
   if (ctx.isClosed()) throw new PipelineClosedError();
   if (signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: signal.reason });
   const promptTokens = prepared.promptTokenIds.length;
   const channel = new RequestChannel();
-  const added = ctx.engine.add(requestSpec(ctx, prepared, resolved), channel);
+  const added = ctx.engine.add(requestSpec(ctx, prepared, resolved, grammar), channel);
   if (!added.ok) {
     if (added.error.kind === 'Closed') throw new PipelineClosedError();
     throw new PromptTooLongError(added.error.message);
@@ -107,7 +109,7 @@ export async function* runRequest(
 }
 
 /** The engine's view of the request. Without maxTokens it may run to the end of the context. */
-function requestSpec(ctx: RunContext, prepared: PreparedPrompt, resolved: ResolvedRequestOptions): RequestSpec {
+function requestSpec(ctx: RunContext, prepared: PreparedPrompt, resolved: ResolvedRequestOptions, grammar: GrammarSource | undefined): RequestSpec {
   const limit = Math.min(ctx.maxContextLength, ctx.maxLength ?? Infinity);
   const room = Math.max(1, limit - prepared.promptTokenIds.length);
   return {
@@ -121,6 +123,7 @@ function requestSpec(ctx: RunContext, prepared: PreparedPrompt, resolved: Resolv
     },
     priority: resolved.priority,
     ...(resolved.skipSpecialTokens !== undefined && { skipSpecialTokens: resolved.skipSpecialTokens }),
+    ...(grammar !== undefined && { grammar }),
   };
 }
 

@@ -53,8 +53,11 @@ export class Sampler {
     if (params.repetitionPenalty !== 1) for (const token of promptTokenIds) this.seen.add(token);
   }
 
-  /** Samples from logits[offset .. offset + vocab). May modify that row. */
-  sample(logits: Float32Array, offset: number, vocab: number): SampledToken {
+  /**
+   * Samples from logits[offset .. offset + vocab). May modify that row. `masked`: guided
+   * generation already checked the row and set the tokens its grammar forbids to -Infinity.
+   */
+  sample(logits: Float32Array, offset: number, vocab: number, options?: { readonly masked?: boolean }): SampledToken {
     const { temperature, topK, logprobs } = this.params;
     const greedy = temperature === 0 || topK === 1;
     if (this.isPlainGreedy) {
@@ -62,7 +65,7 @@ export class Sampler {
       return { token: argmax(logits, offset, offset + vocab) };
     }
     const row = logits.subarray(offset, offset + vocab);
-    if (!allFinite(row)) throw new NonFiniteLogitsError();
+    if (options?.masked !== true && !allFinite(row)) throw new NonFiniteLogitsError();
     const reported = logprobs > 0 ? topLogprobs(row, logprobs) : undefined;
     this.applyPenalties(row);
     const token = greedy ? argmax(row, 0, vocab) : this.draw(row);
@@ -154,7 +157,8 @@ export class NonFiniteLogitsError extends Error {
   }
 }
 
-function allFinite(row: Float32Array): boolean {
+/** Whether no value of `row` is NaN or infinite. */
+export function allFinite(row: Float32Array): boolean {
   for (let i = 0; i < row.length; i++) if (!Number.isFinite(row[i]!)) return false;
   return true;
 }

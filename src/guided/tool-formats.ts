@@ -1,0 +1,201 @@
+/**
+ * Tool-call grammars in each tool parser's own syntax: the call a request
+ * with toolChoice "required" or a named tool must make (arguments valid
+ * against the tool's schema), and the markers toolChoice "none" must never
+ * write. Optional reasoning (`<think>...</think>`) may come first when a
+ * reasoning parser reads the reply.
+ */
+import { InvalidOptionError } from '../errors.js';
+import type { ToolDefinition } from '../text/types.js';
+import { DONE, Frame, POP_REPROCESS, utf8, type Step } from './automaton.js';
+import { valueStart } from './json-frames.js';
+import { compileSchema, type ValueSpec } from './json-schema.js';
+import { Choice, Optional, Sequence, TextUntil, literalPart, newId, type Part } from './text-frames.js';
+
+/** The tool parsers that have grammars; the others refuse toolChoice "required", a named tool and "none". */
+export const GUIDED_TOOL_PARSERS = ['qwen3coder', 'hermes', 'llama3_json'] as const;
+
+/** What toolChoice "none" forbids, per parser: every text that would start a call. */
+const CALL_MARKERS: Record<(typeof GUIDED_TOOL_PARSERS)[number], readonly string[]> = {
+  qwen3coder: ['<tool_call>', '<function='],
+  hermes: ['<tool_call>'],
+  // Any object may be a llama3_json call, so "none" writes no `{` at all.
+  llama3_json: ['{', '<|python_tag|>'],
+};
+
+export function isGuidedToolParser(name: string): name is (typeof GUIDED_TOOL_PARSERS)[number] {
+  return (GUIDED_TOOL_PARSERS as readonly string[]).includes(name);
+}
+
+export function callMarkers(parser: string): readonly string[] {
+  if (!isGuidedToolParser(parser)) throw new InvalidOptionError('toolChoice', `the ${parser} tool parser has no guided grammar yet (guided: ${GUIDED_TOOL_PARSERS.join(', ')})`);
+  return CALL_MARKERS[parser];
+}
+
+interface CallGrammar {
+  /** The literal that opens a call (a choice lead next to `<think>`). */
+  readonly open: string;
+  /** Everything after it. */
+  readonly rest: Part;
+}
+
+const jsonPart = (spec: ValueSpec): Part => ({ start: () => valueStart(spec) });
+
+function argumentsSpec(tool: ToolDefinition, index: number): ValueSpec {
+  return compileSchema(tool.function.parameters ?? { type: 'object' }, `tools[${index}].function.parameters`);
+}
+
+function choice(options: { lead: string; next: () => Frame | typeof DONE }[], where: string): Choice {
+  try {
+    return new Choice(options.map((o) => ({ lead: utf8(o.lead), next: o.next })));
+  } catch (error) {
+    throw new InvalidOptionError(where, (error as Error).message);
+  }
+}
+
+/** `<tool_call>\n{"name": "NAME", "arguments": ARGS}\n</tool_call>` (hermes) or `{"name": "NAME", "parameters": ARGS}` (llama3_json). */
+function jsonCall(tools: readonly ToolDefinition[], indices: readonly number[], hermes: boolean): CallGrammar {
+  const names = choice(
+    indices.map((i) => {
+      const tool = tools[i]!;
+      const body = new Sequence([jsonPart(argumentsSpec(tool, i)), literalPart(hermes ? '}\n</tool_call>' : '}')]);
+      return { lead: `${JSON.stringify(tool.function.name).slice(1)}, "${hermes ? 'arguments' : 'parameters'}": `, next: () => body.start() };
+    }),
+    'tools',
+  );
+  const rest = new Sequence([literalPart(hermes ? '{"name": "' : '"name": "'), { start: () => names.start() }]);
+  return { open: hermes ? '<tool_call>\n' : '{', rest };
+}
+
+/**
+ * qwen3coder: `<tool_call>\n<function=NAME>\n` then `<parameter=KEY>\nVALUE\n</parameter>\n` per
+ * parameter, in declared order (optional ones may be left out), then `</function>\n</tool_call>`.
+ * A value is raw text when the parameter may be a string (the parser reads it as one), else JSON.
+ */
+function qwen3coderCall(tools: readonly ToolDefinition[], indices: readonly number[]): CallGrammar {
+  const functions = choice(
+    indices.map((i) => {
+      const params = qwenParameters(tools[i]!, i);
+      return { lead: `${tools[i]!.function.name}>\n`, next: () => params.start() };
+    }),
+    'tools',
+  );
+  return { open: '<tool_call>\n', rest: new Sequence([literalPart('<function='), { start: () => functions.start() }]) };
+}
+
+function qwenParameters(tool: ToolDefinition, index: number): Part {
+  const schema = tool.function.parameters ?? { type: 'object' };
+  const where = `tools[${index}].function.parameters`;
+  const properties = (schema.properties ?? {}) as Record<string, unknown>;
+  const names = Object.keys(properties);
+  const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
+  const values = names.map((name) => qwenValue(properties[name], `${where}.properties.${name}`));
+  const from: (Choice | undefined)[] = [];
+  // from[i]: the choices once parameters before i are given or skipped.
+  const choiceFrom = (i: number): Choice => {
+    const known = from[i];
+    if (known !== undefined) return known;
+    const options: { lead: string; next: () => Frame | typeof DONE }[] = [];
+    for (let j = i; j < names.length; j++) {
+      const body = new Sequence([values[j]!, literalPart('</parameter>\n'), { start: () => choiceFrom(j + 1).start() }]);
+      options.push({ lead: `<parameter=${names[j]}>\n`, next: () => body.start() });
+      if (required.has(names[j]!)) break;
+    }
+    if (names.slice(i).every((name) => !required.has(name))) options.push({ lead: '</function>\n</tool_call>', next: () => DONE });
+    const made = choice(options, where);
+    from[i] = made;
+    return made;
+  };
+  // Built now, so a bad name is refused before the request runs.
+  for (let i = names.length; i >= 0; i--) choiceFrom(i);
+  return { start: () => choiceFrom(0).start() };
+}
+
+/** One parameter value, then its newline. */
+function qwenValue(schema: unknown, where: string): Part {
+  const spec = compileSchema(schema ?? {}, where);
+  if (spec.literals !== undefined) {
+    // Strings are written raw (no quotes); other enum values as JSON.
+    const texts = spec.literals.map((bytes) => {
+      const value: unknown = JSON.parse(new TextDecoder().decode(bytes));
+      return `${typeof value === 'string' ? value : JSON.stringify(value)}\n`;
+    });
+    const options = choice([...new Set(texts)].map((lead) => ({ lead, next: () => DONE })), where);
+    return { start: () => options.start() };
+  }
+  if (spec.strings.length > 0) {
+    const { minLength, maxLength } = spec.strings[0]!;
+    const raw = new RawText(minLength, maxLength);
+    return { start: () => raw.start() };
+  }
+  return new Sequence([jsonPart(spec), literalPart('\n')]);
+}
+
+/**
+ * A raw qwen3coder string value up to its closing tag: any text without `<`
+ * (so it can hold no tag), ending with the newline the parser strips; the
+ * length bounds count characters before that newline.
+ */
+class RawText {
+  readonly id = newId();
+  constructor(
+    readonly minLength: number,
+    readonly maxLength: number,
+  ) {}
+  start(): Frame {
+    return new RawTextFrame(this, 0, false);
+  }
+}
+
+class RawTextFrame extends Frame {
+  readonly key: string;
+  constructor(
+    readonly raw: RawText,
+    readonly length: number,
+    readonly afterNewline: boolean,
+  ) {
+    super();
+    const bounded = raw.minLength > 0 || raw.maxLength !== Infinity;
+    this.key = `R${raw.id}.${bounded ? length : 0}.${afterNewline ? 1 : 0}`;
+  }
+  step(byte: number): Step {
+    const { raw, length } = this;
+    const bounded = raw.minLength > 0 || raw.maxLength !== Infinity;
+    // `length` counts the final newline too (unbounded values do not count at all).
+    if (byte === 0x3c) return this.afterNewline && (!bounded || length - 1 >= raw.minLength) ? POP_REPROCESS : null;
+    if (byte < 0x20 && byte !== 0x0a && byte !== 0x09) return null;
+    const newline = byte === 0x0a;
+    if (bounded) {
+      // Continuation bytes are part of the character before them.
+      const starts = (byte & 0xc0) !== 0x80;
+      if (starts && length >= raw.maxLength && !newline) return null;
+      if (starts && length > raw.maxLength) return null;
+      return new RawTextFrame(raw, starts ? length + 1 : length, newline);
+    }
+    return newline === this.afterNewline ? this : new RawTextFrame(raw, 0, newline);
+  }
+}
+
+/** The frame a required (or named) call starts from. */
+export function requiredCallGrammar(
+  parser: string,
+  tools: readonly ToolDefinition[],
+  only: string | undefined,
+  reasoning: 'none' | 'optional' | 'open',
+): Frame {
+  if (!isGuidedToolParser(parser)) callMarkers(parser);
+  const indices = tools.map((_, i) => i).filter((i) => only === undefined || tools[i]!.function.name === only);
+  if (indices.length === 0) throw new InvalidOptionError('toolChoice', only === undefined ? 'no tools to call' : `no tool is named "${only}"`);
+  const call = parser === 'qwen3coder' ? qwen3coderCall(tools, indices) : jsonCall(tools, indices, parser === 'hermes');
+  const fullCall = new Sequence([literalPart(call.open), call.rest]);
+  const afterThink = new Sequence([new TextUntil('</think>'), new Optional('\n', 2), fullCall]);
+  if (reasoning === 'open') return afterThink.start();
+  if (reasoning === 'none') return fullCall.start();
+  return choice(
+    [
+      { lead: '<think>', next: () => afterThink.start() },
+      { lead: call.open, next: () => call.rest.start() },
+    ],
+    'toolChoice',
+  ).start();
+}
