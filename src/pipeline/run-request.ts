@@ -68,6 +68,12 @@ export async function* runRequest(
   const onAbort = (): void => ctx.engine.abort(requestId, new AbortError('the request was aborted', { cause: signal?.reason }));
   const unsubscribe = signal === undefined ? undefined : onSignalAbort(signal, onAbort);
   let completion = 0;
+  // Every started request is reported finished exactly once, whichever way it ends.
+  let reported = false;
+  const finish = (reason: FinishReason, usage: Usage): void => {
+    reported = true;
+    ctx.onFinish(requestId, reason, usage);
+  };
   try {
     ctx.onStart(requestId, promptTokens);
     for await (const item of channel) {
@@ -83,7 +89,7 @@ export async function* runRequest(
       const { info } = item;
       const usage: Usage = { promptTokens, completionTokens: completion, cachedPromptTokens: info.cachedPromptTokens };
       if (info.reason === 'aborted' || info.reason === 'error') {
-        ctx.onFinish(requestId, info.reason, usage);
+        finish(info.reason, usage);
         if (info.reason === 'aborted') throw info.error instanceof WeftError ? info.error : new AbortError();
         throw info.error instanceof WeftError ? info.error : new BackendError(`the request failed: ${info.error?.message ?? 'unknown error'}`, { cause: info.error });
       }
@@ -92,19 +98,17 @@ export async function* runRequest(
       yield* reply.end();
       // A reply that ended normally after its tool calls finishes with 'tool_calls'.
       const finishReason: FinishReason = reply.hasToolCalls && info.reason === 'stop' ? 'tool_calls' : info.reason;
-      ctx.onFinish(requestId, finishReason, usage);
+      finish(finishReason, usage);
       const warnings = reply.warnings;
       yield { type: 'finish', finishReason, usage, ...(warnings.length > 0 && { warnings: [...warnings] }) };
       return;
     }
   } finally {
     unsubscribe?.();
-    // A consumer that leaves early (break, return, throw) cancels the request;
-    // it is finished for the counters and listeners as soon as it is cancelled.
-    if (!channel.isFinished) {
-      ctx.engine.abort(requestId, new AbortError('the consumer stopped reading'));
-      ctx.onFinish(requestId, 'aborted', { promptTokens, completionTokens: completion, cachedPromptTokens: 0 });
-    }
+    // A consumer that leaves early (break, return, throw) cancels the request,
+    // and it counts as aborted then, even if its end was already queued unread.
+    if (!channel.isFinished) ctx.engine.abort(requestId, new AbortError('the consumer stopped reading'));
+    if (!reported) finish('aborted', { promptTokens, completionTokens: completion, cachedPromptTokens: 0 });
   }
 }
 

@@ -51,3 +51,16 @@ it('many requests sharing one AbortSignal: one listener on it, no MaxListenersEx
     process.off('warning', onWarning);
   }
 });
+
+it('a consumer that leaves after the last token, with the end queued unread, is still counted once (soak: 2 of 10,000)', async () => {
+  h = await harness({ backend: { delayMs: 0 } });
+  for (let i = 0; i < 10; i++) {
+    for await (const part of h.pipe.stream(`last token ${i}`, { maxTokens: 1, ignoreEos: true, logprobs: 1 })) {
+      if (part.type === 'token' && i % 2 === 0) break; // the only token: its end is queued in the same step
+      if (part.type === 'text-delta' && i % 2 === 1) break;
+    }
+  }
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const { started, finished } = h.pipe.stats().requests;
+  expect(finished).toBe(started);
+});
