@@ -46,6 +46,13 @@ export interface ModelShape {
    * it from numLayers, numKvHeads, headDim and the precision.
    */
   readonly kvBlockBytes?: number;
+  /**
+   * Bytes of working memory one scheduled token costs the backend within a step
+   * (activations, allocated per step). The pipeline caps a step's tokens so a
+   * step never needs more than a quarter of physical memory: a small config
+   * with a huge intermediate size must not ask for 16 GB per prefill.
+   */
+  readonly stepBytesPerToken?: number;
 }
 
 /** The cache the engine asks the backend to allocate, once, before the first step. */

@@ -21,6 +21,8 @@ import type { PipelineOptions, ResolvedPipelineOptions } from './options.js';
 import { inlinePromptText, type PromptText } from './prompt-text.js';
 
 export interface OpenedModel {
+  /** Most tokens one step may schedule: the option, capped by the backend's per-token working memory. */
+  readonly maxNumBatchedTokens: number;
   readonly backend: Backend;
   readonly tokenizer: Tokenizer;
   readonly chatTemplate: ChatTemplate | undefined;
@@ -30,14 +32,15 @@ export interface OpenedModel {
   readonly kv: KvCacheManager;
 }
 
-type ModelParts = Omit<OpenedModel, 'kv'>;
+type ModelParts = Omit<OpenedModel, 'kv' | 'maxNumBatchedTokens'>;
 
 /** A backend weft loaded is disposed again if the cache cannot be set up; a user's backend is the user's. */
 export async function openModel(options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<OpenedModel> {
   const parts = options.backend !== undefined ? customParts(options) : await loadModelParts(options, resolved);
   try {
     checkTokenizerFits(parts.tokenizer, parts.backend.shape.vocabSize);
-    return { ...parts, kv: await allocateKvCache(parts.backend, options, resolved) };
+    const maxNumBatchedTokens = stepTokenBudget(parts.backend, options, resolved);
+    return { ...parts, maxNumBatchedTokens, kv: await allocateKvCache(parts.backend, options, resolved) };
   } catch (error) {
     await parts.promptText.close();
     if (options.backend === undefined) await parts.backend.dispose();
@@ -51,6 +54,25 @@ export async function openModel(options: PipelineOptions, resolved: ResolvedPipe
  * real cache and keeps that under 150 MB, so no size can exhaust the heap.
  */
 const MAX_BLOCKS_PER_POOL = 2 ** 22;
+
+/**
+ * The step's token budget, so that one step's working memory stays within a
+ * quarter of physical memory. A default budget is lowered to fit (never below
+ * maxNumSeqs: each running request decodes every step); a budget the user set
+ * that cannot fit is an error naming the option.
+ */
+function stepTokenBudget(backend: Backend, options: PipelineOptions, resolved: ResolvedPipelineOptions): number {
+  const perToken = backend.shape.stepBytesPerToken;
+  if (perToken === undefined || perToken <= 0) return resolved.maxNumBatchedTokens;
+  const fits = Math.floor(totalmem() / 4 / perToken);
+  if (resolved.maxNumBatchedTokens <= fits) return resolved.maxNumBatchedTokens;
+  const why = `a step costs this model ${perToken} bytes of working memory per token; ${fits} tokens fit in a quarter of this machine's memory`;
+  if (options.scheduler?.maxNumBatchedTokens !== undefined)
+    throw new InvalidOptionError('scheduler.maxNumBatchedTokens', `${resolved.maxNumBatchedTokens} is too many: ${why}`);
+  if (fits < resolved.maxNumSeqs)
+    throw new InvalidOptionError('scheduler.maxNumSeqs', `${resolved.maxNumSeqs} running requests need ${resolved.maxNumSeqs} tokens a step, but ${why}`);
+  return fits;
+}
 
 /**
  * A tokenizer that can produce ids the model has no embedding for would fail

@@ -93,7 +93,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
       return (await IsolatedPipeline.start(options)) as unknown as Pipeline;
     }
     const model = await openModel(options, resolved);
-    return new Pipeline(model, options, { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: resolved.maxNumBatchedTokens, policy: resolved.policy });
+    return new Pipeline(model, options, { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: model.maxNumBatchedTokens, policy: resolved.policy });
   }
 
   private constructor(model: OpenedModel, options: PipelineOptions, scheduler: SchedulerConfig) {

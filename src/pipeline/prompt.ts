@@ -6,7 +6,7 @@
  * sandbox for a model folder's files) and settle later.
  */
 
-import { InvalidOptionError, PromptTooLongError, TokenizerError } from '../errors.js';
+import { ChatTemplateError, InvalidOptionError, PromptTooLongError, TokenizerError } from '../errors.js';
 import { requireChatTemplate } from '../text/chat-template.js';
 import type { ChatMessage, Tokenizer, ToolDefinition } from '../text/types.js';
 import { normalizeMessages } from './messages.js';
@@ -94,6 +94,7 @@ export function prepareChat(
     const promptText = await text.render(normalized, renderOptions, limits.maxChars);
     // The template writes BOS itself when the model wants one.
     const promptTokenIds = checkEncoded(await text.encode(promptText, false), vocabSize, 'messages');
+    if (promptTokenIds.length === 0) throw new ChatTemplateError('the chat template rendered an empty prompt for these messages');
     return { promptTokenIds, promptText, tools: options.tools ?? [] };
   };
 }

@@ -133,3 +133,13 @@ describe('non-finite logits', () => {
     }
   });
 });
+
+describe('a chat template that renders nothing', () => {
+  it('is a ChatTemplateError, not PROMPT_TOO_LONG', async () => {
+    const { ChatTemplate } = await import('../../src/text/chat-template.js');
+    const chatTemplate = new ChatTemplate(new Map([['default', '{% if false %}x{% endif %}']]), {});
+    await using pipe = await Pipeline.create({ backend: new TestBackend(), tokenizer: new ByteTokenizer(), chatTemplate, kvCache: { size: 1 << 20, blockSize: 4 } });
+    const error = await rejection(() => pipe.chat([{ role: 'user', content: 'hi' }], { maxTokens: 2 }));
+    expect(error.code).toBe('CHAT_TEMPLATE_ERROR');
+  });
+});

@@ -2,7 +2,7 @@
  * The native CPU backend: a Llama-family forward pass over a paged KV cache,
  * in C++ (native/src/cpu), run off the main thread.
  */
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { BackendError, InvalidOptionError, ModelLoadError, WeftError } from '../../errors.js';
 import type { ModelConfig } from '../../model-files/config.js';
 import { loadModelConfig } from '../../model-files/config.js';
@@ -89,6 +89,17 @@ export async function loadPlannedWeights(
   progress({ phase: 'done', loaded, total });
 }
 
+/**
+ * float32 activations native/src/cpu/forward.cc keeps per scheduled token: the
+ * residual and normed rows (2 x hidden), q and the attention output (2 x q),
+ * k and v, gate and up (2 x intermediate), and RoPE's cos/sin (headDim).
+ */
+function stepBytesPerToken(config: ModelConfig): number {
+  const q = config.numHeads * config.headDim;
+  const kv = config.numKvHeads * config.headDim;
+  return 4 * (2 * config.hiddenSize + 2 * q + 2 * kv + 2 * config.intermediateSize + config.headDim);
+}
+
 function checkThreads(requested: number | undefined): number {
   const threads = requested ?? availableParallelism();
   if (!Number.isSafeInteger(threads) || threads < 1 || threads > 1024)
@@ -113,6 +124,7 @@ export class CpuBackend implements Backend {
       numKvHeads: config.numKvHeads,
       headDim: config.headDim,
       maxContextLength: config.maxPositionEmbeddings,
+      stepBytesPerToken: stepBytesPerToken(config),
     };
   }
 
@@ -156,7 +168,12 @@ export class CpuBackend implements Backend {
     progress: (progress: LoadProgress) => void,
   ): Promise<CpuBackend> {
     try {
-      await loadPlannedWeights(native, planFor(native.weightSlots()), progress);
+      const plan = planFor(native.weightSlots());
+      // Checked before a byte is read: a small (e.g. sparse) file may declare more weights than the machine holds.
+      const bytes = plan.reduce((sum, t) => sum + t.info.byteLength, 0);
+      if (bytes > totalmem())
+        throw new ModelLoadError(`the weights take ${bytes} bytes, more than this machine's memory (${totalmem()} bytes)`, plan[0]?.info.file ?? '', undefined);
+      await loadPlannedWeights(native, plan, progress);
     } catch (error) {
       native.dispose(); // also when onProgress throws: nothing is left behind
       throw error;
