@@ -13,6 +13,8 @@ export interface SamplingFlags {
 
 export interface LoadFlags {
   model: string;
+  /** Pipeline device: 'cpu', 'auto', 'openvino:CPU' | 'openvino:GPU' | 'openvino:AUTO' (checked by the pipeline). */
+  device?: string;
   threads?: number;
   kvCache?: string;
   quiet: boolean;
@@ -45,6 +47,7 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 
 const loadOptions = {
   model: { type: 'string', short: 'm' },
+  device: { type: 'string' },
   threads: { type: 'string' },
   'kv-cache': { type: 'string' },
   quiet: { type: 'boolean', short: 'q' },
@@ -211,6 +214,8 @@ function loadFlags(command: CommandName, values: Values): LoadFlags {
   const model = stringValue(values.model);
   if (model === undefined || model === '') throw new UsageError('--model <dir> is required', command);
   const threads = optionalInteger(command, '--threads', values.threads, 1);
+  const device = stringValue(values.device);
+  if (device === '') throw new UsageError('--device needs a value: cpu, auto, openvino:CPU, openvino:GPU or openvino:AUTO', command);
   const kvCache = stringValue(values['kv-cache']);
   if (kvCache !== undefined && !/^\s*\d+(\.\d+)?\s*[a-z]*\s*$/i.test(kvCache)) {
     throw new UsageError(`--kv-cache must be a size such as 256MB or 1GB, got ${JSON.stringify(kvCache)}`, command);
@@ -218,6 +223,7 @@ function loadFlags(command: CommandName, values: Values): LoadFlags {
   return {
     model,
     quiet: values.quiet === true,
+    ...(device !== undefined ? { device } : {}),
     ...(threads !== undefined ? { threads } : {}),
     ...(kvCache !== undefined ? { kvCache } : {}),
   };

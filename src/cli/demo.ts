@@ -29,14 +29,14 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   }
   const tools = JSON.parse(readFileSync(join(model, 'tools.json'), 'utf8')) as ToolDefinition[];
   const started = performance.now();
-  // The built-in model gets a small KV cache on purpose (85 blocks of 16 tokens, about 1.5
+  // The built-in model gets a small KV cache on purpose (68 blocks of 16 tokens, about 1.2
   // conversations' worth): six conversations share it, so the engine preempts and recomputes
   // some of them, and the answers still come out the same. Another model gets the default.
   const pipe = await Pipeline.create({
     model,
     ...(options.threads !== undefined && { threads: options.threads }),
     parsers: { tool: 'qwen3coder', reasoning: 'qwen3' },
-    ...(options.model === undefined && { kvCache: { size: '5MiB' } }),
+    ...(options.model === undefined && { kvCache: { size: '4MiB' } }),
   });
   try {
     if (!options.quiet) io.stderr.write(`weft demo: loaded ${model} in ${((performance.now() - started) / 1000).toFixed(2)} s\n`);

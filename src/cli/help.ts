@@ -34,6 +34,7 @@ A model is a Hugging Face folder: config.json, model.safetensors, tokenizer.json
 `;
 
 const LOAD_OPTIONS = `  -m, --model <path>       Hugging Face model folder or .gguf file (required)
+      --device <d>         cpu (default), auto, or openvino:CPU / openvino:GPU / openvino:AUTO for an IR folder
       --threads <n>        CPU threads (default: all available cores)
       --kv-cache <size>    KV cache size, e.g. 256MB (default: the pipeline's)
   -q, --quiet              no progress bar and no statistics on stderr

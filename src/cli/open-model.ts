@@ -10,6 +10,7 @@ export async function openModel(flags: LoadFlags, io: CliIo, openPipeline: OpenP
   try {
     const pipeline = await openPipeline({
       model: flags.model,
+      ...(flags.device !== undefined ? { device: flags.device } : {}),
       ...(flags.threads !== undefined ? { threads: flags.threads } : {}),
       ...(flags.kvCache !== undefined ? { kvCache: { size: flags.kvCache } } : {}),
       ...(bar ? { onProgress: (progress) => bar.update(progress) } : {}),

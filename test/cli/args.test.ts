@@ -62,3 +62,14 @@ describe('parseCommandLine', () => {
     expect(() => parseCommandLine(argv)).toThrow(message);
   });
 });
+
+describe('--device', () => {
+  it('passes the device to the pipeline options for generate and chat; an empty one is a usage error', () => {
+    for (const name of ['generate', 'chat'] as const) {
+      const command = parseCommandLine([name, '-m', 'ir-folder', '--device', 'openvino:CPU']);
+      expect(command).toMatchObject({ name, model: 'ir-folder', device: 'openvino:CPU' });
+    }
+    expect(parseCommandLine(['generate', '-m', 'x'])).not.toHaveProperty('device');
+    expect(() => parseCommandLine(['generate', '-m', 'x', '--device', ''])).toThrow(UsageError);
+  });
+});
