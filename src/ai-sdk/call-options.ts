@@ -4,10 +4,16 @@
  *
  * Values are passed on unchecked: the pipeline validates every option and
  * rejects a bad one with InvalidOptionError naming it, before anything is queued.
+ *
+ * `responseFormat` and `toolChoice` are enforced by guided generation
+ * (docs/guided.md). Where the pipeline cannot guide them (a tool parser
+ * without a grammar, a schema keyword it does not support) language-model.ts
+ * converts the call again with that guidance off (`Enforce`), and the old way
+ * applies: prompt, then check, with a warning.
  */
 
 import type { LanguageModelV3CallOptions, LanguageModelV3FunctionTool, SharedV3Warning } from '@ai-sdk/provider';
-import type { ChatOptions, ParserOptions, ToolDefinition } from '../index.js';
+import type { ChatOptions, ParserOptions, ResponseFormat, ToolChoice, ToolDefinition } from '../index.js';
 
 /** `providerOptions.weft`: per-call settings only weft has. */
 export interface WeftCallSettings {
@@ -35,7 +41,7 @@ const WEFT_SETTINGS: readonly (keyof WeftCallSettings)[] = [
   'templateKwargs',
 ];
 
-/** What toolChoice asked for that weft can only check afterwards (no guided generation yet). */
+/** What toolChoice asked for that weft can only check afterwards (when it could not enforce it). */
 export type ToolRequirement = { readonly kind: 'any' } | { readonly kind: 'named'; readonly toolName: string } | undefined;
 
 export interface ConvertedCall {
@@ -44,17 +50,31 @@ export interface ConvertedCall {
   readonly requirement: ToolRequirement;
 }
 
-export function toChatOptions(call: LanguageModelV3CallOptions, defaults: WeftCallSettings = {}): ConvertedCall {
+/** Which guidance to ask the pipeline for; `false` with the reason it could not (for the warning). */
+export interface Enforce {
+  readonly toolChoice: true | { readonly refused: string };
+  readonly responseFormat: true | { readonly refused: string };
+}
+
+const ENFORCE_ALL: Enforce = { toolChoice: true, responseFormat: true };
+
+export function toChatOptions(call: LanguageModelV3CallOptions, defaults: WeftCallSettings = {}, enforce: Enforce = ENFORCE_ALL): ConvertedCall {
   const warnings: SharedV3Warning[] = [];
   const weftSettings = { ...defaults, ...readWeftSettings(call.providerOptions?.weft, warnings) };
-  const { tools, requirement, disableToolParser } = selectTools(call, warnings);
+  const { tools, toolChoice, requirement, disableToolParser } = selectTools(call, warnings, enforce.toolChoice);
 
+  let responseFormat: ResponseFormat | undefined;
   if (call.responseFormat?.type === 'json') {
-    warnings.push({
-      type: 'unsupported',
-      feature: 'responseFormat',
-      details: 'weft has no guided generation yet: JSON output is neither constrained nor checked',
-    });
+    if (enforce.responseFormat === true) {
+      const { schema, name } = call.responseFormat;
+      responseFormat = schema === undefined ? { type: 'json_object' } : { type: 'json_schema', schema, ...(name !== undefined && { name }) };
+    } else {
+      warnings.push({
+        type: 'unsupported',
+        feature: 'responseFormat',
+        details: `JSON output is not constrained here (${enforce.responseFormat.refused}); the caller's own check applies`,
+      });
+    }
   }
 
   const parsers: ParserOptions | undefined = disableToolParser
@@ -81,46 +101,55 @@ export function toChatOptions(call: LanguageModelV3CallOptions, defaults: WeftCa
     }),
     ...(parsers !== undefined && { parsers }),
     ...(tools.length > 0 && { tools }),
+    ...(toolChoice !== undefined && { toolChoice }),
+    ...(responseFormat !== undefined && { responseFormat }),
   };
   return { options, warnings, requirement };
 }
 
 /**
- * Tools and toolChoice. `none` offers no tools and turns the tool parser off;
- * `required` offers them all and `tool` offers only the named one; neither is
- * enforced while generating, so both are checked after (see language-model.ts).
+ * Tools and toolChoice, enforced: every choice offers all the tools and passes the choice on
+ * (`tool` as `{ name }`). Not enforced (the pipeline refused): `none` offers no tools and turns
+ * the tool parser off; `required` offers them all and `tool` only the named one, and the reply
+ * is checked afterwards (see language-model.ts).
  */
 function selectTools(
   call: LanguageModelV3CallOptions,
   warnings: SharedV3Warning[],
-): { tools: ToolDefinition[]; requirement: ToolRequirement; disableToolParser: boolean } {
+  enforce: Enforce['toolChoice'],
+): { tools: ToolDefinition[]; toolChoice: ToolChoice | undefined; requirement: ToolRequirement; disableToolParser: boolean } {
   const functionTools: LanguageModelV3FunctionTool[] = [];
   for (const tool of call.tools ?? []) {
     if (tool.type === 'function') functionTools.push(tool);
     else warnings.push({ type: 'unsupported', feature: `provider tool ${tool.id}`, details: 'weft runs function tools only' });
   }
   const choice = call.toolChoice ?? { type: 'auto' };
-  if (functionTools.length === 0) return { tools: [], requirement: undefined, disableToolParser: choice.type === 'none' };
+  const none = { tools: [], toolChoice: undefined, requirement: undefined };
+  if (functionTools.length === 0) return { ...none, disableToolParser: choice.type === 'none' };
+  const all = functionTools.map(toToolDefinition);
+  if (choice.type === 'auto') return { tools: all, toolChoice: undefined, requirement: undefined, disableToolParser: false };
+  if (enforce === true) {
+    const toolChoice: ToolChoice = choice.type === 'tool' ? { name: choice.toolName } : choice.type;
+    return { tools: all, toolChoice, requirement: undefined, disableToolParser: false };
+  }
   switch (choice.type) {
-    case 'auto':
-      return { tools: functionTools.map(toToolDefinition), requirement: undefined, disableToolParser: false };
     case 'none':
-      return { tools: [], requirement: undefined, disableToolParser: true };
+      return { ...none, disableToolParser: true };
     case 'required':
       warnings.push({
         type: 'compatibility',
         feature: 'toolChoice',
-        details: '"required" is not enforced (weft has no guided generation yet): the tools are offered and the reply is checked afterwards',
+        details: `"required" is not enforced (${enforce.refused}): the tools are offered and the reply is checked afterwards`,
       });
-      return { tools: functionTools.map(toToolDefinition), requirement: { kind: 'any' }, disableToolParser: false };
+      return { tools: all, toolChoice: undefined, requirement: { kind: 'any' }, disableToolParser: false };
     case 'tool': {
       const named = functionTools.filter((tool) => tool.name === choice.toolName);
       warnings.push({
         type: 'compatibility',
         feature: 'toolChoice',
-        details: `only "${choice.toolName}" is offered to the model, but the call is not enforced (weft has no guided generation yet); the reply is checked afterwards`,
+        details: `only "${choice.toolName}" is offered to the model, but the call is not enforced (${enforce.refused}); the reply is checked afterwards`,
       });
-      return { tools: named.map(toToolDefinition), requirement: { kind: 'named', toolName: choice.toolName }, disableToolParser: false };
+      return { tools: named.map(toToolDefinition), toolChoice: undefined, requirement: { kind: 'named', toolName: choice.toolName }, disableToolParser: false };
     }
   }
 }

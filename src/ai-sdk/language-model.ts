@@ -20,8 +20,8 @@ import type {
   SharedV3ProviderMetadata,
   SharedV3Warning,
 } from '@ai-sdk/provider';
-import type { Pipeline, StreamPart } from '../index.js';
-import { toChatOptions, type WeftCallSettings } from './call-options.js';
+import { InvalidOptionError, type ChatMessage, type Pipeline, type StreamPart } from '../index.js';
+import { toChatOptions, type Enforce, type WeftCallSettings } from './call-options.js';
 import type { PipelineSource } from '../integrations/pipeline-source.js';
 import { toChatMessages } from './prompt.js';
 import { StreamPartTranslator } from './stream-parts.js';
@@ -60,9 +60,9 @@ export class WeftLanguageModel implements LanguageModelV3, AsyncDisposable {
   async doStream(call: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
     const pipeline = await this.source.get();
     const prompt = toChatMessages(call.prompt);
-    const converted = toChatOptions(call, this.settings.defaults);
-    // stream() checks every option now, so a bad one rejects this call with InvalidOptionError.
-    const parts = pipeline.stream(prompt.messages, converted.options);
+    // stream() checks every option now, so a bad one rejects this call with InvalidOptionError;
+    // guidance the pipeline cannot give (toolChoice, responseFormat) is dropped with a warning instead.
+    const { converted, parts } = streamGuided(pipeline, prompt.messages, call, this.settings.defaults);
     const responseId = `weft-${randomUUID()}`;
     const translator = new StreamPartTranslator(`${responseId}-call`, converted.requirement);
     const head: LanguageModelV3StreamPart[] = [
@@ -148,7 +148,7 @@ export class WeftLanguageModel implements LanguageModelV3, AsyncDisposable {
     const weftMetadata = (finish.providerMetadata?.weft ?? {}) as { warnings?: string[]; toolChoiceMet?: boolean };
     for (const message of weftMetadata.warnings ?? []) warnings.push({ type: 'other', message });
     if (weftMetadata.toolChoiceMet === false) {
-      warnings.push({ type: 'other', message: 'toolChoice was not honoured: the model did not call the required tool (weft has no guided generation yet)' });
+      warnings.push({ type: 'other', message: 'toolChoice was not honoured: the model did not call the required tool (weft could not enforce it for this call)' });
     }
     return {
       content,
@@ -159,6 +159,28 @@ export class WeftLanguageModel implements LanguageModelV3, AsyncDisposable {
       response,
       warnings,
     };
+  }
+}
+
+/**
+ * pipeline.stream() with the call's guidance enforced; when the pipeline refuses a guided option
+ * it cannot give (InvalidOptionError for `toolChoice`: a tool parser without a grammar or none
+ * at all; for `responseFormat.*`: an unsupported schema keyword), the call is converted again
+ * with that guidance off, which warns. Any other refusal rejects the call.
+ */
+function streamGuided(pipeline: Pipeline, messages: ChatMessage[], call: LanguageModelV3CallOptions, defaults: WeftCallSettings | undefined) {
+  let enforce: Enforce = { toolChoice: true, responseFormat: true };
+  for (;;) {
+    const converted = toChatOptions(call, defaults, enforce);
+    try {
+      return { converted, parts: pipeline.stream(messages, converted.options) };
+    } catch (error) {
+      if (!(error instanceof InvalidOptionError)) throw error;
+      const refused = error.message;
+      if (error.option === 'toolChoice' && enforce.toolChoice === true) enforce = { ...enforce, toolChoice: { refused } };
+      else if (error.option.startsWith('responseFormat') && enforce.responseFormat === true) enforce = { ...enforce, responseFormat: { refused } };
+      else throw error;
+    }
   }
 }
 

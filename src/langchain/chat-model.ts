@@ -16,7 +16,7 @@ import { ChatGenerationChunk, type ChatResult } from '@langchain/core/outputs';
 import type { BaseLanguageModelInput } from '@langchain/core/language_models/base';
 import type { Runnable } from '@langchain/core/runnables';
 import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
-import type { ChatOptions, Pipeline, ToolDefinition, Usage } from '../index.js';
+import { InvalidOptionError, type ChatMessage, type ChatOptions, type Pipeline, type StreamPart, type ToolChoice, type ToolDefinition, type Usage } from '../index.js';
 import { pipelineSource, type PipelineInput, type PipelineSource } from '../integrations/pipeline-source.js';
 import { toChatMessages } from './messages.js';
 
@@ -96,7 +96,7 @@ export class ChatWeft extends BaseChatModel<ChatWeftCallOptions, AIMessageChunk>
     const id = `weft-${randomUUID()}`;
     // weft numbers calls per reply (call_0, ...); LangChain wants ids unique across turns.
     const callIds = new Map<number, string>();
-    for await (const part of pipeline.stream(toChatMessages(messages), this.requestOptions(options))) {
+    for await (const part of this.streamGuided(pipeline, toChatMessages(messages), options)) {
       let chunk: AIMessageChunk | undefined;
       switch (part.type) {
         case 'text-delta':
@@ -136,29 +136,57 @@ export class ChatWeft extends BaseChatModel<ChatWeftCallOptions, AIMessageChunk>
   }
 
   /**
-   * tool_choice: "none" offers no tools and turns the tool parser off; a tool's
-   * name offers only that tool; "any" / "required" offer them all. weft has no
-   * guided generation yet, so a required call is prompted, not enforced.
+   * pipeline.stream() with tool_choice enforced by guided generation; where the pipeline cannot
+   * guide it (InvalidOptionError for `toolChoice`: a tool parser without a grammar, or none), the
+   * request runs again the old way: prompted, not enforced.
    */
-  private requestOptions(options: this['ParsedCallOptions']): ChatOptions {
-    const choice = options.tool_choice;
+  private streamGuided(pipeline: Pipeline, messages: ChatMessage[], options: this['ParsedCallOptions']): AsyncIterable<StreamPart> {
+    try {
+      return pipeline.stream(messages, this.requestOptions(options, true));
+    } catch (error) {
+      if (!(error instanceof InvalidOptionError) || error.option !== 'toolChoice') throw error;
+      return pipeline.stream(messages, this.requestOptions(options, false));
+    }
+  }
+
+  /**
+   * tool_choice: "none", "any" / "required", a tool's name or `{ type: 'function', function: { name } }`.
+   * Enforced: all tools are offered and the choice passed on as weft's toolChoice. Not enforced:
+   * "none" offers no tools and turns the tool parser off; a name offers only that tool.
+   */
+  private requestOptions(options: this['ParsedCallOptions'], enforce: boolean): ChatOptions {
+    const choice = toToolChoice(options.tool_choice);
     let tools = options.tools ?? [];
     let parsers = options.weft?.parsers ?? this.defaults.parsers;
-    if (choice === 'none') {
+    const guided = enforce && tools.length > 0 && choice !== 'auto';
+    if (!enforce && choice === 'none') {
       tools = [];
       parsers = { ...parsers, tool: undefined };
-    } else if (typeof choice === 'string' && !['auto', 'any', 'required'].includes(choice)) {
-      tools = tools.filter((tool) => tool.function.name === choice);
+    } else if (!enforce && typeof choice === 'object') {
+      tools = tools.filter((tool) => tool.function.name === choice.name);
     }
     return {
       ...this.defaults,
       ...options.weft,
       ...(parsers !== undefined && { parsers }),
       ...(tools.length > 0 && { tools }),
+      ...(guided && { toolChoice: choice }),
       ...(options.stop !== undefined && options.stop.length > 0 && { stop: options.stop }),
       ...(options.signal !== undefined && { signal: options.signal }),
     };
   }
+}
+
+/** LangChain's tool_choice spellings as weft's. */
+function toToolChoice(choice: unknown): ToolChoice {
+  if (choice === undefined || choice === null || choice === 'auto') return 'auto';
+  if (choice === 'none') return 'none';
+  if (choice === 'any' || choice === 'required') return 'required';
+  if (typeof choice === 'string') return { name: choice };
+  const named = choice as { function?: { name?: unknown }; name?: unknown };
+  const name = named.function?.name ?? named.name;
+  if (typeof name === 'string') return { name };
+  throw new InvalidOptionError('tool_choice', 'expected "auto", "none", "any", "required", a tool name or { type: "function", function: { name } }');
 }
 
 function toUsageMetadata(usage: Usage): UsageMetadata {

@@ -2,10 +2,11 @@
  * weft requests -> OpenAI request bodies. weft's option names map to the
  * OpenAI fields, plus the vLLM/OVMS extras those servers accept (`top_k`,
  * `min_p`, `repetition_penalty`, `ignore_eos`, `stop_token_ids`,
- * `chat_template_kwargs`). Always streamed, with usage.
+ * `chat_template_kwargs`); guided generation as `response_format` and
+ * `tool_choice`. Always streamed, with usage.
  */
 
-import type { ChatMessage, ChatOptions, GenerateOptions } from '../index.js';
+import type { ChatMessage, ChatOptions, GenerateOptions, ResponseFormat, ToolChoice } from '../index.js';
 
 type Body = Record<string, unknown>;
 
@@ -15,6 +16,7 @@ export function chatBody(model: string, messages: readonly ChatMessage[], option
     messages: messages.map(toOpenAiMessage),
     ...(options.tools && options.tools.length > 0 && { tools: options.tools }),
     ...(options.templateKwargs && { chat_template_kwargs: options.templateKwargs }),
+    ...(options.toolChoice !== undefined && { tool_choice: toOpenAiToolChoice(options.toolChoice) }),
     ...samplingFields(options),
     ...(options.logprobs !== undefined && options.logprobs > 0 && { logprobs: true, top_logprobs: options.logprobs }),
     stream: true,
@@ -35,8 +37,20 @@ export function completionBody(model: string, prompt: string | readonly number[]
   };
 }
 
+/** weft's toolChoice in OpenAI's spelling (a name becomes `{type: 'function', function: {name}}`). */
+function toOpenAiToolChoice(choice: ToolChoice): unknown {
+  return typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
+}
+
+/** weft's responseFormat in OpenAI's spelling (`json_schema` needs a name there). */
+function toOpenAiResponseFormat(format: ResponseFormat): unknown {
+  if (format.type === 'json_object') return { type: 'json_object' };
+  return { type: 'json_schema', json_schema: { name: format.name ?? 'response', schema: format.schema } };
+}
+
 function samplingFields(options: GenerateOptions): Body {
   const fields: Body = {};
+  if (options.responseFormat !== undefined) fields.response_format = toOpenAiResponseFormat(options.responseFormat);
   const set = (name: string, value: unknown): void => {
     if (value !== undefined) fields[name] = value;
   };

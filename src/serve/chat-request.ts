@@ -4,12 +4,15 @@
  * `developer` as system, assistant `tool_calls` with JSON-string arguments,
  * `tool` results) and the vLLM/OVMS extras people send (`chat_template_kwargs`,
  * `top_k`, `min_p`, `repetition_penalty`, `ignore_eos`, `reasoning_content` of
- * earlier turns).
+ * earlier turns). `response_format` and `tool_choice` become guided generation
+ * (guided-fields.ts).
  */
 
 import type { ChatMessage, ChatOptions, ToolCall, ToolDefinition } from '../index.js';
+import { isGuidedToolParser } from '../guided/tool-formats.js';
 import { badRequest } from './errors.js';
 import { isJsonObject, optionalBoolean, optionalInteger, optionalObject, requireObject, type Json } from './fields.js';
+import { parseToolChoice } from './guided-fields.js';
 import { checkModel, samplingOptions, streamFields, type ServedModel } from './sampling-fields.js';
 
 export interface ChatRequest {
@@ -26,8 +29,11 @@ export function parseChatRequest(input: unknown, served: ServedModel): ChatReque
   checkModel(body, served);
   const options: ChatOptions = samplingOptions(body);
   const tools = parseTools(body.tools);
-  const choice = toolChoice(body.tool_choice);
-  if (tools !== undefined && choice === 'auto') options.tools = tools;
+  const choice = parseToolChoice(body.tool_choice);
+  // "none" without a grammar to forbid calls: the tools are left out of the prompt instead.
+  const offerTools = choice !== 'none' || guidesToolCalls(served);
+  if (tools !== undefined && offerTools) options.tools = tools;
+  if (choice !== 'auto' && offerTools) options.toolChoice = choice;
   const kwargs = optionalObject(body, 'chat_template_kwargs');
   if (kwargs !== undefined) options.templateKwargs = kwargs;
   const wantLogprobs = optionalBoolean(body, 'logprobs') ?? false;
@@ -38,14 +44,13 @@ export function parseChatRequest(input: unknown, served: ServedModel): ChatReque
   return { messages: parseMessages(body.messages), options, ...streamFields(body), topLogprobs: wantLogprobs ? (top ?? 0) : undefined };
 }
 
-/** 'auto' (the default) offers the tools; 'none' leaves them out; forcing a call needs guided generation. */
-function toolChoice(value: unknown): 'auto' | 'none' {
-  if (value === undefined || value === null || value === 'auto') return 'auto';
-  if (value === 'none') return 'none';
-  if (value === 'required' || isJsonObject(value)) {
-    throw badRequest('tool_choice "required" or a named function needs guided generation, which weft does not have yet; use "auto"', 'tool_choice');
-  }
-  throw badRequest('tool_choice must be "auto", "none", "required" or {"type":"function",...}', 'tool_choice');
+/**
+ * Whether the served tool parser has a grammar, so `tool_choice: "none"` can be enforced with
+ * the tools still in the prompt (as OpenAI does). Without one, "none" leaves the tools out;
+ * "required" and a named function are refused by the pipeline (a 400 naming tool_choice).
+ */
+function guidesToolCalls(served: ServedModel): boolean {
+  return served.toolParser !== undefined && isGuidedToolParser(served.toolParser);
 }
 
 function parseTools(value: unknown): ToolDefinition[] | undefined {

@@ -45,6 +45,22 @@ const FIELD_OF_OPTION: Record<string, string> = {
   messages: 'messages',
 };
 
+/** Guided options carry a path (`responseFormat.schema.properties.x.pattern`); the field keeps it in the client's spelling. */
+const FIELD_OF_OPTION_PREFIX: readonly [string, string][] = [
+  ['responseFormat.schema', 'response_format.json_schema.schema'],
+  ['responseFormat', 'response_format'],
+  ['toolChoice', 'tool_choice'],
+];
+
+function fieldOfOption(option: string): string {
+  const exact = FIELD_OF_OPTION[option];
+  if (exact !== undefined) return exact;
+  for (const [prefix, field] of FIELD_OF_OPTION_PREFIX) {
+    if (option === prefix || option.startsWith(`${prefix}.`) || option.startsWith(`${prefix}[`)) return field + option.slice(prefix.length);
+  }
+  return option;
+}
+
 /** Any thrown value as an ApiError; weft's typed errors keep their code. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
@@ -53,7 +69,7 @@ export function toApiError(error: unknown): ApiError {
     switch (error.code) {
       case 'INVALID_OPTION': {
         const option = (error as WeftError & { option?: string }).option;
-        return badRequest(error.message, option === undefined ? null : (FIELD_OF_OPTION[option] ?? option), code);
+        return badRequest(error.message, option === undefined ? null : fieldOfOption(option), code);
       }
       case 'PROMPT_TOO_LONG':
         return badRequest(error.message, 'messages', 'context_length_exceeded');

@@ -75,7 +75,7 @@ async function route(ctx: RouteContext, req: IncomingMessage, res: ServerRespons
 }
 
 async function chatCompletions(ctx: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const request = parseChatRequest(await readJsonBody(req, ctx.limits), { name: ctx.modelName });
+  const request = parseChatRequest(await readJsonBody(req, ctx.limits), { name: ctx.modelName, toolParser: ctx.parsers.tool });
   const ids = responseIds(ctx, 'chatcmpl');
   const text = tokenText(ctx.pipeline);
   await generate(ctx, req, res, (signal) => ctx.pipeline.stream(request.messages, { ...request.options, parsers: ctx.parsers, signal }), request.stream

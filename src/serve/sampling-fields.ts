@@ -2,16 +2,20 @@
  * The request fields /v1/chat/completions and /v1/completions share, mapped
  * to weft's GenerateOptions. Ranges are checked by the pipeline (its
  * InvalidOptionError is mapped back to the field name in errors.ts); here we
- * check types, and refuse clearly what weft cannot do yet.
+ * check types, and refuse clearly what weft cannot do yet. `response_format`
+ * is guided generation (guided-fields.ts).
  */
 
 import type { GenerateOptions } from '../index.js';
 import { ApiError, badRequest } from './errors.js';
+import { parseResponseFormat } from './guided-fields.js';
 import { optionalBoolean, optionalInteger, optionalNumber, optionalObject, type Json } from './fields.js';
 
 export interface ServedModel {
   /** The name clients send as `model` (and /v1/models lists). */
   readonly name: string;
+  /** The tool parser replies are read with, if any (decides how `tool_choice: "none"` is honoured). */
+  readonly toolParser?: string | undefined;
 }
 
 /** `model` must name the served model; it may be left out (vLLM allows that too). */
@@ -28,13 +32,11 @@ export function checkModel(body: Json, served: ServedModel): void {
 export function samplingOptions(body: Json): GenerateOptions {
   const n = optionalInteger(body, 'n');
   if (n !== undefined && n !== 1) throw badRequest('n > 1 is not supported yet; send n = 1 (or several requests)', 'n');
-  const responseFormat = optionalObject(body, 'response_format');
-  if (responseFormat !== undefined && responseFormat.type !== 'text') {
-    throw badRequest('response_format other than {"type":"text"} needs guided generation, which weft does not have yet', 'response_format');
-  }
   const logitBias = optionalObject(body, 'logit_bias');
   if (logitBias !== undefined && Object.keys(logitBias).length > 0) throw badRequest('logit_bias is not supported', 'logit_bias');
   const options: GenerateOptions = {};
+  const responseFormat = parseResponseFormat(body);
+  if (responseFormat !== undefined) options.responseFormat = responseFormat;
   const maxTokens = optionalInteger(body, 'max_completion_tokens') ?? optionalInteger(body, 'max_tokens');
   if (maxTokens !== undefined) options.maxTokens = maxTokens;
   const temperature = optionalNumber(body, 'temperature');

@@ -5,7 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateText, stepCountIs, streamText, type TextStreamPart, type ToolSet } from 'ai';
+import { Ajv } from 'ajv';
+import { generateText, jsonSchema, Output, stepCountIs, streamText, type TextStreamPart, type ToolSet } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidOptionError, Pipeline, PipelineClosedError, type FinishReason } from '../../src/index.js';
 import { createWeft, weft, type WeftLanguageModel } from '../../src/ai-sdk/index.js';
@@ -162,40 +163,84 @@ describe.skipIf(!present)('weft/ai-sdk with the ai package and the demo model', 
     expect(noThink.warnings).toContainEqual(expect.objectContaining({ type: 'unsupported', feature: 'providerOptions.weft.nonsense' }));
   });
 
-  it('toolChoice none offers no tools and parses none; required is reported as not enforced', async () => {
-    const calls: RecordedCall[] = [];
-    const none = await generateText({ model, prompt: 'What is 37 times 12.5?', tools: demoTools(calls), toolChoice: 'none', temperature: 0, maxOutputTokens: 40 });
-    expect(none.toolCalls).toEqual([]);
-    expect(calls).toEqual([]);
-    expect((none.request.body as { tools?: unknown }).tools).toBeUndefined();
+  it('toolChoice is enforced: required always calls, a named tool calls that one, none never calls', async () => {
+    const seeds = [1, 2, 3, 4];
+    // "What is the capital of Japan?" the demo model answers without a tool; "required" makes it call one.
+    const required = await Promise.all(
+      seeds.map((seed) => generateText({ model, prompt: 'What is the capital of Japan?', tools: demoTools(), toolChoice: 'required', temperature: 1, seed, maxOutputTokens: 300 })),
+    );
+    const names = new Set(Object.keys(demoTools()));
+    for (const result of required) {
+      expect(result.toolCalls.length, result.text).toBeGreaterThan(0);
+      for (const call of result.toolCalls) expect(names.has(call.toolName)).toBe(true);
+      expect(result.warnings ?? []).toEqual([]);
+      expect(result.providerMetadata?.weft?.toolChoiceMet).toBeUndefined();
+    }
+    const named = await generateText({ model, prompt: 'What is the weather in Oslo?', tools: demoTools(), toolChoice: { type: 'tool', toolName: 'calculator' }, temperature: 1, seed: 5 });
+    expect(named.toolCalls.map((call) => call.toolName)).toEqual(['calculator']);
+    expect((named.request.body as { tools: unknown[]; toolChoice: unknown }).toolChoice).toEqual({ name: 'calculator' });
 
-    // generateText itself checks a required tool choice after the step (ai 6 does), and weft reports
-    // that it could not enforce it: the demo model answers this question without a tool.
-    await expect(
-      generateText({ model, prompt: 'What is the capital of Japan?', tools: demoTools(), toolChoice: 'required', temperature: 0 }),
-    ).rejects.toThrow(/did not contain a tool call/);
+    const calls: RecordedCall[] = [];
+    const none = await Promise.all(
+      seeds.map((seed) => generateText({ model, prompt: 'What is 37 times 12.5?', tools: demoTools(calls), toolChoice: 'none', temperature: 1, seed, maxOutputTokens: 80 })),
+    );
+    for (const result of none) {
+      expect(result.toolCalls).toEqual([]);
+      expect(result.text).not.toContain('<tool_call>');
+    }
+    expect(calls).toEqual([]);
+  });
+
+  it('toolChoice falls back to prompt-then-check, with warnings, for a tool parser without a grammar', async () => {
     const [calculator] = demoToolSpecs();
     const direct = await model.doGenerate({
       prompt: [{ role: 'user', content: [{ type: 'text', text: 'What is the capital of Japan?' }] }],
       tools: [calculator!],
       toolChoice: { type: 'required' },
       temperature: 0,
+      maxOutputTokens: 60,
+      providerOptions: { weft: { parsers: { tool: 'mistral' } } },
     });
     expect(direct.content.filter((part) => part.type === 'tool-call')).toEqual([]);
-    expect(direct.warnings).toContainEqual(expect.objectContaining({ type: 'compatibility', feature: 'toolChoice' }));
+    expect(direct.warnings).toContainEqual(expect.objectContaining({ type: 'compatibility', feature: 'toolChoice', details: expect.stringMatching(/mistral tool parser has no guided grammar/) }));
     expect(direct.warnings).toContainEqual(expect.objectContaining({ type: 'other', message: expect.stringMatching(/not honoured/) }));
     expect(direct.providerMetadata?.weft).toMatchObject({ toolChoiceMet: false });
+  });
 
-    const named = await generateText({
-      model,
-      prompt: 'What is 37 times 12.5?',
-      tools: demoTools(),
-      toolChoice: { type: 'tool', toolName: 'calculator' },
-      temperature: 0,
+  it('responseFormat json: Output.object and a raw json schema give schema-valid JSON; an unsupported keyword warns', async () => {
+    const schema = {
+      type: 'object',
+      properties: { city: { type: 'string', maxLength: 20 }, population: { type: 'integer' }, capital: { type: 'boolean' } },
+      required: ['city', 'population', 'capital'],
+      additionalProperties: false,
+    } as const;
+    const validate = new Ajv({ strict: false }).compile(schema);
+    const results = await Promise.all(
+      [1, 2, 3].map((seed) => generateText({ model, prompt: 'Describe Oslo.', output: Output.object({ schema: jsonSchema<{ city: string; population: number; capital: boolean }>(schema) }), temperature: 1, seed, maxOutputTokens: 200 })),
+    );
+    for (const result of results) {
+      expect(validate(JSON.parse(result.text)), result.text).toBe(true);
+      expect(result.output).toEqual(JSON.parse(result.text));
+      expect((result.request.body as { responseFormat: unknown }).responseFormat).toMatchObject({ type: 'json_schema' });
+    }
+    const direct = await model.doGenerate({
+      prompt: [{ role: 'user', content: [{ type: 'text', text: 'Describe Oslo.' }] }],
+      responseFormat: { type: 'json', schema, name: 'city' },
+      temperature: 1,
+      seed: 9,
+      maxOutputTokens: 200,
     });
-    expect((named.request.body as { tools: { function: { name: string } }[] }).tools.map((t) => t.function.name)).toEqual(['calculator']);
-    expect(named.toolCalls.map((call) => call.toolName)).toEqual(['calculator']);
-    expect((named.warnings ?? []).filter((w) => w.type === "other")).toEqual([]);
+    const text = direct.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+    expect(validate(JSON.parse(text)), text).toBe(true);
+    expect(direct.finishReason.unified).toBe('stop');
+    // `pattern` cannot be guided: the call runs unconstrained and says so.
+    const weakened = await model.doGenerate({
+      prompt: [{ role: 'user', content: [{ type: 'text', text: 'Hi!' }] }],
+      responseFormat: { type: 'json', schema: { type: 'string', pattern: 'a+' } },
+      temperature: 0,
+      maxOutputTokens: 8,
+    });
+    expect(weakened.warnings).toContainEqual(expect.objectContaining({ type: 'unsupported', feature: 'responseFormat', details: expect.stringMatching(/pattern/) }));
   });
 
   it('includeRawChunks passes weft’s own stream parts through as raw parts', async () => {

@@ -103,17 +103,41 @@ describe('toChatOptions', () => {
     expect(toChatOptions({ prompt }).options).toEqual({});
   });
 
-  it('handles toolChoice: auto offers all, none offers none and turns the tool parser off, tool offers one', () => {
+  it('passes toolChoice and responseFormat on to be enforced, with every tool offered', () => {
     const tools = [tool('a'), tool('b')];
-    expect(toChatOptions({ prompt, tools }).options.tools?.map((t) => t.function.name)).toEqual(['a', 'b']);
-    const none = toChatOptions({ prompt, tools, toolChoice: { type: 'none' }, providerOptions: { weft: { parsers: { reasoning: 'qwen3', tool: 'hermes' } } } });
+    const names = (call: ReturnType<typeof toChatOptions>) => call.options.tools?.map((t) => t.function.name);
+    expect(names(toChatOptions({ prompt, tools }))).toEqual(['a', 'b']);
+    expect(toChatOptions({ prompt, tools }).options.toolChoice).toBeUndefined();
+    for (const [choice, expected] of [
+      [{ type: 'none' }, 'none'],
+      [{ type: 'required' }, 'required'],
+      [{ type: 'tool', toolName: 'b' }, { name: 'b' }],
+    ] as const) {
+      const converted = toChatOptions({ prompt, tools, toolChoice: choice });
+      expect(converted.options.toolChoice).toEqual(expected);
+      expect(names(converted)).toEqual(['a', 'b']);
+      expect(converted.requirement).toBeUndefined();
+      expect(converted.warnings).toEqual([]);
+    }
+    const schema = { type: 'object', properties: { x: { type: 'integer' } } };
+    expect(toChatOptions({ prompt, responseFormat: { type: 'json', schema, name: 'thing' } }).options.responseFormat).toEqual({ type: 'json_schema', schema, name: 'thing' });
+    expect(toChatOptions({ prompt, responseFormat: { type: 'json' } }).options.responseFormat).toEqual({ type: 'json_object' });
+    expect(toChatOptions({ prompt, responseFormat: { type: 'text' } }).options.responseFormat).toBeUndefined();
+  });
+
+  it('where the pipeline cannot enforce: none offers no tools and turns the tool parser off, tool offers one, json warns', () => {
+    const tools = [tool('a'), tool('b')];
+    const refused = { toolChoice: { refused: 'no grammar' }, responseFormat: { refused: 'no pattern' } } as const;
+    const none = toChatOptions({ prompt, tools, toolChoice: { type: 'none' }, providerOptions: { weft: { parsers: { reasoning: 'qwen3', tool: 'mistral' } } } }, {}, refused);
     expect(none.options.tools).toBeUndefined();
     expect(none.options.parsers).toEqual({ reasoning: 'qwen3', tool: undefined });
-    const named = toChatOptions({ prompt, tools, toolChoice: { type: 'tool', toolName: 'b' } });
+    const named = toChatOptions({ prompt, tools, toolChoice: { type: 'tool', toolName: 'b' } }, {}, refused);
     expect(named.options.tools?.map((t) => t.function.name)).toEqual(['b']);
+    expect(named.options.toolChoice).toBeUndefined();
     expect(named.requirement).toEqual({ kind: 'named', toolName: 'b' });
-    expect(named.warnings).toEqual([expect.objectContaining({ type: 'compatibility', feature: 'toolChoice' })]);
-    const json = toChatOptions({ prompt, responseFormat: { type: 'json' } });
+    expect(named.warnings).toEqual([expect.objectContaining({ type: 'compatibility', feature: 'toolChoice', details: expect.stringMatching(/no grammar/) })]);
+    const json = toChatOptions({ prompt, responseFormat: { type: 'json' } }, {}, refused);
+    expect(json.options.responseFormat).toBeUndefined();
     expect(json.warnings).toEqual([expect.objectContaining({ type: 'unsupported', feature: 'responseFormat' })]);
   });
 });

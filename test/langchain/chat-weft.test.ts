@@ -140,7 +140,7 @@ describe.skipIf(!present)('ChatWeft with @langchain/core and the demo model', ()
     );
   });
 
-  it('stop, per-call weft options, tool_choice none and a named tool', async () => {
+  it('stop, per-call weft options, tool_choice none, any and a named tool (enforced)', async () => {
     const model = new ChatWeft({ pipeline: pipe, temperature: 0 });
     const tools = demoTools();
     const full = (await model.bindTools(tools).invoke([new HumanMessage('What is the capital of Japan?')])) as AIMessage;
@@ -153,6 +153,19 @@ describe.skipIf(!present)('ChatWeft with @langchain/core and the demo model', ()
     expect(none.tool_calls).toEqual([]);
     const named = (await model.bindTools(tools, { tool_choice: 'calculator' }).invoke([new HumanMessage('What is 37 times 12.5?')])) as AIMessage;
     expect(named.tool_calls?.map((call) => call.name)).toEqual(['calculator']);
+    // Enforced by guided generation: a question the demo model answers without a tool still calls
+    // one under "any", and the named tool even when the question is about another.
+    for (const seed of [1, 2, 3]) {
+      const forced = (await model.bindTools(tools, { tool_choice: 'any' }).invoke([new HumanMessage('What is the capital of Japan?')], { weft: { temperature: 1, seed } })) as AIMessage;
+      expect(forced.tool_calls?.length, forced.text).toBeGreaterThan(0);
+    }
+    const other = (await model.bindTools(tools, { tool_choice: { type: 'function', function: { name: 'convert_units' } } }).invoke([new HumanMessage('What is the weather in Oslo?')])) as AIMessage;
+    expect(other.tool_calls?.map((call) => call.name)).toEqual(['convert_units']);
+    const noneHot = (await model.bindTools(tools, { tool_choice: 'none' }).invoke([new HumanMessage('What is 37 times 12.5?')], { weft: { temperature: 1, seed: 4, maxTokens: 80 } })) as AIMessage;
+    expect(noneHot.tool_calls).toEqual([]);
+    // A tool parser without a grammar: prompted as before, not refused.
+    const unguided = (await model.bindTools(tools, { tool_choice: 'calculator' }).invoke([new HumanMessage('What is 37 times 12.5?')], { weft: { parsers: { tool: 'mistral' }, maxTokens: 8 } })) as AIMessage;
+    expect(unguided.usage_metadata?.output_tokens).toBe(8);
     await expect(model.invoke([new HumanMessage('Hi')], { weft: { temperature: -1 } })).rejects.toBeInstanceOf(InvalidOptionError);
   });
 

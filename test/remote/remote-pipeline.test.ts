@@ -65,6 +65,21 @@ describe.skipIf(!demoPresent)('RemotePipeline over weft serve', () => {
     }
   });
 
+  it('sends toolChoice and responseFormat: the server enforces them as the pipeline does', async () => {
+    const messages: ChatMessage[] = [{ role: 'user', content: 'What is the capital of Japan?' }];
+    for (const toolChoice of ['required', { name: 'convert_units' }] as const) {
+      const expected = await s.pipe.chat(messages, { ...options, toolChoice, parsers: DEMO_PARSERS });
+      const got = await remote.chat(messages, { ...options, toolChoice });
+      expect(got.finishReason).toBe('tool_calls');
+      expect(got.toolCalls.map((c) => [c.name, c.arguments])).toEqual(expected.toolCalls.map((c) => [c.name, c.arguments]));
+    }
+    const schema = { type: 'object', properties: { city: { type: 'string', maxLength: 12 }, big: { type: 'boolean' } }, required: ['city', 'big'] };
+    const expected = await s.pipe.chat(messages, { temperature: 0, responseFormat: { type: 'json_schema', schema }, parsers: DEMO_PARSERS });
+    const got = await remote.chat(messages, { temperature: 0, responseFormat: { type: 'json_schema', schema } });
+    expect(got.content).toBe(expected.content);
+    expect(Object.keys(JSON.parse(got.content!) as object).sort()).toEqual(['big', 'city']);
+  });
+
   it('streams the same typed parts as the pipeline (token ids aside)', async () => {
     const messages: ChatMessage[] = [{ role: 'user', content: questions[2]! }];
     const expected = await collect(s.pipe.stream(messages, { ...options, parsers: DEMO_PARSERS }));
