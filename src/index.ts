@@ -47,6 +47,7 @@ export { loadText } from './text/load-text.js';
 export { requireChatTemplate } from './text/chat-template.js';
 export type { ChatTemplateRenderOptions } from './text/chat-template.js';
 export type { TextAssets } from './text/load-text.js';
+export type { TextSource } from './text/sandbox/protocol.js';
 export * from './parsers/index.js';
 export { CpuBackend } from './backends/cpu/cpu-backend.js';
 export type { CpuBackendOptions } from './backends/cpu/cpu-backend.js';
