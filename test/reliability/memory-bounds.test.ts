@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { expect, it } from 'vitest';
 import { CpuBackend } from '../../src/backends/cpu/cpu-backend.js';
-import { InvalidOptionError, Pipeline, type StepInfo } from '../../src/index.js';
+import { InvalidOptionError, ModelLoadError, Pipeline, type StepInfo } from '../../src/index.js';
 import { ByteTokenizer } from '../support/byte-tokenizer.js';
 import { TestBackend } from '../support/test-backend.js';
 import { writeRandomModel } from '../native/random-model.js';
@@ -49,5 +49,45 @@ it('the CPU backend reports its per-token working memory from the config, so a h
     await backend.dispose();
   } finally {
     rmSync(small.dir, { recursive: true });
+  }
+});
+
+it('weights larger than physical memory are refused before a byte is read (a sparse file declaring them)', async () => {
+  const { mkdtempSync, writeFileSync, openSync, ftruncateSync, closeSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'weft-sparse-'));
+  try {
+    // FFN matrices of 4096 x 2^20 float32 values: 17 GB each, 51 GB in all, in a file that holds no data.
+    const H = 4096, I = 2 ** 20, V = 32;
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ architectures: ['LlamaForCausalLM'], hidden_size: H, intermediate_size: I,
+      num_hidden_layers: 1, num_attention_heads: 32, num_key_value_heads: 32, vocab_size: V, max_position_embeddings: 64, tie_word_embeddings: true }));
+    const shapes: Array<[string, number[]]> = [['model.embed_tokens.weight', [V, H]], ['model.norm.weight', [H]],
+      ['model.layers.0.input_layernorm.weight', [H]], ['model.layers.0.post_attention_layernorm.weight', [H]],
+      ['model.layers.0.self_attn.q_proj.weight', [H, H]], ['model.layers.0.self_attn.k_proj.weight', [H, H]],
+      ['model.layers.0.self_attn.v_proj.weight', [H, H]], ['model.layers.0.self_attn.o_proj.weight', [H, H]],
+      ['model.layers.0.mlp.gate_proj.weight', [I, H]], ['model.layers.0.mlp.up_proj.weight', [I, H]], ['model.layers.0.mlp.down_proj.weight', [H, I]]];
+    const header: Record<string, unknown> = {};
+    let offset = 0;
+    for (const [name, shape] of shapes) {
+      const bytes = shape.reduce((a, b) => a * b, 4);
+      header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + bytes] };
+      offset += bytes;
+    }
+    const json = Buffer.from(JSON.stringify(header));
+    const prefix = Buffer.alloc(8);
+    prefix.writeBigUInt64LE(BigInt(json.length));
+    const file = join(dir, 'model.safetensors');
+    writeFileSync(file, Buffer.concat([prefix, json]));
+    const fd = openSync(file, 'r+');
+    ftruncateSync(fd, 8 + json.length + offset);
+    closeSync(fd);
+    const started = performance.now();
+    const error = await CpuBackend.load(dir, { threads: 1 }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(ModelLoadError);
+    expect((error as Error).message).toMatch(/more than this machine's memory/);
+    expect(performance.now() - started).toBeLessThan(5000);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
