@@ -3,13 +3,14 @@
  * in C++ (native/src/cpu), run off the main thread.
  */
 import { availableParallelism, totalmem } from 'node:os';
-import { BackendError, InvalidOptionError, ModelLoadError, WeftError } from '../../errors.js';
+import { BackendError, InvalidOptionError, ModelLoadError } from '../../errors.js';
 import type { ModelConfig } from '../../model-files/config.js';
 import { loadModelConfig } from '../../model-files/config.js';
 import { ropeInverseFrequencies } from '../../model-files/rope.js';
 import { openSafetensorsFolder } from '../../model-files/safetensors.js';
 import { openGgufModel } from '../../model-files/gguf/open.js';
 import { type PlannedTensor, planWeights, type WeightSlot } from '../../model-files/weights.js';
+import { NativeQueue } from '../native-queue.js';
 import type { Backend, CacheConfig, LoadProgress, ModelShape, StepBatch, StepResult } from '../backend.js';
 import { type KernelSetName, loadNativeBinding, type NativeCpuModel, type NativeModelConfig } from './native-binding.js';
 import { checkQuantization, type WeightQuantization } from './quantization.js';
@@ -110,13 +111,12 @@ function checkThreads(requested: number | undefined): number {
 export class CpuBackend implements Backend {
   readonly shape: ModelShape;
   readonly config: ModelConfig;
-  #native: NativeCpuModel | undefined;
   /** Steps and cache allocation run one at a time, in call order. */
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #queue: NativeQueue<NativeCpuModel>;
   #cacheAllocated = false;
 
   private constructor(native: NativeCpuModel, config: ModelConfig) {
-    this.#native = native;
+    this.#queue = new NativeQueue(native, 'CPU');
     this.config = config;
     this.shape = {
       vocabSize: config.vocabSize,
@@ -183,7 +183,7 @@ export class CpuBackend implements Backend {
 
   /** Threads a step uses. */
   get threads(): number {
-    return this.#native?.threads ?? 0;
+    return this.#queue.native?.threads ?? 0;
   }
 
   /**
@@ -192,7 +192,7 @@ export class CpuBackend implements Backend {
    * WEFT_CPU_BASELINE=1). See docs/cpu-backend.md.
    */
   get kernels(): KernelSetName | undefined {
-    return this.#native?.kernels;
+    return this.#queue.native?.kernels;
   }
 
   allocateCache(config: CacheConfig): Promise<void> {
@@ -220,26 +220,11 @@ export class CpuBackend implements Backend {
   }
 
   /** Waits for queued work, then frees native memory. Idempotent. */
-  async dispose(): Promise<void> {
-    const native = this.#native;
-    if (!native) return;
-    this.#native = undefined;
-    await this.#queue.catch(() => {});
-    native.dispose();
+  dispose(): Promise<void> {
+    return this.#queue.dispose();
   }
 
-  /**
-   * Runs work after everything queued before it. Work queued before dispose()
-   * still runs (dispose waits for it); work queued after rejects.
-   */
   #enqueue<T>(work: (native: NativeCpuModel) => Promise<T>): Promise<T> {
-    const native = this.#native;
-    if (!native) return Promise.reject(new BackendError('the CPU backend has been disposed'));
-    const run = () => work(native);
-    const result = this.#queue.then(run, run);
-    this.#queue = result.catch(() => {});
-    return result.catch((error: unknown) => {
-      throw error instanceof WeftError ? error : new BackendError(String(error), { cause: error });
-    });
+    return this.#queue.enqueue(work);
   }
 }

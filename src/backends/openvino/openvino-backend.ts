@@ -11,8 +11,9 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { BackendError, InvalidOptionError, ModelLoadError, WeftError } from '../../errors.js';
+import { BackendError, InvalidOptionError, ModelLoadError } from '../../errors.js';
 import { loadModelConfig } from '../../model-files/config.js';
+import { NativeQueue } from '../native-queue.js';
 import type { Backend, CacheConfig, KvPrecision, ModelShape, StepBatch, StepResult } from '../backend.js';
 import { parseOpenVinoDevice, resolveOpenVinoDevice } from './device.js';
 import { loadOpenVinoBinding, type NativeModelInfo, type NativeOvModel } from './native-binding.js';
@@ -76,13 +77,12 @@ export class OpenVinoBackend implements Backend {
   /** True when the IR was converted from stateful SDPA at load. */
   readonly converted: boolean;
   readonly openvinoVersion: string;
-  #native: NativeOvModel | undefined;
   readonly #toInputs: (batch: StepBatch) => StepInput[];
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #queue: NativeQueue<NativeOvModel>;
   #cacheAllocated = false;
 
   private constructor(native: NativeOvModel, info: NativeModelInfo, shape: ModelShape, kvPrecision: KvPrecision, version: string) {
-    this.#native = native;
+    this.#queue = new NativeQueue(native, 'OpenVINO');
     this.shape = shape;
     this.device = info.device;
     this.kvPrecision = kvPrecision;
@@ -180,24 +180,12 @@ export class OpenVinoBackend implements Backend {
     });
   }
 
-  /** Waits for queued work, then frees the compiled model and its cache. Idempotent. */
-  async dispose(): Promise<void> {
-    const native = this.#native;
-    if (!native) return;
-    this.#native = undefined;
-    await this.#queue.catch(() => {});
-    native.dispose();
+  /** Waits for queued work, then frees native memory. Idempotent. */
+  dispose(): Promise<void> {
+    return this.#queue.dispose();
   }
 
-  /** Runs work after everything queued before it (one native operation at a time). */
   #enqueue<T>(work: (native: NativeOvModel) => Promise<T>): Promise<T> {
-    const native = this.#native;
-    if (!native) return Promise.reject(new BackendError('the OpenVINO backend has been disposed'));
-    const run = () => work(native);
-    const result = this.#queue.then(run, run);
-    this.#queue = result.catch(() => {});
-    return result.catch((error: unknown) => {
-      throw error instanceof WeftError ? error : new BackendError(String(error), { cause: error });
-    });
+    return this.#queue.enqueue(work);
   }
 }
