@@ -10,9 +10,16 @@
  *   so equal stack keys accept exactly the same futures: masks are cached by key.
  * - The bottom of every stack is END, which accepts nothing: a stack whose top is
  *   END is complete.
+ * - Symbols below SPECIAL_BASE are bytes; a special token (which has no bytes) is
+ *   one symbol, SPECIAL_BASE + its id, and only a frame that `readsSpecialTokens`
+ *   may consume one: other frames may pass it on (pop, or push and reprocess), so
+ *   free text, strings and numbers never take a special token whatever they return.
  */
 
-/** What a frame does with one byte. */
+/** The symbol of special token `id` is SPECIAL_BASE + id. */
+export const SPECIAL_BASE = 0x100;
+
+/** What a frame does with one byte (or special-token symbol). */
 export type Step = Frame | Push | typeof DONE | typeof POP_REPROCESS | null;
 
 /** The frame's construct ended with this byte (consumed): pop it. */
@@ -40,6 +47,10 @@ export abstract class Frame {
   get finished(): boolean {
     return false;
   }
+  /** Whether `step` may consume a special-token symbol (a literal that spells one). */
+  get readsSpecialTokens(): boolean {
+    return false;
+  }
   abstract step(byte: number): Step;
 }
 
@@ -61,7 +72,7 @@ export class Stack {
 
 export const END_STACK = new Stack(END, null);
 
-/** The stack after `byte`, or null if the grammar rejects it. */
+/** The stack after `byte` (a byte or a special-token symbol), or null if the grammar rejects it. */
 export function advance(stack: Stack | null, byte: number): Stack | null {
   let s = stack;
   for (;;) {
@@ -69,6 +80,7 @@ export function advance(stack: Stack | null, byte: number): Stack | null {
     const frame = s.frame;
     const r = frame.step(byte);
     if (r === null) return null;
+    if (byte >= SPECIAL_BASE && !frame.readsSpecialTokens && r !== POP_REPROCESS && !(r instanceof Push && r.reprocess)) return null;
     if (r === frame) return s;
     if (r === DONE) return settle(s.next);
     if (r === POP_REPROCESS) {

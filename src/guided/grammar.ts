@@ -3,7 +3,7 @@
  * character automaton's start, shared by every request with the same schema
  * or tool set) walked over a vocabulary, one matcher per request.
  */
-import { advance, canEnd, isComplete, stackKey, type Stack } from './automaton.js';
+import { SPECIAL_BASE, advance, canEnd, isComplete, stackKey, type Stack } from './automaton.js';
 import type { Vocabulary } from './vocabulary.js';
 
 /** What the engine asks of a request's grammar. */
@@ -56,6 +56,8 @@ export class CompiledGrammar implements GrammarSource {
     const started = performance.now();
     const mask = new Uint32Array(this.maskWords);
     walkTrie(this.vocabulary, stack, mask);
+    // Special tokens are one symbol each; only a grammar position that spells one takes it.
+    for (const token of this.vocabulary.specialIds) if (advance(stack, SPECIAL_BASE + token) !== null) mask[token >>> 5]! |= 1 << (token & 31);
     this.walkMs += performance.now() - started;
     if (this.masks.size >= MASK_CACHE_LIMIT) this.masks.delete(this.masks.keys().next().value!);
     this.masks.set(key, mask);
@@ -112,10 +114,11 @@ export class GrammarMatcher implements TokenGrammar {
       this.ended = true;
       return true;
     }
-    const bytes = this.grammar.vocabulary.tokenBytes[token];
-    if (!bytes) return false;
+    const vocabulary = this.grammar.vocabulary;
+    const bytes = vocabulary.tokenBytes[token];
     let s: Stack | null = this.state;
-    for (let i = 0; i < bytes.length && s !== null; i++) s = advance(s, bytes[i]!);
+    if (!bytes) s = token < vocabulary.size && vocabulary.specialIds.includes(token) ? advance(s, SPECIAL_BASE + token) : null;
+    else for (let i = 0; i < bytes.length && s !== null; i++) s = advance(s, bytes[i]!);
     if (s === null) return false;
     this.states.push(s);
     return true;

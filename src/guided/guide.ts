@@ -8,8 +8,7 @@ import { END_STACK, Stack, type Frame } from './automaton.js';
 import { CompiledGrammar } from './grammar.js';
 import { valueStart } from './json-frames.js';
 import { anyObjectSpec, compileSchema } from './json-schema.js';
-import { AvoidText } from './text-frames.js';
-import { callMarkers, requiredCallGrammar } from './tool-formats.js';
+import { noCallText, requiredCallGrammar } from './tool-formats.js';
 import { Vocabulary } from './vocabulary.js';
 
 export type ResponseFormat = { readonly type: 'json_schema'; readonly schema: unknown; readonly name?: string } | { readonly type: 'json_object' };
@@ -65,10 +64,10 @@ export class Guide {
     }
     if (toolChoice === undefined || toolChoice === 'auto' || request.toolParser === undefined) return undefined;
     if (toolChoice === 'none') {
-      const text = new AvoidText(callMarkers(request.toolParser));
+      const text = noCallText(request.toolParser);
       return () => text.start();
     }
-    const frame = requiredCallGrammar(request.toolParser, request.tools, toolChoice === 'required' ? undefined : toolChoice.name, request.reasoning);
+    const frame = requiredCallGrammar(request.toolParser, request.tools, toolChoice === 'required' ? undefined : toolChoice.name, request.reasoning, this.vocab().specialTokens);
     return () => frame;
   }
 }

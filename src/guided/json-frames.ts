@@ -2,10 +2,11 @@
  * Frames that read one JSON value of a ValueSpec (json-schema.ts), compact,
  * with at most one space after `:` and `,`. Strings are checked as UTF-8
  * (a lead byte must get its continuation bytes) and as JSON (escapes, no raw
- * control characters).
+ * control characters). In the python dialect (json-schema.ts) the words are
+ * `True`, `False` and `None`, and `\/` is not an escape.
  */
 import { DONE, Frame, POP_REPROCESS, Push, type Step } from './automaton.js';
-import type { ArraySpec, ObjectSpec, StringSpec, ValueSpec } from './json-schema.js';
+import type { ArraySpec, Dialect, ObjectSpec, StringSpec, ValueSpec } from './json-schema.js';
 
 const QUOTE = 0x22, BACKSLASH = 0x5c, SPACE = 0x20, COMMA = 0x2c, COLON = 0x3a;
 const isDigit = (b: number): boolean => b >= 0x30 && b <= 0x39;
@@ -28,8 +29,9 @@ export class ValueStart extends Frame {
     if (byte === 0x5b && spec.arrays.length > 0) return new ArrayFrame(spec.arrays[0]!, 'open', 0);
     if (byte === QUOTE && spec.strings.length > 0) return stringStart(spec.strings[0]!);
     if (spec.number !== undefined && (byte === 0x2d || isDigit(byte))) return new NumberFrame(spec.number === 'integer', 'start', 0).step(byte);
-    if (spec.boolean && (byte === 0x74 || byte === 0x66)) return BOOLEAN.step(byte);
-    if (spec.null && byte === 0x6e) return NULL.step(byte);
+    const words = WORDS[spec.dialect];
+    if (spec.boolean && (byte === words.trueByte || byte === words.falseByte)) return words.boolean.step(byte);
+    if (spec.null && byte === words.nullByte) return words.null.step(byte);
     return null;
   }
 }
@@ -68,8 +70,12 @@ class LiteralFrame extends Frame {
   }
 }
 
-const BOOLEAN = new LiteralFrame({ id: 0, literals: [new TextEncoder().encode('true'), new TextEncoder().encode('false')] }, 0, [0, 1]);
-const NULL = new LiteralFrame({ id: -1, literals: [new TextEncoder().encode('null')] }, 0, [0]);
+/** The words for booleans and null in each dialect: their frames, and the bytes they start with. */
+function words(id: number, t: string, f: string, n: string) {
+  const literal = (texts: string[], id: number) => new LiteralFrame({ id, literals: texts.map((w) => new TextEncoder().encode(w)) }, 0, texts.map((_, i) => i));
+  return { boolean: literal([t, f], id), null: literal([n], id - 1), trueByte: t.charCodeAt(0), falseByte: f.charCodeAt(0), nullByte: n.charCodeAt(0) };
+}
+const WORDS: Record<Dialect, ReturnType<typeof words>> = { json: words(0, 'true', 'false', 'null'), python: words(-2, 'True', 'False', 'None') };
 
 type StringPhase = 'content' | 'escape' | 'hex1' | 'hex2' | 'hex3' | 'hex4' | 'cont1' | 'cont2' | 'cont3' | SecondByte;
 /** After a lead byte whose next byte has a narrower range (no overlong forms, surrogates or code points past U+10FFFF). */
@@ -109,7 +115,7 @@ class StringFrame extends Frame {
         return null;
       case 'escape':
         if (byte === 0x75) return string(spec, 'hex1', this.length);
-        return '"\\/bfnrt'.includes(String.fromCharCode(byte)) ? counted(this) : null;
+        return (spec.dialect === 'python' ? '"\\bfnrt' : '"\\/bfnrt').includes(String.fromCharCode(byte)) ? counted(this) : null;
       case 'hex1':
       case 'hex2':
       case 'hex3':
@@ -247,7 +253,7 @@ class ObjectFrame extends Frame {
   }
   private readKey(): Step {
     const { spec } = this;
-    if (spec.additional !== null) return new Push(stringStart(FREE_KEY), new ObjectFrame(spec, 'afterKey', this.emitted, -1), false);
+    if (spec.additional !== null) return new Push(stringStart(FREE_KEY[spec.dialect]), new ObjectFrame(spec, 'afterKey', this.emitted, -1), false);
     return new KeyFrame(this, 0, spec.names.map((_, i) => i).filter((i) => this.emitted[i] !== '1'));
   }
   private readValue(): Step {
@@ -258,7 +264,7 @@ class ObjectFrame extends Frame {
   }
 }
 
-const FREE_KEY: StringSpec = { id: 0, minLength: 0, maxLength: Infinity };
+const FREE_KEY: Record<Dialect, StringSpec> = { json: { id: 0, dialect: 'json', minLength: 0, maxLength: Infinity }, python: { id: -1, dialect: 'python', minLength: 0, maxLength: Infinity } };
 
 function mark(emitted: string, index: number, count: number): string {
   const flags = emitted.padEnd(count, '0').split('');

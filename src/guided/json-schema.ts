@@ -8,13 +8,21 @@
  * the first option that can start with the byte the model chose; numbers of at
  * most 15 digits before and after the point). A keyword that asserts something
  * weft cannot guarantee is refused, so a schema is never silently weakened.
+ *
+ * The 'python' dialect writes the same values as Python literals (pythonic tool
+ * calls): `True`/`False`/`None`, and strings without the `\/` escape, which
+ * Python keeps as two characters; the rest of compact JSON is Python already.
  */
 import { InvalidOptionError } from '../errors.js';
 import { newId } from './text-frames.js';
 import { utf8 } from './automaton.js';
 
+/** How values are written: JSON, or Python literals that read back as the same JSON values. */
+export type Dialect = 'json' | 'python';
+
 export interface ObjectSpec {
   readonly id: number;
+  readonly dialect: Dialect;
   /** Declared properties in order; empty means any key with `additional` values. */
   readonly names: readonly string[];
   readonly keyBytes: readonly Uint8Array[];
@@ -32,6 +40,7 @@ export interface ArraySpec {
 
 export interface StringSpec {
   readonly id: number;
+  readonly dialect: Dialect;
   readonly minLength: number;
   readonly maxLength: number;
 }
@@ -39,7 +48,8 @@ export interface StringSpec {
 /** A value: every kind it may be (alternatives tried in this order), or a fixed set of JSON texts. */
 export interface ValueSpec {
   readonly id: number;
-  /** enum / const, as compact JSON texts. When set, nothing else applies. */
+  readonly dialect: Dialect;
+  /** enum / const, as compact JSON texts (Python literals in the python dialect). When set, nothing else applies. */
   literals?: readonly Uint8Array[];
   objects: ObjectSpec[];
   arrays: ArraySpec[];
@@ -57,7 +67,7 @@ const TYPES = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'nul
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Compiles `schema` (option name `where` for errors). `true` / `{}` is any JSON value. */
-export function compileSchema(schema: unknown, where: string): ValueSpec {
+export function compileSchema(schema: unknown, where: string, dialect: Dialect = 'json'): ValueSpec {
   const root = schema;
   const refs = new Map<string, ValueSpec>();
 
@@ -68,14 +78,14 @@ export function compileSchema(schema: unknown, where: string): ValueSpec {
   }
 
   function empty(): ValueSpec {
-    return { id: newId(), objects: [], arrays: [], strings: [], boolean: false, null: false };
+    return { id: newId(), dialect, objects: [], arrays: [], strings: [], boolean: false, null: false };
   }
 
   function any(): ValueSpec {
     const spec = empty();
-    spec.objects.push({ id: newId(), names: [], keyBytes: [], values: [], required: [], additional: spec });
+    spec.objects.push({ id: newId(), dialect, names: [], keyBytes: [], values: [], required: [], additional: spec });
     spec.arrays.push({ id: newId(), items: spec, minItems: 0, maxItems: Infinity });
-    spec.strings.push({ id: newId(), minLength: 0, maxLength: Infinity });
+    spec.strings.push({ id: newId(), dialect, minLength: 0, maxLength: Infinity });
     spec.number = 'number';
     spec.boolean = true;
     spec.null = true;
@@ -106,7 +116,7 @@ export function compileSchema(schema: unknown, where: string): ValueSpec {
     if (s.const !== undefined || s.enum !== undefined) {
       const values = s.const !== undefined ? [s.const] : s.enum;
       if (!Array.isArray(values) || values.length === 0) throw new InvalidOptionError(`${at}.enum`, 'expected a non-empty array');
-      const texts = [...new Set(values.map((v) => JSON.stringify(v)))];
+      const texts = [...new Set(values.map((v) => (dialect === 'python' ? pythonLiteral(v) : JSON.stringify(v))))];
       const spec = empty();
       spec.literals = texts.map(utf8);
       return spec;
@@ -138,7 +148,7 @@ export function compileSchema(schema: unknown, where: string): ValueSpec {
       if (typeof type !== 'string' || !TYPES.includes(type)) throw new InvalidOptionError(`${at}.type`, `unknown type ${JSON.stringify(type)}`);
       if (type === 'object') spec.objects.push(objectSpec(s, at));
       else if (type === 'array') spec.arrays.push(arraySpec(s, at));
-      else if (type === 'string') spec.strings.push({ id: newId(), minLength: count(s.minLength, `${at}.minLength`, 0), maxLength: count(s.maxLength, `${at}.maxLength`, Infinity) });
+      else if (type === 'string') spec.strings.push({ id: newId(), dialect, minLength: count(s.minLength, `${at}.minLength`, 0), maxLength: count(s.maxLength, `${at}.maxLength`, Infinity) });
       else if (type === 'integer') spec.number = spec.number === 'number' ? 'number' : 'integer';
       else if (type === 'number') spec.number = 'number';
       else if (type === 'boolean') spec.boolean = true;
@@ -159,8 +169,9 @@ export function compileSchema(schema: unknown, where: string): ValueSpec {
     const additional = s.additionalProperties;
     return {
       id: newId(),
+      dialect,
       names,
-      // The key as JSON text, closing quote included (so no key is a prefix of another).
+      // The key as JSON text, closing quote included (so no key is a prefix of another); also a Python string.
       keyBytes: names.map((name) => utf8(JSON.stringify(name).slice(1))),
       values: names.map((name) => compile(properties[name], `${at}.properties.${name}`)),
       required: names.map((name) => (required as string[]).includes(name)),
@@ -179,6 +190,17 @@ export function compileSchema(schema: unknown, where: string): ValueSpec {
   const spec = compile(schema, where);
   if (!canBeFinite(spec)) throw new InvalidOptionError(where, 'the schema admits no finite value');
   return spec;
+}
+
+/** `value` (JSON) as a Python literal that the pythonic parser reads back as `value`. */
+export function pythonLiteral(value: unknown): string {
+  if (value === null) return 'None';
+  if (value === true) return 'True';
+  if (value === false) return 'False';
+  if (Array.isArray(value)) return `[${value.map(pythonLiteral).join(', ')}]`;
+  if (typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${pythonLiteral(v)}`).join(', ')}}`;
+  // Strings: JSON's escapes (it never writes \/) are Python's; finite numbers read the same.
+  return JSON.stringify(value);
 }
 
 /** A spec with at least one kind (an empty anyOf result would reject everything). */

@@ -4,21 +4,23 @@
  * (reasoning), text that never contains a marker (toolChoice "none"), and
  * sequences of sub-grammars.
  */
-import { DONE, Frame, POP_REPROCESS, Push, utf8, type Step } from './automaton.js';
+import { DONE, Frame, POP_REPROCESS, Push, SPECIAL_BASE, utf8, type Step } from './automaton.js';
 
 let nextId = 1;
 /** Ids that make frame keys unique per construct. */
 export const newId = (): number => nextId++;
 
 export interface ChoiceOption {
-  readonly lead: Uint8Array;
+  /** Bytes, and special-token symbols (automaton.ts) where the lead spells a special token. */
+  readonly lead: ArrayLike<number>;
   /** What follows once `lead` is complete: a frame replacing the choice, or DONE. */
   readonly next: () => Frame | typeof DONE;
 }
 
 /**
  * A choice between literals, none a prefix of another (tool names end with a
- * quote or `>`, so they are): when one is complete it is the only one left.
+ * quote, `>` or a special token, so they are): when one is complete it is the
+ * only one left.
  */
 export class Choice {
   readonly id = newId();
@@ -26,8 +28,8 @@ export class Choice {
   constructor(options: readonly ChoiceOption[]) {
     for (const a of options) {
       for (const b of options) {
-        if (a !== b && a.lead.length <= b.lead.length && a.lead.every((byte, i) => b.lead[i] === byte)) {
-          throw new Error(`choice leads are not prefix-free: ${new TextDecoder().decode(a.lead)} / ${new TextDecoder().decode(b.lead)}`);
+        if (a !== b && a.lead.length <= b.lead.length && Array.prototype.every.call(a.lead, (byte: number, i: number) => b.lead[i] === byte)) {
+          throw new Error(`choice leads are not prefix-free: ${leadText(a.lead)} / ${leadText(b.lead)}`);
         }
       }
     }
@@ -48,6 +50,10 @@ export class ChoiceFrame extends Frame {
     super();
     this.key = `C${choice.id}.${pos}.${alive.length === choice.options.length ? '*' : alive.join(',')}`;
   }
+  /** A lead takes only the symbols it spells, special tokens included. */
+  override get readsSpecialTokens(): boolean {
+    return true;
+  }
   step(byte: number): Step {
     const options = this.choice.options;
     const alive: number[] = [];
@@ -61,6 +67,14 @@ export class ChoiceFrame extends Frame {
 
 export function literal(text: string): Choice {
   return new Choice([{ lead: utf8(text), next: () => DONE }]);
+}
+
+/** A lead for messages: its text, special tokens as `<special N>`. */
+function leadText(lead: ArrayLike<number>): string {
+  const symbols = Array.from(lead);
+  const bytes = symbols.filter((b) => b < SPECIAL_BASE);
+  if (bytes.length === symbols.length) return new TextDecoder().decode(Uint8Array.from(bytes));
+  return symbols.map((b) => (b < SPECIAL_BASE ? String.fromCharCode(b) : `<special ${b - SPECIAL_BASE}>`)).join('');
 }
 
 /** One part of a sequence: something that starts a frame. */
@@ -120,12 +134,10 @@ export class AvoidText implements Part {
   readonly id = newId();
   private readonly markers: readonly string[];
   private readonly frames = new Map<string, AvoidFrame>();
-  private readonly latin1: boolean;
   constructor(markers: readonly string[]) {
-    // Markers are matched bytewise; they are ASCII in every format weft knows.
-    this.markers = markers;
-    this.latin1 = markers.every((m) => /^[\x20-\x7e]*$/.test(m));
-    if (!this.latin1) throw new Error('AvoidText markers must be printable ASCII');
+    // Matched bytewise: each marker as its UTF-8 bytes, one character per byte (DeepSeek's are not ASCII).
+    this.markers = markers.map((m) => String.fromCharCode(...utf8(m)));
+    if (this.markers.some((m) => m.length === 0)) throw new Error('AvoidText markers must not be empty');
   }
   start(): Frame {
     return this.frame('');

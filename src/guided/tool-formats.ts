@@ -7,20 +7,27 @@
  */
 import { InvalidOptionError } from '../errors.js';
 import type { ToolDefinition } from '../text/types.js';
-import { DONE, Frame, POP_REPROCESS, utf8, type Step } from './automaton.js';
-import { valueStart } from './json-frames.js';
-import { compileSchema, type ValueSpec } from './json-schema.js';
-import { Choice, Optional, Sequence, TextUntil, literalPart, newId, type Part } from './text-frames.js';
+import { DONE, Frame, POP_REPROCESS, type Step } from './automaton.js';
+import { compileSchema } from './json-schema.js';
+import { AvoidText, Optional, Sequence, TextUntil, literalPart, newId, type Choice, type Part } from './text-frames.js';
+import { DEEPSEEK_V3_MARKERS, deepseekV3Call } from './formats/deepseek-v3.js';
+import { MISTRAL_MARKERS, mistralCall } from './formats/mistral.js';
+import { argumentsSpec, choice, jsonPart, marker, NO_SPECIAL_TOKENS, symbolsPart, type Lead, type SpecialTokens } from './formats/parts.js';
+import { PYTHONIC_MARKERS, PythonicNoCall, pythonicCall } from './formats/pythonic.js';
 
-/** The tool parsers that have grammars; the others refuse toolChoice "required", a named tool and "none". */
-export const GUIDED_TOOL_PARSERS = ['qwen3coder', 'hermes', 'llama3_json'] as const;
+/** The tool parsers that have grammars (every built-in one); others refuse toolChoice "required", a named tool and "none". */
+export const GUIDED_TOOL_PARSERS = ['qwen3coder', 'hermes', 'llama3_json', 'mistral', 'pythonic', 'deepseek_v3'] as const;
 
-/** What toolChoice "none" forbids, per parser: every text that would start a call. */
+/** What toolChoice "none" forbids, per parser: every text that would start a call (special tokens are never written outside a call). */
 const CALL_MARKERS: Record<(typeof GUIDED_TOOL_PARSERS)[number], readonly string[]> = {
   qwen3coder: ['<tool_call>', '<function='],
   hermes: ['<tool_call>'],
   // Any object may be a llama3_json call, so "none" writes no `{` at all.
   llama3_json: ['{', '<|python_tag|>'],
+  mistral: MISTRAL_MARKERS,
+  // And a `[` first: noCallText.
+  pythonic: PYTHONIC_MARKERS,
+  deepseek_v3: DEEPSEEK_V3_MARKERS,
 };
 
 export function isGuidedToolParser(name: string): name is (typeof GUIDED_TOOL_PARSERS)[number] {
@@ -32,25 +39,17 @@ export function callMarkers(parser: string): readonly string[] {
   return CALL_MARKERS[parser];
 }
 
-interface CallGrammar {
-  /** The literal that opens a call (a choice lead next to `<think>`). */
+/** The text toolChoice "none" allows: none of the parser's markers (and for pythonic no `[` first). */
+export function noCallText(parser: string): Part {
+  const markers = callMarkers(parser);
+  return parser === 'pythonic' ? new PythonicNoCall() : new AvoidText(markers);
+}
+
+export interface CallGrammar {
+  /** The marker that opens a call (a choice lead next to `<think>`): the special token with that text where the vocabulary has one. */
   readonly open: string;
   /** Everything after it. */
   readonly rest: Part;
-}
-
-const jsonPart = (spec: ValueSpec): Part => ({ start: () => valueStart(spec) });
-
-function argumentsSpec(tool: ToolDefinition, index: number): ValueSpec {
-  return compileSchema(tool.function.parameters ?? { type: 'object' }, `tools[${index}].function.parameters`);
-}
-
-function choice(options: { lead: string; next: () => Frame | typeof DONE }[], where: string): Choice {
-  try {
-    return new Choice(options.map((o) => ({ lead: utf8(o.lead), next: o.next })));
-  } catch (error) {
-    throw new InvalidOptionError(where, (error as Error).message);
-  }
 }
 
 /** `<tool_call>\n{"name": "NAME", "arguments": ARGS}\n</tool_call>` (hermes) or `{"name": "NAME", "parameters": ARGS}` (llama3_json). */
@@ -95,7 +94,7 @@ function qwenParameters(tool: ToolDefinition, index: number): Part {
   const choiceFrom = (i: number): Choice => {
     const known = from[i];
     if (known !== undefined) return known;
-    const options: { lead: string; next: () => Frame | typeof DONE }[] = [];
+    const options: Lead[] = [];
     for (let j = i; j < names.length; j++) {
       const body = new Sequence([values[j]!, literalPart('</parameter>\n'), { start: () => choiceFrom(j + 1).start() }]);
       options.push({ lead: `<parameter=${names[j]}>\n`, next: () => body.start() });
@@ -176,25 +175,44 @@ class RawTextFrame extends Frame {
   }
 }
 
-/** The frame a required (or named) call starts from. */
+/** The call grammar of `parser` over the tools at `indices`. */
+function callGrammar(parser: (typeof GUIDED_TOOL_PARSERS)[number], tools: readonly ToolDefinition[], indices: readonly number[], specials: SpecialTokens): CallGrammar {
+  switch (parser) {
+    case 'qwen3coder':
+      return qwen3coderCall(tools, indices);
+    case 'hermes':
+    case 'llama3_json':
+      return jsonCall(tools, indices, parser === 'hermes');
+    case 'mistral':
+      return mistralCall(tools, indices, specials);
+    case 'pythonic':
+      return pythonicCall(tools, indices);
+    case 'deepseek_v3':
+      return deepseekV3Call(tools, indices, specials);
+  }
+}
+
+/** The frame a required (or named) call starts from; `specials`: the vocabulary's special tokens, which formats' markers may be. */
 export function requiredCallGrammar(
   parser: string,
   tools: readonly ToolDefinition[],
   only: string | undefined,
   reasoning: 'none' | 'optional' | 'open',
+  specials: SpecialTokens = NO_SPECIAL_TOKENS,
 ): Frame {
   if (!isGuidedToolParser(parser)) callMarkers(parser);
   const indices = tools.map((_, i) => i).filter((i) => only === undefined || tools[i]!.function.name === only);
   if (indices.length === 0) throw new InvalidOptionError('toolChoice', only === undefined ? 'no tools to call' : `no tool is named "${only}"`);
-  const call = parser === 'qwen3coder' ? qwen3coderCall(tools, indices) : jsonCall(tools, indices, parser === 'hermes');
-  const fullCall = new Sequence([literalPart(call.open), call.rest]);
+  const call = callGrammar(parser as (typeof GUIDED_TOOL_PARSERS)[number], tools, indices, specials);
+  const open = marker(call.open, specials);
+  const fullCall = new Sequence([symbolsPart(open), call.rest]);
   const afterThink = new Sequence([new TextUntil('</think>'), new Optional('\n', 2), fullCall]);
   if (reasoning === 'open') return afterThink.start();
   if (reasoning === 'none') return fullCall.start();
   return choice(
     [
       { lead: '<think>', next: () => afterThink.start() },
-      { lead: call.open, next: () => call.rest.start() },
+      { lead: open, next: () => call.rest.start() },
     ],
     'toolChoice',
   ).start();

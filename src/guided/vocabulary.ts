@@ -6,7 +6,9 @@
  * unicode table, Qwen, Llama 3) or SentencePiece style (`▁` for a space,
  * `<0xAB>` byte fallback), decided once for the vocabulary. Special tokens
  * (those decode() drops with skipSpecialTokens) have no bytes: grammars never
- * emit them as text; the end tokens are allowed separately where the grammar may end.
+ * emit them as text; the end tokens are allowed separately where the grammar may end,
+ * and a grammar may ask for a special token by its text (`specialTokens`, a tool
+ * format's `[TOOL_CALLS]`), as one symbol (automaton.ts).
  */
 import type { Tokenizer } from '../text/types.js';
 
@@ -38,11 +40,17 @@ export class Vocabulary {
   /** First token ending at each node (-1: none); more tokens with the same bytes follow in `sameBytes`. */
   readonly tokenAt: Int32Array;
   readonly sameBytes: Int32Array;
+  /** Special tokens by their text (the first id of a text), for grammars that write one; ids below `size`. */
+  readonly specialTokens: ReadonlyMap<string, number>;
+  /** Their ids, ascending (the ones a mask walk tries besides the trie). */
+  readonly specialIds: readonly number[];
 
   /** `size` is the logits row length (the backend's vocabulary, which may exceed the tokenizer's). */
-  constructor(tokenBytes: readonly (Uint8Array | null)[], size: number) {
+  constructor(tokenBytes: readonly (Uint8Array | null)[], size: number, specialTokens: ReadonlyMap<string, number> = new Map()) {
     this.tokenBytes = tokenBytes;
     this.size = size;
+    this.specialTokens = new Map([...specialTokens].filter(([, id]) => id < size && !tokenBytes[id]));
+    this.specialIds = [...new Set(this.specialTokens.values())].sort((a, b) => a - b);
     const ids = [];
     for (let id = 0; id < tokenBytes.length && id < size; id++) if (tokenBytes[id] && tokenBytes[id]!.length > 0) ids.push(id);
     ids.sort((a, b) => compareBytes(tokenBytes[a]!, tokenBytes[b]!));
@@ -105,13 +113,23 @@ export class Vocabulary {
     const n = Math.min(tokenizer.vocabSize, size);
     const strings: (string | undefined)[] = [];
     for (let id = 0; id < n; id++) strings.push(tokenizer.idToToken(id));
-    const sentencePiece = strings.some((s) => s !== undefined && (s.includes('\u2581') || /^<0x[0-9A-Fa-f]{2}>$/.test(s)));
+    const specialTokens = new Map<string, number>();
+    const special = strings.map((s, id) => {
+      // Special tokens decode to nothing when special tokens are skipped.
+      if (s === undefined || s.length <= 1 || !(s.startsWith('<') || s.startsWith('['))) return false;
+      if (tokenizer.decode([id], { skipSpecialTokens: true }) !== '') return false;
+      const text = tokenizer.decode([id], { skipSpecialTokens: false });
+      if (text === '') return false;
+      if (!specialTokens.has(text)) specialTokens.set(text, id);
+      return true;
+    });
+    // Decided on ordinary tokens: added ones such as DeepSeek's `<｜tool▁sep｜>` contain `▁` in a byte-level vocabulary.
+    const ordinary = (s: string | undefined, id: number): s is string => s !== undefined && !special[id] && !/^<[^<>]+>$/.test(s);
+    const sentencePiece = strings.some((s, id) => (ordinary(s, id) && s.includes('\u2581')) || (s !== undefined && /^<0x[0-9A-Fa-f]{2}>$/.test(s)));
     const byteLevel = byteLevelDecoder();
     const encoder = new TextEncoder();
     const bytes: (Uint8Array | null)[] = strings.map((s, id) => {
-      if (s === undefined || s.length === 0) return null;
-      // Special tokens decode to nothing when special tokens are skipped.
-      if (s.length > 1 && (s.startsWith('<') || s.startsWith('[')) && tokenizer.decode([id], { skipSpecialTokens: true }) === '' && tokenizer.decode([id], { skipSpecialTokens: false }) !== '') return null;
+      if (s === undefined || s.length === 0 || special[id]) return null;
       if (sentencePiece) {
         const fallback = /^<0x([0-9A-Fa-f]{2})>$/.exec(s);
         if (fallback) return Uint8Array.of(parseInt(fallback[1]!, 16));
@@ -125,7 +143,7 @@ export class Vocabulary {
       }
       return Uint8Array.from(out);
     });
-    return new Vocabulary(bytes, size);
+    return new Vocabulary(bytes, size, specialTokens);
   }
 }
 

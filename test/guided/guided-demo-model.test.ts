@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Pipeline } from '../../src/index.js';
+import { createToolParser, registerToolParser } from '../../src/parsers/index.js';
 import type { ToolDefinition } from '../../src/text/types.js';
 import { writeRandomModel } from '../native/random-model.js';
 
@@ -114,7 +115,9 @@ describe('guided generation on the demo model (qwen3coder)', () => {
     const started = pipe.stats().requests.started;
     await expect(pipe.chat(question(0), { tools, toolChoice: { name: 'nope' } })).rejects.toThrow(/toolChoice.name: no tool is named "nope"/);
     await expect(pipe.chat(question(0), { toolChoice: 'required' })).rejects.toThrow(/"required" needs tools/);
-    await expect(pipe.chat(question(0), { tools, toolChoice: 'required', parsers: { tool: 'mistral' } })).rejects.toThrow(/mistral tool parser has no guided grammar/);
+    // A parser of the user's own has no grammar.
+    registerToolParser('users_own', (options) => createToolParser('hermes', options));
+    await expect(pipe.chat(question(0), { tools, toolChoice: 'required', parsers: { tool: 'users_own' } })).rejects.toThrow(/users_own tool parser has no guided grammar/);
     await expect(pipe.generate('x', { responseFormat: { type: 'json_schema', schema: { type: 'string', pattern: 'a' } } })).rejects.toThrow(/pattern/);
     await expect(pipe.generate('x', { responseFormat: { type: 'xml' } as never })).rejects.toThrow(/responseFormat.type/);
     await expect(pipe.generate('x', { responseFormat: { type: 'json_object', schema: {} } as never })).rejects.toThrow(/responseFormat/);

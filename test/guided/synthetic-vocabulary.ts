@@ -4,8 +4,11 @@ import { Vocabulary } from '../../src/guided/vocabulary.js';
 const PIECES = ['{"', '":', '", "', '"}', '},', '[{', '}]', ', "', ': ', '":"', 'true', 'false', 'null', '\n', '\n\n', '</', '>\n', '<tool_call>', '</tool_call>', '<function=', '<parameter=', '</parameter>', '</function>', '<think>', '</think>', '12', '3.5', '-1', 'e+', '\\n', '\\"', '\\u00e9', 'é', '日本'];
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz_ ABCDEFGHIJ0123456789.,:;!?"{}[]<>/=-';
 
-/** `size` tokens; the last id is the end token (no bytes). */
-export function syntheticVocabulary(size: number, seed = 1): { vocabulary: Vocabulary; endToken: number } {
+/**
+ * `size` tokens; the last id is the end token (no bytes). `specials` become special tokens (no
+ * bytes, known by their text) just before it; `pieces` are more text tokens.
+ */
+export function syntheticVocabulary(size: number, seed = 1, extra: { specials?: readonly string[]; pieces?: readonly string[] } = {}): { vocabulary: Vocabulary; endToken: number } {
   let state = seed >>> 0 || 1;
   const next = (n: number): number => {
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
@@ -14,9 +17,10 @@ export function syntheticVocabulary(size: number, seed = 1): { vocabulary: Vocab
   const encoder = new TextEncoder();
   const tokens: (Uint8Array | null)[] = [];
   for (let b = 0; b < 256; b++) tokens.push(Uint8Array.of(b));
-  for (const piece of PIECES) tokens.push(encoder.encode(piece));
+  for (const piece of [...PIECES, ...(extra.pieces ?? [])]) tokens.push(encoder.encode(piece));
   const seen = new Set(tokens.map((t) => t!.join(',')));
-  while (tokens.length < size - 1) {
+  const specials = extra.specials ?? [];
+  while (tokens.length < size - 1 - specials.length) {
     const length = 2 + next(9);
     let text = next(3) === 0 ? ' ' : '';
     for (let i = 0; i < length; i++) text += LETTERS[next(next(4) === 0 ? LETTERS.length : 27)];
@@ -26,8 +30,13 @@ export function syntheticVocabulary(size: number, seed = 1): { vocabulary: Vocab
     seen.add(id);
     tokens.push(bytes);
   }
+  const specialTokens = new Map<string, number>();
+  for (const text of specials) {
+    specialTokens.set(text, tokens.length);
+    tokens.push(null);
+  }
   tokens.push(null);
-  return { vocabulary: new Vocabulary(tokens, size), endToken: size - 1 };
+  return { vocabulary: new Vocabulary(tokens, size, specialTokens), endToken: size - 1 };
 }
 
 /** Samples a grammar to its end: uniform over allowed tokens, seeded. Returns the text, or undefined if it ran out of tokens. */
@@ -51,7 +60,13 @@ export function sampleText(
     const token = allowed.includes(endToken) && state % 4 === 0 ? endToken : allowed[Math.floor((state / 2 ** 32) * allowed.length)]!;
     if (!matcher.acceptToken(token)) throw new Error(`token ${token} was in the mask but rejected`);
     tokens.push(token);
-    if (token !== endToken) bytes.push(...vocabulary.tokenBytes[token]!);
+    if (token !== endToken) bytes.push(...(vocabulary.tokenBytes[token] ?? specialText(vocabulary, token)));
   }
   return { text: new TextDecoder().decode(Uint8Array.from(bytes)), ended: matcher.isTerminated(), tokens };
+}
+
+/** A special token's text as bytes (what a reply decoded with special tokens kept shows). */
+function specialText(vocabulary: Vocabulary, token: number): Uint8Array {
+  for (const [text, id] of vocabulary.specialTokens) if (id === token) return new TextEncoder().encode(text);
+  throw new Error(`token ${token} has no bytes and is not a special token`);
 }

@@ -13,6 +13,7 @@ import { tool, type StructuredToolInterface } from '@langchain/core/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortError, InvalidOptionError, Pipeline, PipelineClosedError } from '../../src/index.js';
 import { ChatWeft, toChatMessages } from '../../src/langchain/index.js';
+import { createToolParser, registerToolParser } from '../../src/parsers/index.js';
 import { demoModelDir, toolDefinitions, weatherIn } from '../ai-sdk/demo-tools.js';
 
 const root = join(demoModelDir, '..', '..');
@@ -163,8 +164,9 @@ describe.skipIf(!present)('ChatWeft with @langchain/core and the demo model', ()
     expect(other.tool_calls?.map((call) => call.name)).toEqual(['convert_units']);
     const noneHot = (await model.bindTools(tools, { tool_choice: 'none' }).invoke([new HumanMessage('What is 37 times 12.5?')], { weft: { temperature: 1, seed: 4, maxTokens: 80 } })) as AIMessage;
     expect(noneHot.tool_calls).toEqual([]);
-    // A tool parser without a grammar: prompted as before, not refused.
-    const unguided = (await model.bindTools(tools, { tool_choice: 'calculator' }).invoke([new HumanMessage('What is 37 times 12.5?')], { weft: { parsers: { tool: 'mistral' }, maxTokens: 8 } })) as AIMessage;
+    // A tool parser without a grammar (every built-in one has one): prompted as before, not refused.
+    registerToolParser('users_own', (options) => createToolParser('hermes', options));
+    const unguided = (await model.bindTools(tools, { tool_choice: 'calculator' }).invoke([new HumanMessage('What is 37 times 12.5?')], { weft: { parsers: { tool: 'users_own' }, maxTokens: 8 } })) as AIMessage;
     expect(unguided.usage_metadata?.output_tokens).toBe(8);
     await expect(model.invoke([new HumanMessage('Hi')], { weft: { temperature: -1 } })).rejects.toBeInstanceOf(InvalidOptionError);
   });
