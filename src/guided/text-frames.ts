@@ -126,18 +126,27 @@ class SequenceFrame extends Frame {
 }
 
 /**
- * Text that never contains any of `markers`, and may end anywhere. States are
- * the longest suffix of the text that begins a marker (as in Aho-Corasick),
- * computed on demand and kept, so the walk allocates nothing once warm.
+ * Text that never contains any of `markers`, and may end anywhere; or, with
+ * `until`, text up to and including `until` (which must come) that contains no
+ * marker before it. States are the longest suffix of the text that begins a
+ * marker or `until` (as in Aho-Corasick), computed on demand and kept, so the
+ * walk allocates nothing once warm.
  */
 export class AvoidText implements Part {
   readonly id = newId();
   private readonly markers: readonly string[];
+  private readonly until: string | undefined;
   private readonly frames = new Map<string, AvoidFrame>();
-  constructor(markers: readonly string[]) {
+  constructor(markers: readonly string[], until?: string) {
     // Matched bytewise: each marker as its UTF-8 bytes, one character per byte (DeepSeek's are not ASCII).
-    this.markers = markers.map((m) => String.fromCharCode(...utf8(m)));
-    if (this.markers.some((m) => m.length === 0)) throw new Error('AvoidText markers must not be empty');
+    const bytewise = (m: string): string => String.fromCharCode(...utf8(m));
+    this.markers = markers.map(bytewise);
+    this.until = until === undefined ? undefined : bytewise(until);
+    if ([...this.markers, this.until].some((m) => m === '')) throw new Error('AvoidText markers must not be empty');
+  }
+  /** Whether the text may end anywhere (no `until`). */
+  get endsAnywhere(): boolean {
+    return this.until === undefined;
   }
   start(): Frame {
     return this.frame('');
@@ -150,13 +159,14 @@ export class AvoidText implements Part {
     }
     return frame;
   }
-  /** The state after `byte`, or null when a marker is complete. */
-  next(suffix: string, byte: number): string | null {
+  /** The state after `byte`: null when a marker is complete, DONE when `until` is. */
+  next(suffix: string, byte: number): string | null | typeof DONE {
     const text = suffix + String.fromCharCode(byte);
     for (const marker of this.markers) if (text.endsWith(marker)) return null;
+    if (this.until !== undefined && text.endsWith(this.until)) return DONE;
     for (let k = 0; k < text.length; k++) {
       const tail = text.slice(k);
-      if (this.markers.some((m) => m.startsWith(tail))) return tail;
+      if (this.markers.some((m) => m.startsWith(tail)) || this.until?.startsWith(tail)) return tail;
     }
     return '';
   }
@@ -164,7 +174,7 @@ export class AvoidText implements Part {
 
 class AvoidFrame extends Frame {
   readonly key: string;
-  private readonly transitions = new Map<number, AvoidFrame | null>();
+  private readonly transitions = new Map<number, AvoidFrame | null | typeof DONE>();
   constructor(
     readonly text: AvoidText,
     readonly suffix: string,
@@ -173,13 +183,13 @@ class AvoidFrame extends Frame {
     this.key = `V${text.id}.${suffix}`;
   }
   override get canPop(): boolean {
-    return true;
+    return this.text.endsAnywhere;
   }
   step(byte: number): Step {
     let next = this.transitions.get(byte);
     if (next === undefined) {
       const suffix = this.text.next(this.suffix, byte);
-      next = suffix === null ? null : this.text.frame(suffix);
+      next = suffix === null || suffix === DONE ? suffix : this.text.frame(suffix);
       this.transitions.set(byte, next);
     }
     return next;

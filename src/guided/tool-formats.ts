@@ -9,7 +9,8 @@ import { InvalidOptionError } from '../errors.js';
 import type { ToolDefinition } from '../text/types.js';
 import { DONE, Frame, POP_REPROCESS, type Step } from './automaton.js';
 import { compileSchema } from './json-schema.js';
-import { AvoidText, Optional, Sequence, TextUntil, literalPart, newId, type Choice, type Part } from './text-frames.js';
+import { DEEPSEEK_R1_THINK, QWEN3_THINK } from '../parsers/reasoning/think.js';
+import { AvoidText, Optional, Sequence, literalPart, newId, type Choice, type Part } from './text-frames.js';
 import { DEEPSEEK_V3_MARKERS, deepseekV3Call } from './formats/deepseek-v3.js';
 import { MISTRAL_MARKERS, mistralCall } from './formats/mistral.js';
 import { argumentsSpec, choice, jsonPart, marker, NO_SPECIAL_TOKENS, symbolsPart, type Lead, type SpecialTokens } from './formats/parts.js';
@@ -38,6 +39,9 @@ export function callMarkers(parser: string): readonly string[] {
   if (!isGuidedToolParser(parser)) throw new InvalidOptionError('toolChoice', `the ${parser} tool parser has no guided grammar yet (guided: ${GUIDED_TOOL_PARSERS.join(', ')})`);
   return CALL_MARKERS[parser];
 }
+
+/** The tags at which the reasoning parsers end a think block and pass the rest on as content (a call). */
+const REASONING_EXITS = [...QWEN3_THINK.exits, ...DEEPSEEK_R1_THINK.exits].map((exit) => exit.tag);
 
 /** The text toolChoice "none" allows: none of the parser's markers (and for pythonic no `[` first). */
 export function noCallText(parser: string): Part {
@@ -206,7 +210,8 @@ export function requiredCallGrammar(
   const call = callGrammar(parser as (typeof GUIDED_TOOL_PARSERS)[number], tools, indices, specials);
   const open = marker(call.open, specials);
   const fullCall = new Sequence([symbolsPart(open), call.rest]);
-  const afterThink = new Sequence([new TextUntil('</think>'), new Optional('\n', 2), fullCall]);
+  // Reasoning must not hold a tag at which a reasoning parser ends the block early (its text would be read as a call).
+  const afterThink = new Sequence([new AvoidText(REASONING_EXITS, '</think>'), new Optional('\n', 2), fullCall]);
   if (reasoning === 'open') return afterThink.start();
   if (reasoning === 'none') return fullCall.start();
   return choice(

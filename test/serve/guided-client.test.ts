@@ -8,6 +8,7 @@
 import { Ajv } from 'ajv';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WeftServer } from '../../src/index.js';
 import { demoPresent, demoTools, startDemoServer, type InProcessServer } from './harness.js';
 
 const seeds = [1, 2, 3, 4, 5, 6];
@@ -117,6 +118,32 @@ describe.skipIf(!demoPresent)('guided generation through the openai client', () 
       expect(choice.message.tool_calls ?? []).toEqual([]);
       expect(choice.finish_reason).not.toBe('tool_calls');
       expect(choice.message.content ?? '').not.toContain('<tool_call>');
+    }
+  });
+
+  it('every built-in tool parser is guided: mistral, pythonic and deepseek_v3 servers answer "required" with calls, "none" without', async () => {
+    // The calculator only: its arguments are an enum and numbers, which end (the demo model never learnt these formats).
+    const calculator = tools.filter((t) => (t as OpenAI.ChatCompletionFunctionTool).function.name === 'calculator');
+    const validate = ajv.compile((calculator[0] as OpenAI.ChatCompletionFunctionTool).function.parameters!);
+    for (const tool of ['mistral', 'pythonic', 'deepseek_v3']) {
+      const server = await WeftServer.start({ pipeline: s.pipe, modelName: 'weft-demo', parsers: { tool, reasoning: 'qwen3' }, port: 0 });
+      try {
+        const other = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 30_000 });
+        const ask = (seed: number, tool_choice: OpenAI.ChatCompletionToolChoiceOption) =>
+          other.chat.completions.create({ model: 'weft-demo', messages: user('What is 37 times 12.5?'), tools: calculator, tool_choice, temperature: 1, seed, max_tokens: 300 });
+        const replies = await Promise.all([1, 2, 3].map((seed) => ask(seed, seed === 3 ? { type: 'function', function: { name: 'calculator' } } : 'required')));
+        for (const reply of replies) {
+          const choice = reply.choices[0]!;
+          expect(choice.finish_reason, `${tool}: ${choice.message.content}`).toBe('tool_calls');
+          const [call] = choice.message.tool_calls as OpenAI.ChatCompletionMessageFunctionToolCall[];
+          expect(call!.function.name).toBe('calculator');
+          expect(validate(JSON.parse(call!.function.arguments)), call!.function.arguments).toBe(true);
+        }
+        const none = await ask(4, 'none');
+        expect(none.choices[0]!.message.tool_calls ?? [], tool).toEqual([]);
+      } finally {
+        await server.close(1000);
+      }
     }
   });
 
