@@ -7,7 +7,7 @@ import { InvalidOptionError } from '../../errors.js';
 import type { ToolDefinition } from '../../text/types.js';
 import { DONE, SPECIAL_BASE, utf8, type Frame } from '../automaton.js';
 import { valueStart } from '../json-frames.js';
-import { compileSchema, type Dialect, type ValueSpec } from '../json-schema.js';
+import { compileSchema, type ValueSpec } from '../json-schema.js';
 import { Choice, type Part } from '../text-frames.js';
 
 /** A vocabulary's special tokens by their text (Vocabulary.specialTokens); empty when it has none. */
@@ -51,6 +51,7 @@ export function symbolsPart(symbols: readonly number[]): Part {
 
 export const jsonPart = (spec: ValueSpec): Part => ({ start: () => valueStart(spec) });
 
-export function argumentsSpec(tool: ToolDefinition, index: number, dialect: Dialect = 'json'): ValueSpec {
-  return compileSchema(tool.function.parameters ?? { type: 'object' }, `tools[${index}].function.parameters`, dialect);
+/** A tool's arguments as one JSON value (formats that write them as a JSON object). */
+export function argumentsSpec(tool: ToolDefinition, index: number): ValueSpec {
+  return compileSchema(tool.function.parameters ?? { type: 'object' }, `tools[${index}].function.parameters`);
 }

@@ -16,7 +16,7 @@ import type { ToolDefinition } from '../../text/types.js';
 import { DONE, Frame, type Step } from '../automaton.js';
 import { compileSchema } from '../json-schema.js';
 import type { CallGrammar } from '../tool-formats.js';
-import { Sequence, literalPart, newId, type Choice, type Part } from '../text-frames.js';
+import { Sequence, newId, type Choice, type Part } from '../text-frames.js';
 import { choice, jsonPart, type Lead } from './parts.js';
 
 const PY_START = '<|python_start|>';
