@@ -2,8 +2,8 @@
  * deepseek_v3 calls, in the syntax src/parsers/tools/deepseek-v3.ts reads (DeepSeek V3's template):
  * `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\nARGS\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>`.
  * Each `<｜…｜>` marker is written as the special token where the vocabulary has
- * one with that text, as text otherwise (DeepSeek's own vocabulary has them as
- * added tokens). V3.1's spelling (no `function`, no code fence) is read by the
+ * one with that text, as text otherwise (an ordinary added token, or pieces).
+ * V3.1's spelling (no `function`, no code fence) is read by the
  * parser but not written.
  */
 import { InvalidOptionError } from '../../errors.js';
