@@ -5,6 +5,7 @@
  * control characters).
  */
 import { DONE, Frame, POP_REPROCESS, Push, type Step } from './automaton.js';
+import type { FreeRun, TokenClass } from './free-runs.js';
 import type { ArraySpec, ObjectSpec, StringSpec, ValueSpec } from './json-schema.js';
 
 const QUOTE = 0x22, BACKSLASH = 0x5c, SPACE = 0x20, COMMA = 0x2c, COLON = 0x3a;
@@ -92,6 +93,10 @@ class StringFrame extends Frame {
     super();
     this.key = `s${spec.id}.${phase}.${length}`;
   }
+  /** In content, every token of whole characters (escapes included) stays in this string: see JSON_STRING_TOKENS. */
+  override freeRun(): FreeRun | undefined {
+    return this.phase === 'content' ? { tokens: JSON_STRING_TOKENS, budget: this.spec.maxLength - this.length } : undefined;
+  }
   step(byte: number): Step {
     const { spec, phase } = this;
     switch (phase) {
@@ -148,6 +153,27 @@ function counted(frame: StringFrame): StringFrame {
   return string(frame.spec, 'content', bounded(frame.spec) ? frame.length + 1 : 0);
 }
 export const stringStart = (spec: StringSpec): StringFrame => string(spec, 'content', 0);
+
+const ANY_STRING: StringSpec = { id: -2, minLength: 0, maxLength: Infinity };
+/**
+ * Tokens that are whole string characters (plain, UTF-8, escapes), as many units as characters:
+ * decided by the string frame itself, so the class cannot drift from what the frame accepts.
+ * A bounded frame with `length` characters accepts such a token iff length + units <= maxLength.
+ */
+const JSON_STRING_TOKENS: TokenClass = {
+  key: 'json-string',
+  units(bytes) {
+    let frame = stringStart(ANY_STRING);
+    let characters = 0;
+    for (let i = 0; i < bytes.length; i++) {
+      const next = frame.step(bytes[i]!);
+      if (!(next instanceof StringFrame)) return -1;
+      if (next.phase === 'content') characters++;
+      frame = next;
+    }
+    return frame.phase === 'content' ? characters : -1;
+  },
+};
 
 type NumberPhase = 'start' | 'minus' | 'zero' | 'int' | 'dot' | 'frac' | 'e' | 'esign' | 'exp';
 
