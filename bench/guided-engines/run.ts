@@ -170,6 +170,62 @@ const rows: SchemaRow[] = [];
 for (const [name, schema, group] of schemas) for (const engine of engines) rows.push(await measure(engine, name, schema, group));
 rows.sort((a, b) => engines.findIndex((e) => e.name === a.engine) - engines.findIndex((e) => e.name === b.engine));
 
+// Single states where nearly every token is allowed: a fresh compile, the prefix fed byte by byte
+// (ids 0-255 are the bytes), then the first mask there and the same mask for a second matcher.
+const STATES: [string, unknown, string][] = [
+  ['json_object key', { type: 'object' }, '{"k'],
+  ['json_object value', { type: 'object' }, '{"k": "v'],
+  ['string maxLength 64', { type: 'array', items: { type: 'string', maxLength: 64 } }, '["abc'],
+];
+const stateRows: Record<string, string | number>[] = [];
+for (const [what, schema, prefix] of STATES) {
+  for (const engine of engines) {
+    const first: number[] = [];
+    const second: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const compiled = await engine.compile(schema);
+      for (const into of [first, second]) {
+        const m = await compiled.matcher();
+        for (const b of new TextEncoder().encode(prefix)) if (!m.acceptToken(b)) throw new Error(`${engine.name} rejected ${prefix}`);
+        const t0 = performance.now();
+        await m.fillMask(new Uint32Array(words));
+        into.push(performance.now() - t0);
+        m.dispose();
+      }
+      compiled.dispose();
+    }
+    stateRows.push({ state: what, engine: engine.name, firstMaskMs: +median(first).toFixed(3), sameStateAgainMs: +median(second).toFixed(3) });
+  }
+}
+console.log('\nfree-string states (medians of 5 fresh compiles):');
+console.table(stateRows);
+
+// Coverage: keywords weft refuses (typed InvalidOptionError) rather than weaken; do the others compile them?
+const COVERAGE: [string, unknown][] = [
+  ['pattern', { type: 'string', pattern: '^[a-z]{2,5}$' }],
+  ['minimum/maximum', { type: 'integer', minimum: 1, maximum: 12 }],
+  ['format date', { type: 'string', format: 'date' }],
+  ['minProperties', { type: 'object', minProperties: 1 }],
+  ['uniqueItems', { type: 'array', items: { type: 'integer' }, uniqueItems: true }],
+  ['allOf', { allOf: [{ type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] }, { type: 'object', properties: { b: { type: 'boolean' } }, required: ['b'] }] }],
+];
+const coverage: Record<string, Record<string, string>> = {};
+for (const engine of engines) {
+  coverage[engine.name] = {};
+  let instance = 100;
+  for (const [what, schema] of COVERAGE) {
+    const target = engine.name.startsWith('xgrammar') ? await xgrammarEngine(vocabulary, endToken, instance++) : engine;
+    try {
+      (await target.compile(schema)).dispose();
+      coverage[engine.name]![what] = 'compiles';
+    } catch (e) {
+      coverage[engine.name]![what] = `refused: ${(e as Error).message.split('\n')[0]!.slice(0, 60)}`;
+    }
+  }
+}
+console.log('\ncoverage (compile only):');
+for (const [engine, results] of Object.entries(coverage)) for (const [what, outcome] of Object.entries(results)) console.log(`${engine.padEnd(32)} ${what.padEnd(16)} ${outcome}`);
+
 // Misuse: what each engine does, and whether it still compiles and masks afterwards. xgrammar gets a
 // fresh WASM instance per case (an abort would otherwise hide the cases after it).
 const MISUSE: [string, (engine: Engine) => Promise<unknown>][] = [
@@ -242,4 +298,4 @@ const summary = engines.map((engine) => {
 });
 console.log('\nsummary:');
 console.table(summary.map(({ refused, ...s }) => ({ ...s, refused: refused.join(',') })));
-console.log(JSON.stringify({ vocabulary: VOCAB, walks: WALKS, load: +loadavg()[0]!.toFixed(2), summary, robustness }));
+console.log(JSON.stringify({ vocabulary: VOCAB, walks: WALKS, load: +loadavg()[0]!.toFixed(2), summary, states: stateRows, coverage, robustness }));

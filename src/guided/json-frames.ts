@@ -28,7 +28,7 @@ export class ValueStart extends Frame {
     if (byte === 0x7b && spec.objects.length > 0) return new ObjectFrame(spec.objects[0]!, 'open', '', -1);
     if (byte === 0x5b && spec.arrays.length > 0) return new ArrayFrame(spec.arrays[0]!, 'open', 0);
     if (byte === QUOTE && spec.strings.length > 0) return stringStart(spec.strings[0]!);
-    if (spec.number !== undefined && (byte === 0x2d || isDigit(byte))) return new NumberFrame(spec.number === 'integer', 'start', 0).step(byte);
+    if (spec.number !== undefined && (byte === 0x2d || isDigit(byte))) return numberFrame(spec.number === 'integer', 'start', 0).step(byte);
     if (spec.boolean && (byte === 0x74 || byte === 0x66)) return BOOLEAN.step(byte);
     if (spec.null && byte === 0x6e) return NULL.step(byte);
     return null;
@@ -193,7 +193,7 @@ class NumberFrame extends Frame {
   step(byte: number): Step {
     const { integer, phase, digits } = this;
     const digit = isDigit(byte);
-    const to = (p: NumberPhase, d: number): NumberFrame => new NumberFrame(integer, p, d);
+    const to = (p: NumberPhase, d: number): NumberFrame => numberFrame(integer, p, d);
     switch (phase) {
       case 'start':
         if (byte === 0x2d) return to('minus', 0);
@@ -222,6 +222,14 @@ class NumberFrame extends Frame {
         return POP_REPROCESS;
     }
   }
+}
+
+const NUMBER_PHASES: readonly NumberPhase[] = ['start', 'minus', 'zero', 'int', 'dot', 'frac', 'e', 'esign', 'exp'];
+/** Number states are few (kind x phase x digit count), so each has one frame: a mask walk over digit tokens allocates nothing. */
+const numberFrames: NumberFrame[] = [];
+function numberFrame(integer: boolean, phase: NumberPhase, digits: number): NumberFrame {
+  const index = ((integer ? 1 : 0) * NUMBER_PHASES.length + NUMBER_PHASES.indexOf(phase)) * (MAX_DIGITS + 1) + digits;
+  return (numberFrames[index] ??= new NumberFrame(integer, phase, digits));
 }
 
 type ObjectPhase = 'open' | 'afterKey' | 'colon' | 'colonSpace' | 'afterValue' | 'comma' | 'commaSpace';
