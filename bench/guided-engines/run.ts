@@ -37,10 +37,11 @@ const { vocabulary, endToken } = syntheticVocabulary(VOCAB, 7);
 const words = (VOCAB + 31) >>> 5;
 
 const demoTools = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'models', 'weft-demo', 'tools.json'), 'utf8')) as ToolDefinition[];
+const only = process.env.SCHEMAS?.split(',');
 const schemas: [string, unknown, 'tools' | 'suite'][] = [
   ...demoTools.map((t): [string, unknown, 'tools'] => [`tool:${t.function.name}`, t.function.parameters, 'tools']),
   ...Object.entries(SUITE).map(([name, schema]): [string, unknown, 'suite'] => [name, schema, 'suite']),
-];
+].filter(([name]) => only === undefined || only.includes(name));
 
 const median = (xs: number[]): number => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
 const quantile = (xs: number[], q: number): number => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!);
@@ -50,6 +51,40 @@ interface WalkResult {
   ended: boolean;
   text: string;
   error?: string;
+  /** The output's bytes (hex) when they are not valid UTF-8. */
+  invalidUtf8?: string;
+}
+
+const popcount = (w: number): number => {
+  let n = 0;
+  for (let x = w >>> 0; x !== 0; x &= x - 1) n++;
+  return n;
+};
+/** Allowed tokens below the vocabulary size (an engine may pad its last mask word). */
+function countAllowed(mask: Uint32Array): number {
+  let n = 0;
+  for (let w = 0; w < words; w++) n += popcount(w === words - 1 ? mask[w]! & lastWordBits : mask[w]!);
+  return n;
+}
+const lastWordBits = VOCAB % 32 === 0 ? 0xffffffff : (1 << VOCAB % 32) - 1;
+/** The n-th allowed token (0-based), in id order. */
+function nthAllowed(mask: Uint32Array, n: number): number {
+  let left = n;
+  for (let w = 0; w < words; w++) {
+    let word = (w === words - 1 ? mask[w]! & lastWordBits : mask[w]!) >>> 0;
+    const c = popcount(word);
+    if (left >= c) {
+      left -= c;
+      continue;
+    }
+    for (;;) {
+      const b = 31 - Math.clz32(word & -word);
+      if (left === 0) return (w << 5) | b;
+      word &= word - 1;
+      left--;
+    }
+  }
+  throw new Error('no allowed token');
 }
 
 async function walk(m: EngineMatcher, seed: number): Promise<WalkResult> {
@@ -63,23 +98,19 @@ async function walk(m: EngineMatcher, seed: number): Promise<WalkResult> {
       const any = await m.fillMask(mask);
       maskMs.push(performance.now() - t0);
       if (!any) return { maskMs, ended: false, text: '', error: 'empty mask' };
-      const allowed: number[] = [];
-      for (let w = 0; w < words; w++) {
-        let word = mask[w]!;
-        while (word !== 0) {
-          const b = 31 - Math.clz32(word);
-          word &= ~(1 << b);
-          const t = (w << 5) | b;
-          if (t < VOCAB) allowed.push(t);
-        }
-      }
       state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-      const token = allowed.includes(endToken) && state % 4 === 0 ? endToken : allowed[Math.floor((state / 2 ** 32) * allowed.length)]!;
+      const token = (mask[endToken >>> 5]! & (1 << (endToken & 31))) !== 0 && state % 4 === 0 ? endToken : nthAllowed(mask, Math.floor((state / 2 ** 32) * countAllowed(mask)));
       if (!m.acceptToken(token)) return { maskMs, ended: false, text: '', error: `masked token ${token} rejected` };
       if (token === endToken) break;
       bytes.push(...vocabulary.tokenBytes[token]!);
     }
-    return { maskMs, ended: m.isTerminated(), text: new TextDecoder().decode(Uint8Array.from(bytes)) };
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bytes));
+    } catch {
+      return { maskMs, ended: m.isTerminated(), text: '', invalidUtf8: Buffer.from(bytes).toString('hex') };
+    }
+    return { maskMs, ended: m.isTerminated(), text };
   } catch (e) {
     return { maskMs, ended: false, text: '', error: `threw: ${(e as Error).message.slice(0, 120)}` };
   } finally {
@@ -136,15 +167,20 @@ async function measure(engine: Engine, name: string, schema: unknown, group: 'to
       continue;
     }
     row.ended++;
-    let ok = false;
-    try {
-      ok = validate(JSON.parse(result.text)) as boolean;
-    } catch {
-      ok = false;
-    }
-    if (!ok) {
+    if (result.invalidUtf8 !== undefined) {
       row.invalid++;
-      row.example ??= `invalid: ${result.text.slice(0, 80)}`;
+      row.example ??= `invalid UTF-8: ${result.invalidUtf8.slice(0, 120)}`;
+      continue;
+    }
+    let why: string | undefined;
+    try {
+      if (!validate(JSON.parse(result.text))) why = ajv.errorsText(validate.errors);
+    } catch (e) {
+      why = `JSON.parse: ${(e as Error).message.slice(0, 60)}`;
+    }
+    if (why !== undefined) {
+      row.invalid++;
+      row.example ??= `invalid: ${JSON.stringify(result.text.slice(0, 80))} (${why})`;
     }
   }
   compiled!.dispose();
@@ -167,7 +203,10 @@ else console.log('llguidance: not built (bench/guided-engines/build.sh needs car
 
 // Engines take turns per schema, so the shared machine's load falls on all of them alike.
 const rows: SchemaRow[] = [];
-for (const [name, schema, group] of schemas) for (const engine of engines) rows.push(await measure(engine, name, schema, group));
+for (const [name, schema, group] of schemas) {
+  for (const engine of engines) rows.push(await measure(engine, name, schema, group));
+  console.error(`  ${name} done (load ${loadavg()[0]!.toFixed(1)})`);
+}
 rows.sort((a, b) => engines.findIndex((e) => e.name === a.engine) - engines.findIndex((e) => e.name === b.engine));
 
 // Single states where nearly every token is allowed: a fresh compile, the prefix fed byte by byte

@@ -69,7 +69,10 @@ export class FreeRunIndex {
     this.rest = new TokenTrie(tokenBytes, rest, size);
   }
 
-  /** The bitset of class tokens of at most `budget` units (shared: copy, never write it). */
+  /**
+   * The bitset of class tokens of at most `budget` units (shared: copy, never write it). Kept per
+   * budget up to the longest token's units: at most that many + 1 bitsets of vocab/8 bytes each.
+   */
   within(budget: number): Uint32Array {
     const b = Math.min(budget, this.maxUnits);
     let bits = this.withinBudget.get(b);
