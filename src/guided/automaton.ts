@@ -40,6 +40,14 @@ export abstract class Frame {
   get finished(): boolean {
     return false;
   }
+  /**
+   * Free text: the bytes (flags, by value) that can end it. A token with none of them is accepted
+   * from this frame whatever lies below, and a free-text frame stays on top (so masks need no trie
+   * walk, and the engine may sample first and check). Null for every other frame.
+   */
+  get guardBytes(): Uint8Array | null {
+    return null;
+  }
   abstract step(byte: number): Step;
 }
 

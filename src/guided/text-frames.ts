@@ -97,8 +97,11 @@ class SequenceFrame extends Frame {
     super();
     this.key = `S${sequence.id}.${index}`;
   }
+  /** The parts left may all be empty (whitespace, calls that may stop): the sequence may end here. */
   override get canPop(): boolean {
-    return this.index >= this.sequence.parts.length;
+    const parts = this.sequence.parts;
+    for (let i = this.index; i < parts.length; i++) if (!parts[i]!.start().canPop) return false;
+    return true;
   }
   override get finished(): boolean {
     return this.index >= this.sequence.parts.length;
@@ -121,9 +124,12 @@ export class AvoidText implements Part {
   private readonly markers: readonly string[];
   private readonly frames = new Map<string, AvoidFrame>();
   private readonly latin1: boolean;
+  /** The markers' last bytes: only they can complete one. */
+  readonly guardBytes = new Uint8Array(256);
   constructor(markers: readonly string[]) {
     // Markers are matched bytewise; they are ASCII in every format weft knows.
     this.markers = markers;
+    for (const marker of markers) this.guardBytes[marker.charCodeAt(marker.length - 1)] = 1;
     this.latin1 = markers.every((m) => /^[\x20-\x7e]*$/.test(m));
     if (!this.latin1) throw new Error('AvoidText markers must be printable ASCII');
   }
@@ -163,6 +169,9 @@ class AvoidFrame extends Frame {
   override get canPop(): boolean {
     return true;
   }
+  override get guardBytes(): Uint8Array {
+    return this.text.guardBytes;
+  }
   step(byte: number): Step {
     let next = this.transitions.get(byte);
     if (next === undefined) {
@@ -181,9 +190,12 @@ export class TextUntil implements Part {
   /** KMP failure function of the terminator. */
   private readonly failure: Int32Array;
   private readonly frames: UntilFrame[];
+  /** The terminator's last byte: only it can end the text. */
+  readonly guardBytes = new Uint8Array(256);
   constructor(terminator: string) {
     this.terminator = utf8(terminator);
     const t = this.terminator;
+    this.guardBytes[t[t.length - 1]!] = 1;
     this.failure = new Int32Array(t.length);
     for (let i = 1, k = 0; i < t.length; i++) {
       while (k > 0 && t[i] !== t[k]) k = this.failure[k - 1]!;
@@ -213,6 +225,9 @@ class UntilFrame extends Frame {
   ) {
     super();
     this.key = `U${until.id}.${matched}`;
+  }
+  override get guardBytes(): Uint8Array {
+    return this.until.guardBytes;
   }
   step(byte: number): Step {
     return this.until.step(this.matched, byte);

@@ -1,16 +1,16 @@
 /**
- * Tool-call grammars in each tool parser's own syntax: the call a request
- * with toolChoice "required" or a named tool must make (arguments valid
- * against the tool's schema), and the markers toolChoice "none" must never
- * write. Optional reasoning (`<think>...</think>`) may come first when a
- * reasoning parser reads the reply.
+ * Tool-call grammars in each tool parser's own syntax: one call (arguments
+ * valid against the tool's schema), how the parser recognises its start
+ * (triggers), and the markers toolChoice "none" must never write.
+ * call-modes.ts builds what a request runs from them: forced calls
+ * ("required", a named tool), tool-guided "auto", parallel calls, reasoning.
  */
 import { InvalidOptionError } from '../errors.js';
 import type { ToolDefinition } from '../text/types.js';
 import { DONE, Frame, POP_REPROCESS, utf8, type Step } from './automaton.js';
 import { valueStart } from './json-frames.js';
 import { compileSchema, type ValueSpec } from './json-schema.js';
-import { Choice, Optional, Sequence, TextUntil, literalPart, newId, type Part } from './text-frames.js';
+import { Choice, Sequence, literalPart, newId, type Part } from './text-frames.js';
 
 /** The tool parsers that have grammars; the others refuse toolChoice "required", a named tool and "none". */
 export const GUIDED_TOOL_PARSERS = ['qwen3coder', 'hermes', 'llama3_json'] as const;
@@ -32,11 +32,28 @@ export function callMarkers(parser: string): readonly string[] {
   return CALL_MARKERS[parser];
 }
 
-interface CallGrammar {
+/** One call in a format's syntax, restricted to some tools. */
+export interface CallGrammar {
   /** The literal that opens a call (a choice lead next to `<think>`). */
   readonly open: string;
-  /** Everything after it. */
+  /** Everything after it, up to the end of the call. */
   readonly rest: Part;
+  /**
+   * Tool-guided "auto": the texts at which the parser starts reading a call. Default: each of the
+   * parser's call markers (CALL_MARKERS) that `open` starts with, anywhere in the text, followed
+   * by the rest of `open` and `rest`. A call marker that is not a trigger is refused in free text.
+   */
+  readonly triggers?: readonly CallTrigger[];
+  /** Between parallel calls of a forced reply: up to `max` characters of `allowed`. Default: up to 2 newlines. */
+  readonly separator?: { readonly allowed: string; readonly max: number };
+}
+
+export interface CallTrigger {
+  readonly text: string;
+  /** 'anywhere' (default), or 'start': only at the start of the reply's content, after whitespace (as pythonic reads `[`). */
+  readonly at?: 'anywhere' | 'start';
+  /** What follows the trigger, up to the end of the call. Default: the rest of `open` (which must start with `text`), then `rest`. */
+  readonly then?: Part;
 }
 
 const jsonPart = (spec: ValueSpec): Part => ({ start: () => valueStart(spec) });
@@ -64,7 +81,14 @@ function jsonCall(tools: readonly ToolDefinition[], indices: readonly number[], 
     'tools',
   );
   const rest = new Sequence([literalPart(hermes ? '{"name": "' : '"name": "'), { start: () => names.start() }]);
-  return { open: hermes ? '<tool_call>\n' : '{', rest };
+  if (hermes) return { open: '<tool_call>\n', rest };
+  // llama3_json: a call starts at any `{`, or at <|python_tag|> (then its object); `;` or whitespace between calls.
+  return {
+    open: '{',
+    rest,
+    triggers: [{ text: '{' }, { text: '<|python_tag|>', then: new Sequence([literalPart('{'), rest]) }],
+    separator: { allowed: '; \n', max: 2 },
+  };
 }
 
 /**
@@ -176,26 +200,8 @@ class RawTextFrame extends Frame {
   }
 }
 
-/** The frame a required (or named) call starts from. */
-export function requiredCallGrammar(
-  parser: string,
-  tools: readonly ToolDefinition[],
-  only: string | undefined,
-  reasoning: 'none' | 'optional' | 'open',
-): Frame {
+/** The grammar of one call to one of `tools[indices]` in the parser's syntax. */
+export function callGrammar(parser: string, tools: readonly ToolDefinition[], indices: readonly number[]): CallGrammar {
   if (!isGuidedToolParser(parser)) callMarkers(parser);
-  const indices = tools.map((_, i) => i).filter((i) => only === undefined || tools[i]!.function.name === only);
-  if (indices.length === 0) throw new InvalidOptionError('toolChoice', only === undefined ? 'no tools to call' : `no tool is named "${only}"`);
-  const call = parser === 'qwen3coder' ? qwen3coderCall(tools, indices) : jsonCall(tools, indices, parser === 'hermes');
-  const fullCall = new Sequence([literalPart(call.open), call.rest]);
-  const afterThink = new Sequence([new TextUntil('</think>'), new Optional('\n', 2), fullCall]);
-  if (reasoning === 'open') return afterThink.start();
-  if (reasoning === 'none') return fullCall.start();
-  return choice(
-    [
-      { lead: '<think>', next: () => afterThink.start() },
-      { lead: call.open, next: () => call.rest.start() },
-    ],
-    'toolChoice',
-  ).start();
+  return parser === 'qwen3coder' ? qwen3coderCall(tools, indices) : jsonCall(tools, indices, parser === 'hermes');
 }
