@@ -12,8 +12,8 @@ import type { Vocabulary } from './vocabulary.js';
 interface Tables {
   /** Every token that has bytes. */
   readonly textTokens: Uint32Array;
-  /** Per guard set: the tokens whose bytes hold one of its bytes. */
-  readonly candidates: WeakMap<Uint8Array, Int32Array>;
+  /** Per guard set (its bytes, as a key): the tokens whose bytes hold one of them. Grammars of one format share a set. */
+  readonly candidates: Map<string, Int32Array>;
 }
 
 const tablesByVocabulary = new WeakMap<Vocabulary, Tables>();
@@ -26,14 +26,15 @@ function tablesOf(vocab: Vocabulary): Tables {
       const bytes = vocab.tokenBytes[token];
       if (bytes && bytes.length > 0) textTokens[token >>> 5]! |= 1 << (token & 31);
     }
-    tables = { textTokens, candidates: new WeakMap() };
+    tables = { textTokens, candidates: new Map() };
     tablesByVocabulary.set(vocab, tables);
   }
   return tables;
 }
 
 function candidatesOf(vocab: Vocabulary, tables: Tables, guard: Uint8Array): Int32Array {
-  let found = tables.candidates.get(guard);
+  const key = guard.join('');
+  let found = tables.candidates.get(key);
   if (found === undefined) {
     const ids: number[] = [];
     for (let token = 0; token < vocab.size; token++) {
@@ -47,7 +48,7 @@ function candidatesOf(vocab: Vocabulary, tables: Tables, guard: Uint8Array): Int
       }
     }
     found = Int32Array.from(ids);
-    tables.candidates.set(guard, found);
+    tables.candidates.set(key, found);
   }
   return found;
 }
