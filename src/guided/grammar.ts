@@ -151,11 +151,12 @@ export class GrammarMatcher implements TokenGrammar {
     const state = this.state;
     let bytes = this.grammar.vocabulary.tokenBytes[token];
     if (!bytes) {
-      // A token without bytes adds nothing but a special token's text (when the reply keeps it):
-      // free text takes it as that text; everything else refuses it.
-      if (state.frame.guardBytes === null || token < 0 || token >= this.grammar.vocabulary.size) return null;
+      // A token without bytes adds a special token's text when the reply keeps it (read as that
+      // text, wherever the grammar takes it: a marker that is a special token), else nothing,
+      // which only free text takes.
+      if (token < 0 || token >= this.grammar.vocabulary.size) return null;
       bytes = this.keepsSpecialText ? this.grammar.specialText.get(token) : undefined;
-      if (bytes === undefined) return state;
+      if (bytes === undefined) return state.frame.guardBytes === null ? null : state;
     }
     let s: Stack | null = state;
     for (let i = 0; i < bytes.length && s !== null; i++) s = advance(s, bytes[i]!);
@@ -179,10 +180,10 @@ export class GrammarMatcher implements TokenGrammar {
     }
     const state = this.state;
     mask.set(this.grammar.maskOf(state));
-    if (state.frame.guardBytes !== null) {
-      for (const token of this.grammar.textlessTokens) {
-        if (!this.endTokens.has(token) && this.stateAfter(token) !== null) mask[token >>> 5]! |= 1 << (token & 31);
-      }
+    // Tokens without bytes are not in the trie: free text may take any; elsewhere only special tokens whose text the grammar takes.
+    const candidates = state.frame.guardBytes !== null ? this.grammar.textlessTokens : this.keepsSpecialText ? this.grammar.specialText.keys() : [];
+    for (const token of candidates) {
+      if (!this.endTokens.has(token) && this.stateAfter(token) !== null) mask[token >>> 5]! |= 1 << (token & 31);
     }
     if (canEnd(state)) for (const token of this.endTokens) if (token < this.grammar.vocabulary.size) mask[token >>> 5]! |= 1 << (token & 31);
     for (let i = 0; i < mask.length; i++) if (mask[i] !== 0) return true;

@@ -383,7 +383,7 @@ export function resolveRequestOptions(options: ChatOptions, defaults: Generation
     templateKwargs,
     responseFormat: checkResponseFormat(options.responseFormat),
     toolChoice: checkToolChoice(options.toolChoice, options.tools, options.responseFormat),
-    guidedTools: boolean('guidedTools', options.guidedTools),
+    guidedTools: checkGuidedTools(options.guidedTools, options.responseFormat),
     parallelToolCalls: boolean('parallelToolCalls', options.parallelToolCalls),
   };
 }
@@ -419,6 +419,12 @@ function checkToolChoice(choice: unknown, tools: unknown, responseFormat: unknow
   }
   if (responseFormat !== undefined && choice !== 'none') throw new InvalidOptionError('toolChoice', 'cannot force a tool call and a responseFormat at once');
   return typeof choice === 'string' ? choice : { name: choice.name as string };
+}
+
+function checkGuidedTools(value: unknown, responseFormat: unknown): boolean | undefined {
+  const guided = boolean('guidedTools', value);
+  if (guided === true && responseFormat !== undefined) throw new InvalidOptionError('guidedTools', 'cannot guide tool calls and a responseFormat at once');
+  return guided;
 }
 
 /** Unknown parser names fail when the options are given, not at the first chat. */

@@ -106,6 +106,7 @@ describe('tool-guided auto on the demo model (qwen3coder, qwen3 reasoning)', () 
     await expect(pipe.chat(question(0), { tools, guidedTools: true, parsers: { tool: 'mistral' } })).rejects.toThrow(/guidedTools: the mistral tool parser has no guided grammar/);
     await expect(pipe.chat(question(0), { tools, guidedTools: 'yes' as never })).rejects.toThrow(/guidedTools/);
     await expect(pipe.generate('x', { guidedTools: true } as never)).rejects.toThrow(/only a chat takes it/);
+    await expect(pipe.chat(question(0), { tools, guidedTools: true, responseFormat: { type: 'json_object' } })).rejects.toThrow(/guidedTools: cannot guide tool calls and a responseFormat/);
     await expect(Pipeline.create({ model: demoDir, parsers: { tool: 'pythonic' }, guidedTools: true })).rejects.toThrow(/guidedTools/);
   });
 });

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { END_STACK, Stack } from '../../src/guided/automaton.js';
 import { toolCallsStart, type ToolGuidance } from '../../src/guided/call-modes.js';
 import { CompiledGrammar, type GrammarMatcher } from '../../src/guided/grammar.js';
+import { Vocabulary } from '../../src/guided/vocabulary.js';
 import { QWEN3_THINK } from '../../src/parsers/reasoning/think.js';
 import { createToolParser } from '../../src/parsers/registry.js';
 import type { ToolDefinition } from '../../src/text/types.js';
@@ -58,7 +59,7 @@ function allowedTokens(matcher: GrammarMatcher): number[] {
   const mask = new Uint32Array(matcher.grammar.maskWords);
   matcher.fillMask(mask);
   const allowed: number[] = [];
-  for (let t = 0; t < vocabulary.size; t++) if (mask[t >>> 5]! & (1 << (t & 31))) allowed.push(t);
+  for (let t = 0; t < matcher.grammar.vocabulary.size; t++) if (mask[t >>> 5]! & (1 << (t & 31))) allowed.push(t);
   return allowed;
 }
 
@@ -209,6 +210,34 @@ describe('tool-guided auto grammars', () => {
     const unknown = grammarOf({ parser: 'qwen3coder', reasoning: 'open', reasoningExits: undefined }).matcher([endToken]);
     expect(bytesOf('thinking <tool_call').every((x) => unknown.acceptToken(x))).toBe(true);
     expect(unknown.acceptToken(tokenOf('>'))).toBe(false);
+  });
+
+  it('special tokens: free text takes them as the text the reply shows; a grammar takes one whose text it expects', () => {
+    // Two tokens without bytes: one whose text (kept in the reply) is the trigger, one with none.
+    const tokens = [...vocabulary.tokenBytes, null, null];
+    const withSpecials = new Vocabulary(tokens, tokens.length);
+    const tagToken = tokens.length - 2;
+    const silent = tokens.length - 1;
+    const specialText = new Map([[tagToken, encoder.encode('<tool_call>')]]);
+    const auto = new CompiledGrammar(withSpecials, new Stack(toolCallsStart({ parser: 'hermes', tools, choice: 'auto', parallel: true, reasoning: 'none', reasoningExits: [] }), END_STACK), specialText);
+    const kept = auto.matcher([endToken], true);
+    expect(kept.acceptToken(silent)).toBe(true);
+    expect(kept.acceptToken(tagToken)).toBe(true); // the trigger: a guided call follows
+    expect(kept.isFreeText()).toBe(false);
+    expect(kept.allows(silent)).toBe(false);
+    expect(bytesOf('\n{"name": "tag"').every((b) => kept.acceptToken(b))).toBe(true);
+    // Skipped special tokens show nothing: free text takes them and stays free.
+    const skipped = auto.matcher([endToken], false);
+    expect(skipped.acceptToken(tagToken)).toBe(true);
+    expect(skipped.isFreeText()).toBe(true);
+    expect(allowedTokens(skipped)).toContain(tagToken);
+    // A forced call may open with the special token whose text is its opening tag.
+    const required = new CompiledGrammar(withSpecials, new Stack(toolCallsStart({ parser: 'hermes', tools, choice: 'required', parallel: false, reasoning: 'none', reasoningExits: [] }), END_STACK), specialText);
+    const forced = required.matcher([endToken], true);
+    expect(allowedTokens(forced)).toContain(tagToken);
+    expect(allowedTokens(forced)).not.toContain(silent);
+    expect(forced.acceptToken(tagToken)).toBe(true);
+    expect(required.matcher([endToken], false).allows(tagToken)).toBe(false);
   });
 
   it('the reply may end in free text and in reasoning (auto), but not inside a call', () => {
