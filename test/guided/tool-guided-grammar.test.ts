@@ -148,6 +148,20 @@ describe('tool-guided auto grammars', () => {
       }
       expect(several).toBeGreaterThan(5);
     });
+
+    it(`${parser}: a named tool with parallel calls: every call is to that tool`, () => {
+      const start = toolCallsStart({ parser, tools, choice: { name: 'tag' }, parallel: true, reasoning: 'none', reasoningExits: [] });
+      const grammar = new CompiledGrammar(vocabulary, new Stack(start, END_STACK));
+      let calls = 0;
+      for (let seed = 1; seed <= 40; seed++) {
+        const { text, ended } = walk(grammar, [], seed, 300);
+        const result = createToolParser(parser, { tools }).parse(text);
+        expect(result.toolCalls.length).toBeGreaterThanOrEqual(1);
+        expect(new Set(result.toolCalls.map((c) => c.name))).toEqual(new Set(['tag']));
+        calls += expectValidCalls(parser, text, ended);
+      }
+      expect(calls).toBeGreaterThan(40);
+    });
   }
 
   it('free-text masks equal the tokens a matcher accepts, in every kind of free state', () => {
