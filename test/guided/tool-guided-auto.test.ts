@@ -41,11 +41,11 @@ describe('tool-guided auto on the demo model (qwen3coder, qwen3 reasoning)', () 
   });
   afterAll(() => pipe.close());
 
-  it('60 seeds: every call is valid; replies that write no trigger are the unguided replies', async () => {
+  it('40 seeds: every call is valid; replies that write no trigger are the unguided replies', async () => {
     const options = (seed: number) => ({ tools, temperature: 1, seed, maxTokens: 160 });
     const [guided, plain] = await Promise.all([
-      Promise.all(seeds(60).map((seed) => pipe.chat(question(seed), { ...options(seed), guidedTools: true }))),
-      Promise.all(seeds(60).map((seed) => pipe.chat(question(seed), options(seed)))),
+      Promise.all(seeds(40).map((seed) => pipe.chat(question(seed), { ...options(seed), guidedTools: true }))),
+      Promise.all(seeds(40).map((seed) => pipe.chat(question(seed), options(seed)))),
     ]);
     let untriggered = 0;
     let calls = 0;
@@ -57,8 +57,8 @@ describe('tool-guided auto on the demo model (qwen3coder, qwen3 reasoning)', () 
         expect(guided[i]!.text, `seed ${i + 1}`).toBe(plain[i]!.text);
       }
     }
-    expect(untriggered).toBeGreaterThanOrEqual(10);
-    expect(calls).toBeGreaterThan(20);
+    expect(untriggered).toBeGreaterThanOrEqual(6);
+    expect(calls).toBeGreaterThan(12);
   });
 
   it('gives the same outputs streamed, batched with unguided requests, and under preemption as alone', async () => {
@@ -125,7 +125,7 @@ describe('tool-guided auto and parallel calls on random-weight models with the d
   const calculator = tools.filter((tool) => tool.function.name === 'calculator');
 
   for (const parser of ['qwen3coder', 'hermes', 'llama3_json']) {
-    it(`${parser}: auto-guided calls all valid, untriggered replies unchanged, required makes one or more valid calls (2 models x 40 seeds)`, async () => {
+    it(`${parser}: auto-guided calls all valid, untriggered replies unchanged, required makes one or more valid calls (2 models x 30 seeds)`, async () => {
       let untriggered = 0;
       let several = 0;
       for (const dir of dirs) {
@@ -133,9 +133,9 @@ describe('tool-guided auto and parallel calls on random-weight models with the d
         try {
           const options = (seed: number) => ({ tools: calculator, temperature: 1, seed, maxTokens: 80 });
           const [guided, plain, required] = await Promise.all([
-            Promise.all(seeds(40).map((seed) => pipe.chat(question(seed), { ...options(seed), guidedTools: true }))),
-            Promise.all(seeds(40).map((seed) => pipe.chat(question(seed), options(seed)))),
-            Promise.all(seeds(40).map((seed) => pipe.chat(question(seed), { ...options(seed), toolChoice: 'required', maxTokens: 200 }))),
+            Promise.all(seeds(30).map((seed) => pipe.chat(question(seed), { ...options(seed), guidedTools: true }))),
+            Promise.all(seeds(30).map((seed) => pipe.chat(question(seed), options(seed)))),
+            Promise.all(seeds(30).map((seed) => pipe.chat(question(seed), { ...options(seed), toolChoice: 'required', maxTokens: 200 }))),
           ]);
           for (let i = 0; i < guided.length; i++) {
             expectValidCalls(guided[i]!);
@@ -153,8 +153,8 @@ describe('tool-guided auto and parallel calls on random-weight models with the d
           await pipe.close();
         }
       }
-      expect(untriggered).toBeGreaterThan(parser === 'llama3_json' ? 3 : 40);
-      expect(several).toBeGreaterThan(3);
+      expect(untriggered).toBeGreaterThan(parser === 'llama3_json' ? 2 : 30);
+      expect(several).toBeGreaterThan(2);
     });
   }
 });
