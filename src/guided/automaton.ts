@@ -48,6 +48,15 @@ export abstract class Frame {
   freeRun(): FreeRun | undefined {
     return undefined;
   }
+  /**
+   * Free text: the bytes (flags, by value) that can end it. A token with none of them is accepted
+   * from this frame whatever lies below, and a free-text frame stays on top, so the engine may
+   * sample first and check (grammar.ts: isFreeText); its masks come from `freeRun()`, the class of
+   * tokens without these bytes. Null for every other frame.
+   */
+  get guardBytes(): Uint8Array | null {
+    return null;
+  }
   abstract step(byte: number): Step;
 }
 

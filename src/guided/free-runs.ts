@@ -41,6 +41,13 @@ export function tokensWithout(bytes: Uint8Array): TokenClass {
   };
 }
 
+/** Free text that only a guard byte (flags, by value, as Frame.guardBytes) can end: any token without one, no bound. */
+export function freeTextRun(guardBytes: Uint8Array): FreeRun {
+  const bytes: number[] = [];
+  guardBytes.forEach((flag, byte) => flag === 1 && bytes.push(byte));
+  return { tokens: tokensWithout(Uint8Array.from(bytes)), budget: Infinity };
+}
+
 /** One class's tokens sorted once per vocabulary. */
 export class FreeRunIndex {
   /** Tokens not in the class: the ones a mask still walks. */

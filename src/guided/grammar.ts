@@ -17,12 +17,22 @@ export interface TokenGrammar {
   rollback(n: number): void;
   /** Whether nothing more may be generated: the grammar is complete, or an end token was accepted. */
   isTerminated(): boolean;
+  /**
+   * Whether the next token is read by free text (a frame with guardBytes): nearly every token is
+   * allowed there, so the engine samples first and asks `allows`, filling the mask only if not.
+   */
+  isFreeText(): boolean;
+  /** Whether `token` may come next (nothing changes). */
+  allows(token: number): boolean;
 }
 
 /** What a request spec carries: a grammar that makes one matcher per request. */
 export interface GrammarSource {
-  /** `endTokenIds`: the tokens that end the request (EOS unless ignored, stop token ids); allowed where the grammar may end. */
-  matcher(endTokenIds: readonly number[]): TokenGrammar;
+  /**
+   * `endTokenIds`: the tokens that end the request (EOS unless ignored, stop token ids); allowed where the grammar may end.
+   * `keepsSpecialText`: the request's text keeps special tokens' text (skipSpecialTokens false), which free text then reads.
+   */
+  matcher(endTokenIds: readonly number[], keepsSpecialText?: boolean): TokenGrammar;
 }
 
 /** Masks kept per compiled grammar (each is vocab/8 bytes: 19 KB at 150k tokens). */
@@ -36,10 +46,24 @@ export class CompiledGrammar implements GrammarSource {
   /** Time spent walking the trie for uncached masks, in milliseconds. */
   walkMs = 0;
 
+  /** Tokens without bytes (special ones, ids the tokenizer lacks): only free text takes them. */
+  private textless: Int32Array | undefined;
+
+  /** `specialText`: the text of special tokens that have one (what the reply shows when it keeps them). */
   constructor(
     readonly vocabulary: Vocabulary,
     readonly start: Stack,
+    readonly specialText: ReadonlyMap<number, Uint8Array> = new Map(),
   ) {}
+
+  get textlessTokens(): Int32Array {
+    if (this.textless === undefined) {
+      const ids: number[] = [];
+      for (let token = 0; token < this.vocabulary.size; token++) if (!this.vocabulary.tokenBytes[token]) ids.push(token);
+      this.textless = Int32Array.from(ids);
+    }
+    return this.textless;
+  }
 
   get maskWords(): number {
     return (this.vocabulary.size + 31) >>> 5;
@@ -70,8 +94,8 @@ export class CompiledGrammar implements GrammarSource {
     return mask;
   }
 
-  matcher(endTokenIds: readonly number[]): GrammarMatcher {
-    return new GrammarMatcher(this, endTokenIds);
+  matcher(endTokenIds: readonly number[], keepsSpecialText = false): GrammarMatcher {
+    return new GrammarMatcher(this, endTokenIds, keepsSpecialText);
   }
 }
 
@@ -104,6 +128,7 @@ export class GrammarMatcher implements TokenGrammar {
   constructor(
     readonly grammar: CompiledGrammar,
     endTokenIds: readonly number[],
+    private readonly keepsSpecialText = false,
   ) {
     this.states = [grammar.start];
     this.endTokens = new Set(endTokenIds);
@@ -121,13 +146,37 @@ export class GrammarMatcher implements TokenGrammar {
       this.ended = true;
       return true;
     }
-    const bytes = this.grammar.vocabulary.tokenBytes[token];
-    if (!bytes) return false;
-    let s: Stack | null = this.state;
-    for (let i = 0; i < bytes.length && s !== null; i++) s = advance(s, bytes[i]!);
+    const s = this.stateAfter(token);
     if (s === null) return false;
     this.states.push(s);
     return true;
+  }
+
+  /** The state after a token that is not an end token, or null if the grammar rejects it. */
+  private stateAfter(token: number): Stack | null {
+    const state = this.state;
+    let bytes = this.grammar.vocabulary.tokenBytes[token];
+    if (!bytes) {
+      // A token without bytes adds a special token's text when the reply keeps it (read as that
+      // text, wherever the grammar takes it: a marker that is a special token), else nothing,
+      // which only free text takes.
+      if (token < 0 || token >= this.grammar.vocabulary.size) return null;
+      bytes = this.keepsSpecialText ? this.grammar.specialText.get(token) : undefined;
+      if (bytes === undefined) return state.frame.guardBytes === null ? null : state;
+    }
+    let s: Stack | null = state;
+    for (let i = 0; i < bytes.length && s !== null; i++) s = advance(s, bytes[i]!);
+    return s;
+  }
+
+  isFreeText(): boolean {
+    return !this.ended && this.state.frame.guardBytes !== null;
+  }
+
+  allows(token: number): boolean {
+    if (this.ended) return false;
+    if (this.endTokens.has(token)) return canEnd(this.state);
+    return this.stateAfter(token) !== null;
   }
 
   fillMask(mask: Uint32Array): boolean {
@@ -137,6 +186,11 @@ export class GrammarMatcher implements TokenGrammar {
     }
     const state = this.state;
     mask.set(this.grammar.maskOf(state));
+    // Tokens without bytes are not in the trie: free text may take any; elsewhere only special tokens whose text the grammar takes.
+    const candidates = state.frame.guardBytes !== null ? this.grammar.textlessTokens : this.keepsSpecialText ? this.grammar.specialText.keys() : [];
+    for (const token of candidates) {
+      if (!this.endTokens.has(token) && this.stateAfter(token) !== null) mask[token >>> 5]! |= 1 << (token & 31);
+    }
     if (canEnd(state)) for (const token of this.endTokens) if (token < this.grammar.vocabulary.size) mask[token >>> 5]! |= 1 << (token & 31);
     for (let i = 0; i < mask.length; i++) if (mask[i] !== 0) return true;
     return false;

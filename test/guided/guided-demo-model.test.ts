@@ -169,7 +169,7 @@ describe('guided generation on random-weight models with the demo tokenizer', ()
         expect(existsSync(dir)).toBe(true);
         const pipe = await Pipeline.create({ model: dir, parsers: { tool: parser } });
         try {
-          const required = await Promise.all(seeds(40).map((seed) => pipe.chat(question(seed), { tools: calculator, toolChoice: 'required', temperature: 1, seed, maxTokens: 200 })));
+          const required = await Promise.all(seeds(40).map((seed) => pipe.chat(question(seed), { tools: calculator, toolChoice: 'required', parallelToolCalls: false, temperature: 1, seed, maxTokens: 200 })));
           for (const r of required) {
             expect(r.finishReason, r.text).toBe('tool_calls');
             expect(r.toolCalls.length).toBe(1);
