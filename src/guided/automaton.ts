@@ -4,22 +4,16 @@
  *
  * Invariants:
  * - A frame never changes; stepping returns a new frame (or the same one when
- *   nothing changed, which is what keeps the vocabulary walk in masks.ts free of
+ *   nothing changed, which is what keeps the vocabulary walk in grammar.ts free of
  *   allocation inside strings and free text).
  * - A frame's `key` names its state completely (together with the keys below it),
  *   so equal stack keys accept exactly the same futures: masks are cached by key.
  * - The bottom of every stack is END, which accepts nothing: a stack whose top is
  *   END is complete.
- * - Symbols below SPECIAL_BASE are bytes; a special token (which has no bytes) is
- *   one symbol, SPECIAL_BASE + its id, and only a frame that `readsSpecialTokens`
- *   may consume one: other frames may pass it on (pop, or push and reprocess), so
- *   free text, strings and numbers never take a special token whatever they return.
  */
+import type { FreeRun } from './free-runs.js';
 
-/** The symbol of special token `id` is SPECIAL_BASE + id. */
-export const SPECIAL_BASE = 0x100;
-
-/** What a frame does with one byte (or special-token symbol). */
+/** What a frame does with one byte. */
 export type Step = Frame | Push | typeof DONE | typeof POP_REPROCESS | null;
 
 /** The frame's construct ended with this byte (consumed): pop it. */
@@ -47,9 +41,21 @@ export abstract class Frame {
   get finished(): boolean {
     return false;
   }
-  /** Whether `step` may consume a special-token symbol (a literal that spells one). */
-  get readsSpecialTokens(): boolean {
-    return false;
+  /**
+   * For masks: a class of tokens this frame reads whole by itself, accepting exactly those of at
+   * most `budget` units (the invariant in free-runs.ts); undefined (the default) promises nothing.
+   */
+  freeRun(): FreeRun | undefined {
+    return undefined;
+  }
+  /**
+   * Free text: the bytes (flags, by value) that can end it. A token with none of them is accepted
+   * from this frame whatever lies below, and a free-text frame stays on top, so the engine may
+   * sample first and check (grammar.ts: isFreeText); its masks come from `freeRun()`, the class of
+   * tokens without these bytes. Null for every other frame.
+   */
+  get guardBytes(): Uint8Array | null {
+    return null;
   }
   abstract step(byte: number): Step;
 }
@@ -72,7 +78,7 @@ export class Stack {
 
 export const END_STACK = new Stack(END, null);
 
-/** The stack after `byte` (a byte or a special-token symbol), or null if the grammar rejects it. */
+/** The stack after `byte`, or null if the grammar rejects it. */
 export function advance(stack: Stack | null, byte: number): Stack | null {
   let s = stack;
   for (;;) {
@@ -80,7 +86,6 @@ export function advance(stack: Stack | null, byte: number): Stack | null {
     const frame = s.frame;
     const r = frame.step(byte);
     if (r === null) return null;
-    if (byte >= SPECIAL_BASE && !frame.readsSpecialTokens && r !== POP_REPROCESS && !(r instanceof Push && r.reprocess)) return null;
     if (r === frame) return s;
     if (r === DONE) return settle(s.next);
     if (r === POP_REPROCESS) {

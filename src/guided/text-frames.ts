@@ -1,26 +1,24 @@
 /**
- * Frames for literal text and free text: fixed literals and prefix-free choices
- * between them (tool formats' tags and names), text up to a terminator
- * (reasoning), text that never contains a marker (toolChoice "none"), and
- * sequences of sub-grammars.
+ * Frames for literal text: fixed literals and prefix-free choices between them
+ * (tool formats' tags and names), optional whitespace, and sequences of
+ * sub-grammars. Free text (reasoning, "none", tool-guided "auto") is
+ * trigger-text.ts.
  */
-import { DONE, Frame, POP_REPROCESS, Push, SPECIAL_BASE, utf8, type Step } from './automaton.js';
+import { DONE, Frame, POP_REPROCESS, Push, utf8, type Step } from './automaton.js';
 
 let nextId = 1;
 /** Ids that make frame keys unique per construct. */
 export const newId = (): number => nextId++;
 
 export interface ChoiceOption {
-  /** Bytes, and special-token symbols (automaton.ts) where the lead spells a special token. */
-  readonly lead: ArrayLike<number>;
+  readonly lead: Uint8Array;
   /** What follows once `lead` is complete: a frame replacing the choice, or DONE. */
   readonly next: () => Frame | typeof DONE;
 }
 
 /**
  * A choice between literals, none a prefix of another (tool names end with a
- * quote, `>` or a special token, so they are): when one is complete it is the
- * only one left.
+ * quote or `>`, so they are): when one is complete it is the only one left.
  */
 export class Choice {
   readonly id = newId();
@@ -28,8 +26,8 @@ export class Choice {
   constructor(options: readonly ChoiceOption[]) {
     for (const a of options) {
       for (const b of options) {
-        if (a !== b && a.lead.length <= b.lead.length && Array.prototype.every.call(a.lead, (byte: number, i: number) => b.lead[i] === byte)) {
-          throw new Error(`choice leads are not prefix-free: ${leadText(a.lead)} / ${leadText(b.lead)}`);
+        if (a !== b && a.lead.length <= b.lead.length && a.lead.every((byte, i) => b.lead[i] === byte)) {
+          throw new Error(`choice leads are not prefix-free: ${new TextDecoder().decode(a.lead)} / ${new TextDecoder().decode(b.lead)}`);
         }
       }
     }
@@ -50,10 +48,6 @@ export class ChoiceFrame extends Frame {
     super();
     this.key = `C${choice.id}.${pos}.${alive.length === choice.options.length ? '*' : alive.join(',')}`;
   }
-  /** A lead takes only the symbols it spells, special tokens included. */
-  override get readsSpecialTokens(): boolean {
-    return true;
-  }
   step(byte: number): Step {
     const options = this.choice.options;
     const alive: number[] = [];
@@ -67,14 +61,6 @@ export class ChoiceFrame extends Frame {
 
 export function literal(text: string): Choice {
   return new Choice([{ lead: utf8(text), next: () => DONE }]);
-}
-
-/** A lead for messages: its text, special tokens as `<special N>`. */
-function leadText(lead: ArrayLike<number>): string {
-  const symbols = Array.from(lead);
-  const bytes = symbols.filter((b) => b < SPECIAL_BASE);
-  if (bytes.length === symbols.length) return new TextDecoder().decode(Uint8Array.from(bytes));
-  return symbols.map((b) => (b < SPECIAL_BASE ? String.fromCharCode(b) : `<special ${b - SPECIAL_BASE}>`)).join('');
 }
 
 /** One part of a sequence: something that starts a frame. */
@@ -111,8 +97,11 @@ class SequenceFrame extends Frame {
     super();
     this.key = `S${sequence.id}.${index}`;
   }
+  /** The parts left may all be empty (whitespace, calls that may stop): the sequence may end here. */
   override get canPop(): boolean {
-    return this.index >= this.sequence.parts.length;
+    const parts = this.sequence.parts;
+    for (let i = this.index; i < parts.length; i++) if (!parts[i]!.start().canPop) return false;
+    return true;
   }
   override get finished(): boolean {
     return this.index >= this.sequence.parts.length;
@@ -122,122 +111,6 @@ class SequenceFrame extends Frame {
     if (part === undefined) return POP_REPROCESS;
     const then = this.sequence.frameAt(this.index + 1) ?? new SequenceFrame(this.sequence, this.index + 1);
     return new Push(part.start(), then, true);
-  }
-}
-
-/**
- * Text that never contains any of `markers`, and may end anywhere; or, with
- * `until`, text up to and including `until` (which must come) that contains no
- * marker before it. States are the longest suffix of the text that begins a
- * marker or `until` (as in Aho-Corasick), computed on demand and kept, so the
- * walk allocates nothing once warm.
- */
-export class AvoidText implements Part {
-  readonly id = newId();
-  private readonly markers: readonly string[];
-  private readonly until: string | undefined;
-  private readonly frames = new Map<string, AvoidFrame>();
-  constructor(markers: readonly string[], until?: string) {
-    // Matched bytewise: each marker as its UTF-8 bytes, one character per byte (DeepSeek's are not ASCII).
-    const bytewise = (m: string): string => String.fromCharCode(...utf8(m));
-    this.markers = markers.map(bytewise);
-    this.until = until === undefined ? undefined : bytewise(until);
-    if ([...this.markers, this.until].some((m) => m === '')) throw new Error('AvoidText markers must not be empty');
-  }
-  /** Whether the text may end anywhere (no `until`). */
-  get endsAnywhere(): boolean {
-    return this.until === undefined;
-  }
-  start(): Frame {
-    return this.frame('');
-  }
-  frame(suffix: string): AvoidFrame {
-    let frame = this.frames.get(suffix);
-    if (frame === undefined) {
-      frame = new AvoidFrame(this, suffix);
-      this.frames.set(suffix, frame);
-    }
-    return frame;
-  }
-  /** The state after `byte`: null when a marker is complete, DONE when `until` is. */
-  next(suffix: string, byte: number): string | null | typeof DONE {
-    const text = suffix + String.fromCharCode(byte);
-    for (const marker of this.markers) if (text.endsWith(marker)) return null;
-    if (this.until !== undefined && text.endsWith(this.until)) return DONE;
-    for (let k = 0; k < text.length; k++) {
-      const tail = text.slice(k);
-      if (this.markers.some((m) => m.startsWith(tail)) || this.until?.startsWith(tail)) return tail;
-    }
-    return '';
-  }
-}
-
-class AvoidFrame extends Frame {
-  readonly key: string;
-  private readonly transitions = new Map<number, AvoidFrame | null | typeof DONE>();
-  constructor(
-    readonly text: AvoidText,
-    readonly suffix: string,
-  ) {
-    super();
-    this.key = `V${text.id}.${suffix}`;
-  }
-  override get canPop(): boolean {
-    return this.text.endsAnywhere;
-  }
-  step(byte: number): Step {
-    let next = this.transitions.get(byte);
-    if (next === undefined) {
-      const suffix = this.text.next(this.suffix, byte);
-      next = suffix === null || suffix === DONE ? suffix : this.text.frame(suffix);
-      this.transitions.set(byte, next);
-    }
-    return next;
-  }
-}
-
-/** Any text up to and including `terminator` (a reasoning block up to `</think>`). */
-export class TextUntil implements Part {
-  readonly id = newId();
-  readonly terminator: Uint8Array;
-  /** KMP failure function of the terminator. */
-  private readonly failure: Int32Array;
-  private readonly frames: UntilFrame[];
-  constructor(terminator: string) {
-    this.terminator = utf8(terminator);
-    const t = this.terminator;
-    this.failure = new Int32Array(t.length);
-    for (let i = 1, k = 0; i < t.length; i++) {
-      while (k > 0 && t[i] !== t[k]) k = this.failure[k - 1]!;
-      if (t[i] === t[k]) k++;
-      this.failure[i] = k;
-    }
-    this.frames = Array.from({ length: t.length }, (_, k) => new UntilFrame(this, k));
-  }
-  start(): Frame {
-    return this.frames[0]!;
-  }
-  step(matched: number, byte: number): Step {
-    const t = this.terminator;
-    let k = matched;
-    while (k > 0 && t[k] !== byte) k = this.failure[k - 1]!;
-    if (t[k] === byte) k++;
-    if (k === t.length) return DONE;
-    return this.frames[k]!;
-  }
-}
-
-class UntilFrame extends Frame {
-  readonly key: string;
-  constructor(
-    readonly until: TextUntil,
-    readonly matched: number,
-  ) {
-    super();
-    this.key = `U${until.id}.${matched}`;
-  }
-  step(byte: number): Step {
-    return this.until.step(this.matched, byte);
   }
 }
 

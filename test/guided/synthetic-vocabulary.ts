@@ -6,9 +6,14 @@ const LETTERS = 'abcdefghijklmnopqrstuvwxyz_ ABCDEFGHIJ0123456789.,:;!?"{}[]<>/=
 
 /**
  * `size` tokens; the last id is the end token (no bytes). `specials` become special tokens (no
- * bytes, known by their text) just before it; `pieces` are more text tokens.
+ * bytes; their text in `specialText`, as a CompiledGrammar takes it) just before it; `pieces` are
+ * more text tokens.
  */
-export function syntheticVocabulary(size: number, seed = 1, extra: { specials?: readonly string[]; pieces?: readonly string[] } = {}): { vocabulary: Vocabulary; endToken: number } {
+export function syntheticVocabulary(
+  size: number,
+  seed = 1,
+  extra: { specials?: readonly string[]; pieces?: readonly string[] } = {},
+): { vocabulary: Vocabulary; endToken: number; specialText: ReadonlyMap<number, Uint8Array> } {
   let state = seed >>> 0 || 1;
   const next = (n: number): number => {
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
@@ -30,13 +35,13 @@ export function syntheticVocabulary(size: number, seed = 1, extra: { specials?: 
     seen.add(id);
     tokens.push(bytes);
   }
-  const specialTokens = new Map<string, number>();
+  const specialText = new Map<number, Uint8Array>();
   for (const text of specials) {
-    specialTokens.set(text, tokens.length);
+    specialText.set(tokens.length, encoder.encode(text));
     tokens.push(null);
   }
   tokens.push(null);
-  return { vocabulary: new Vocabulary(tokens, size, specialTokens), endToken: size - 1 };
+  return { vocabulary: new Vocabulary(tokens, size), endToken: size - 1, specialText };
 }
 
 /** Samples a grammar to its end: uniform over allowed tokens, seeded. Returns the text, or undefined if it ran out of tokens. */
@@ -46,6 +51,8 @@ export function sampleText(
   endToken: number,
   seed: number,
   maxTokens: number,
+  /** The text a special token adds (the reply keeps special tokens' text). */
+  specialText?: ReadonlyMap<number, Uint8Array>,
 ): { text: string; ended: boolean; tokens: number[] } {
   let state = seed >>> 0 || 1;
   const mask = new Uint32Array((vocabulary.size + 31) >>> 5);
@@ -60,13 +67,11 @@ export function sampleText(
     const token = allowed.includes(endToken) && state % 4 === 0 ? endToken : allowed[Math.floor((state / 2 ** 32) * allowed.length)]!;
     if (!matcher.acceptToken(token)) throw new Error(`token ${token} was in the mask but rejected`);
     tokens.push(token);
-    if (token !== endToken) bytes.push(...(vocabulary.tokenBytes[token] ?? specialText(vocabulary, token)));
+    if (token !== endToken) bytes.push(...(vocabulary.tokenBytes[token] ?? specialText?.get(token) ?? fail(token)));
   }
   return { text: new TextDecoder().decode(Uint8Array.from(bytes)), ended: matcher.isTerminated(), tokens };
 }
 
-/** A special token's text as bytes (what a reply decoded with special tokens kept shows). */
-function specialText(vocabulary: Vocabulary, token: number): Uint8Array {
-  for (const [text, id] of vocabulary.specialTokens) if (id === token) return new TextEncoder().encode(text);
-  throw new Error(`token ${token} has no bytes and is not a special token`);
+function fail(token: number): never {
+  throw new Error(`token ${token} has no bytes and no special text`);
 }

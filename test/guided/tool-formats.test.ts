@@ -1,19 +1,21 @@
 /**
  * The mistral, pythonic and deepseek_v3 call grammars, walked at random over synthetic vocabularies
- * (with the formats' special tokens, and without them, where the markers are text): a forced call
- * always parses with the matching parser into a call to a declared tool with ajv-valid arguments,
- * a named one calls that tool, and "none" never yields a call even when the walk is drawn towards
- * the markers; the mask is exactly the set of tokens a matcher accepts; Python literals round-trip.
+ * (with the formats' special tokens, whose text the reply keeps, and without them, where the
+ * markers are text): a forced call always parses with the matching parser into a call to a
+ * declared tool with ajv-valid arguments, a named one calls that tool, parallel calls are several
+ * valid calls, and "none" never yields a call even when the walk is drawn towards the markers; the
+ * mask is exactly the set of tokens a matcher accepts; Python literals round-trip.
  */
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { END_STACK, Frame, Stack, type Step } from '../../src/guided/automaton.js';
+import { noCallStart, toolCallsStart, type ToolGuidance } from '../../src/guided/call-modes.js';
 import { CompiledGrammar } from '../../src/guided/grammar.js';
 import { valueStart } from '../../src/guided/json-frames.js';
 import { compileSchema, pythonLiteral } from '../../src/guided/json-schema.js';
-import { noCallText, requiredCallGrammar } from '../../src/guided/tool-formats.js';
 import type { Vocabulary } from '../../src/guided/vocabulary.js';
 import { createParserChain, createReasoningParser, createToolParser } from '../../src/parsers/index.js';
+import { DEEPSEEK_R1_THINK, QWEN3_THINK } from '../../src/parsers/reasoning/think.js';
 import { parsePythonLiteral } from '../../src/parsers/python-literal.js';
 import type { ToolDefinition } from '../../src/text/types.js';
 import { syntheticVocabulary } from './synthetic-vocabulary.js';
@@ -72,6 +74,29 @@ const validators = new Map(tools.map((t) => [t.function.name, ajv.compile(t.func
 type Format = 'mistral' | 'pythonic' | 'deepseek_v3';
 const FORMATS: Format[] = ['mistral', 'pythonic', 'deepseek_v3'];
 
+interface Vocab {
+  readonly vocabulary: Vocabulary;
+  readonly endToken: number;
+  /** The text of each special token (the reply keeps it with a tool parser). */
+  readonly specialText: ReadonlyMap<number, Uint8Array>;
+}
+
+const grammarOf = (vocab: Vocab, start: Frame): CompiledGrammar => new CompiledGrammar(vocab.vocabulary, new Stack(start, END_STACK), vocab.specialText);
+const specialTexts = (vocab: Vocab): Set<string> => new Set([...vocab.specialText.values()].map((b) => new TextDecoder().decode(b)));
+
+/** A forced call (toolChoice "required", or `only`), as a pipeline builds it for this vocabulary. */
+function forced(vocab: Vocab, format: string, only?: string, reasoning: ToolGuidance['reasoning'] = 'none', parallel = false, tools_ = tools): Frame {
+  return toolCallsStart({
+    parser: format,
+    tools: tools_,
+    choice: only === undefined ? 'required' : { name: only },
+    parallel,
+    reasoning,
+    reasoningExits: QWEN3_THINK.exits,
+    specialTexts: specialTexts(vocab),
+  });
+}
+
 interface Walk {
   text: string;
   ended: boolean;
@@ -82,9 +107,9 @@ interface Walk {
  * that spells part of a marker or of the call syntax) is taken a third of the time, and the end
  * token a quarter of the time where it is allowed (never with `endless`, so free text runs to `maxTokens`).
  */
-function walk(grammar: CompiledGrammar, vocab: { vocabulary: Vocabulary; endToken: number }, seed: number, maxTokens: number, bait: readonly number[], endless = false): Walk {
-  const { vocabulary, endToken } = vocab;
-  const matcher = grammar.matcher([endToken]);
+function walk(grammar: CompiledGrammar, vocab: Vocab, seed: number, maxTokens: number, bait: readonly number[], endless = false): Walk {
+  const { endToken } = vocab;
+  const matcher = grammar.matcher([endToken], true);
   let state = seed >>> 0 || 1;
   const random = (n: number): number => {
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
@@ -103,15 +128,14 @@ function walk(grammar: CompiledGrammar, vocab: { vocabulary: Vocabulary; endToke
     const token = !endless && canEnd && roll < 3 ? endToken : baited.length > 0 && roll >= 8 ? baited[random(baited.length)]! : nthAllowed(mask, random(countAllowed(mask)));
     if (!matcher.acceptToken(token)) throw new Error(`token ${token} was in the mask but rejected`);
     if (token === endToken) break;
-    bytes.push(...tokenText(vocabulary, token));
+    bytes.push(...tokenText(vocab, token));
   }
   return { text: decoder.decode(Uint8Array.from(bytes)), ended: matcher.isTerminated() };
 }
 
-function tokenText(vocabulary: Vocabulary, token: number): Uint8Array {
-  const bytes = vocabulary.tokenBytes[token];
+function tokenText(vocab: Vocab, token: number): Uint8Array {
+  const bytes = vocab.vocabulary.tokenBytes[token] ?? vocab.specialText.get(token);
   if (bytes) return bytes;
-  for (const [text, id] of vocabulary.specialTokens) if (id === token) return new TextEncoder().encode(text);
   throw new Error(`token ${token} has no text`);
 }
 
@@ -135,8 +159,9 @@ function nthAllowed(mask: Uint32Array, k: number): number {
   throw new Error('no such token');
 }
 
-function baitOf(vocabulary: Vocabulary): number[] {
-  const bait = new Set<number>(vocabulary.specialIds);
+function baitOf(vocab: Vocab): number[] {
+  const { vocabulary } = vocab;
+  const bait = new Set<number>(vocab.specialText.keys());
   const encoder = new TextEncoder();
   const wanted = new Set(PIECES.map((p) => encoder.encode(p).join(',')));
   vocabulary.tokenBytes.forEach((b, id) => {
@@ -145,8 +170,8 @@ function baitOf(vocabulary: Vocabulary): number[] {
   return [...bait];
 }
 
-function callGrammar(vocab: { vocabulary: Vocabulary }, format: Format, only: string | undefined, reasoning: 'none' | 'optional' = 'none'): CompiledGrammar {
-  return new CompiledGrammar(vocab.vocabulary, new Stack(requiredCallGrammar(format, tools, only, reasoning, vocab.vocabulary.specialTokens), END_STACK));
+function callGrammar(vocab: Vocab, format: Format, only: string | undefined, reasoning: 'none' | 'optional' = 'none', parallel = false): CompiledGrammar {
+  return grammarOf(vocab, forced(vocab, format, only, reasoning, parallel));
 }
 
 function parse(format: Format, text: string, reasoning: boolean) {
@@ -178,7 +203,7 @@ const cases: { format: Format; vocab: keyof typeof vocabularies }[] = [
 describe('tool call grammars: mistral, pythonic, deepseek_v3', () => {
   for (const { format, vocab: name } of cases) {
     const vocab = vocabularies[name];
-    const bait = baitOf(vocab.vocabulary);
+    const bait = baitOf(vocab);
 
     it(`${format} (${name} vocabulary): "required" 150 walks (a third with optional reasoning) all parse into one valid call`, () => {
       const plain = callGrammar(vocab, format, undefined);
@@ -208,12 +233,12 @@ describe('tool call grammars: mistral, pythonic, deepseek_v3', () => {
     });
 
     it(`${format} (${name} vocabulary): "none", 100 walks drawn to the markers, never yields a call (without the grammar they do)`, () => {
-      const none = new CompiledGrammar(vocab.vocabulary, new Stack(noCallText(format).start(), END_STACK));
-      const free = new CompiledGrammar(vocab.vocabulary, new Stack(new FreeText().start(), END_STACK));
+      const nones = [grammarOf(vocab, noCallStart(format, 'none')), grammarOf(vocab, noCallStart(format, 'optional'))];
+      const free = grammarOf(vocab, new FreeText().start());
       let freeCalls = 0;
       for (let seed = 1; seed <= 100; seed++) {
         const reasoning = seed % 2 === 0;
-        const { text } = walk(none, vocab, seed, 40, bait, true);
+        const { text } = walk(nones[reasoning ? 1 : 0]!, vocab, seed, 40, bait, true);
         const result = parse(format, text, reasoning);
         if (result.toolCalls.length > 0) throw new Error(`${format} none: ${JSON.stringify(text)} parsed as a call`);
         expect(startsCall(format, text), text).toBe(false);
@@ -228,8 +253,8 @@ describe('tool call grammars: mistral, pythonic, deepseek_v3', () => {
       for (const [only, seed] of [[undefined, 7], ['take_note', 8]] as const) {
         const grammar = callGrammar(vocab, format, only, 'optional');
         const path = walkTokens(grammar, vocab, seed, 60, bait);
-        const matcher = grammar.matcher([vocab.endToken]);
-        const probe = grammar.matcher([vocab.endToken]);
+        const matcher = grammar.matcher([vocab.endToken], true);
+        const probe = grammar.matcher([vocab.endToken], true);
         const mask = new Uint32Array(grammar.maskWords);
         for (const token of path) {
           matcher.fillMask(mask);
@@ -245,35 +270,45 @@ describe('tool call grammars: mistral, pythonic, deepseek_v3', () => {
     });
   }
 
-  it('special tokens are the only way to write a marker the vocabulary has as one, and are refused where no marker goes', () => {
-    const { vocabulary, endToken } = vocabularies.specials;
-    const id = (text: string) => vocabulary.specialTokens.get(text)!;
+  it('a marker is taken as its special token or as its text; free text takes a special token as its text, so none writes a marker', () => {
+    const vocab = vocabularies.specials;
+    const { vocabulary, endToken } = vocab;
+    const id = (text: string): number => [...vocab.specialText].find(([, bytes]) => new TextDecoder().decode(bytes) === text)![0];
     const bytesOf = (text: string) => Array.from(new TextEncoder().encode(text));
-    // mistral v11: the call opens with the [TOOL_CALLS] token, not its text.
-    const mistral = callGrammar(vocabularies.specials, 'mistral', undefined).matcher([endToken]);
-    const textOpen = callGrammar(vocabularies.specials, 'mistral', undefined).matcher([endToken]);
-    expect(textOpen.acceptToken(bytesOf('[')[0]!)).toBe(false);
+    // mistral v11 (the vocabulary has [ARGS]): the call opens with [TOOL_CALLS], the token or its text.
+    const grammar = callGrammar(vocab, 'mistral', undefined);
+    const mistral = grammar.matcher([endToken], true);
     expect(mistral.acceptToken(id('[TOOL_CALLS]'))).toBe(true);
     for (const b of bytesOf('ping')) expect(mistral.acceptToken(b)).toBe(true);
-    expect(mistral.acceptToken(bytesOf('[')[0]!)).toBe(false); // [ARGS] is a special token here
+    expect(mistral.acceptToken(id('[CALL_ID]'))).toBe(false);
     expect(mistral.acceptToken(id('[ARGS]'))).toBe(true);
     expect(mistral.acceptToken(id('[ARGS]'))).toBe(false);
-    // Free text takes no special token at all, nor does a JSON string.
+    const asText = grammar.matcher([endToken], true);
+    expect(bytesOf('[TOOL_CALLS]ping[ARGS]{}').every((b) => asText.acceptToken(b))).toBe(true);
+    expect(asText.isTerminated()).toBe(true);
+    // A reply that drops special tokens' text cannot show the marker: the token is refused there.
+    expect(grammar.matcher([endToken], false).allows(id('[TOOL_CALLS]'))).toBe(false);
+    // "none": a special token whose text is a marker is refused, another one (its text is free) is not.
     for (const format of FORMATS) {
-      const none = new CompiledGrammar(vocabulary, new Stack(noCallText(format).start(), END_STACK));
+      const none = grammarOf(vocab, noCallStart(format, 'none'));
       const mask = new Uint32Array(none.maskWords);
-      none.matcher([endToken]).fillMask(mask);
-      for (const special of vocabulary.specialIds) expect(mask[special >>> 5]! & (1 << (special & 31)), `${format} ${special}`).toBe(0);
+      none.matcher([endToken], true).fillMask(mask);
+      const allowed = (t: number): boolean => (mask[t >>> 5]! & (1 << (t & 31))) !== 0;
+      const markers = format === 'mistral' ? ['[TOOL_CALLS]'] : format === 'deepseek_v3' ? ['<｜tool▁calls▁begin｜>', '<｜tool▁call▁begin｜>'] : ['<|python_start|>'];
+      for (const marker of markers) expect(allowed(id(marker)), `${format} ${marker}`).toBe(false);
+      expect(allowed(id('<｜tool▁sep｜>')), format).toBe(true);
     }
-    const stringGrammar = new CompiledGrammar(vocabulary, new Stack(valueStart(compileSchema({ type: 'string' }, 's')), END_STACK));
-    const inString = stringGrammar.matcher([endToken]);
+    // A JSON string takes no special token's text as a character run either way it is written.
+    const stringGrammar = grammarOf(vocab, valueStart(compileSchema({ type: 'string', maxLength: 3 }, 's')));
+    const inString = stringGrammar.matcher([endToken], true);
     expect(inString.acceptToken(bytesOf('"')[0]!)).toBe(true);
-    for (const special of vocabulary.specialIds) expect(inString.acceptToken(special)).toBe(false);
+    expect(inString.acceptToken(id('[ARGS]'))).toBe(false); // 6 characters, more than maxLength
+    expect(vocabulary.size).toBeGreaterThan(0);
   });
 
   it('"none" forbids exactly what starts a call', () => {
     const accepts = (format: Format, text: string): boolean => {
-      const grammar = new CompiledGrammar(vocabularies.plain.vocabulary, new Stack(noCallText(format).start(), END_STACK));
+      const grammar = grammarOf(vocabularies.plain, noCallStart(format, 'optional'));
       const m = grammar.matcher([]);
       return Array.from(new TextEncoder().encode(text)).every((b) => m.acceptToken(b));
     };
@@ -292,17 +327,20 @@ describe('tool call grammars: mistral, pythonic, deepseek_v3', () => {
     expect(accepts('pythonic', 'ok <|python_start|>')).toBe(false);
   });
 
-  it('reasoning before a forced call holds no tag at which a reasoning parser would end it and read a call', () => {
-    const feed = (format: Format | 'qwen3coder', text: string): boolean => {
-      const grammar = new CompiledGrammar(vocabularies.plain.vocabulary, new Stack(requiredCallGrammar(format, tools, undefined, 'open'), END_STACK));
-      const m = grammar.matcher([]);
+  it('reasoning before a forced call: a reasoning parser exit is the guided call where the call always satisfies it, else refused', () => {
+    const feed = (format: string, exits: typeof QWEN3_THINK.exits, text: string): boolean => {
+      const start = toolCallsStart({ parser: format, tools, choice: 'required', parallel: false, reasoning: 'open', reasoningExits: exits });
+      const m = grammarOf(vocabularies.plain, start).matcher([]);
       return Array.from(new TextEncoder().encode(text)).every((b) => m.acceptToken(b));
     };
-    expect(feed('deepseek_v3', 'hmm <｜tool▁calls▁begi')).toBe(true);
-    // deepseek_r1 ends reasoning at this tag: the text after it would be an unguided call.
-    expect(feed('deepseek_v3', 'hmm <｜tool▁calls▁begin｜>')).toBe(false);
-    expect(feed('qwen3coder', 'hmm <tool_call>')).toBe(false);
-    expect(feed('deepseek_v3', 'hmm </think>\n<｜tool▁calls▁begin｜>')).toBe(true);
+    const r1 = DEEPSEEK_R1_THINK.exits;
+    expect(feed('deepseek_v3', r1, 'hmm <｜tool▁calls▁begi')).toBe(true);
+    // deepseek_r1 ends reasoning at this tag and reads the rest as content: it is the guided call.
+    expect(feed('deepseek_v3', r1, 'hmm <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>ping\n```json\n')).toBe(true);
+    expect(feed('deepseek_v3', r1, 'hmm <｜tool▁calls▁begin｜>x')).toBe(false);
+    // qwen3's exit <tool_call> (then <function) is no call in these formats: refused in reasoning.
+    for (const format of FORMATS) expect(feed(format, QWEN3_THINK.exits, 'hmm <tool_call>'), format).toBe(false);
+    expect(feed('deepseek_v3', r1, 'hmm </think>\n<｜tool▁calls▁begin｜>')).toBe(true);
     // Without the rule, this reply would give deepseek_r1 + deepseek_v3 a call with invalid arguments.
     const chain = createParserChain({ reasoning: createReasoningParser('deepseek_r1'), tool: createToolParser('deepseek_v3', { tools }) });
     expect(chain.parse('x<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>calculator\n```json\n{}\n```<｜tool▁call▁end｜>').toolCalls).toHaveLength(1);
@@ -310,18 +348,41 @@ describe('tool call grammars: mistral, pythonic, deepseek_v3', () => {
 
   it('refuses tools a format cannot write, naming them', () => {
     const bad = (name: string, parameters?: Record<string, unknown>): ToolDefinition[] => [{ type: 'function', function: { name, ...(parameters && { parameters }) } }];
-    const specials = vocabularies.specials.vocabulary.specialTokens;
-    expect(() => requiredCallGrammar('pythonic', bad('get-weather'), undefined, 'none')).toThrow(/tools\[0\]\.function\.name.*pythonic/);
-    expect(() => requiredCallGrammar('pythonic', bad('f', { type: 'object', properties: { 'a-b': { type: 'string' } }, required: ['a-b'] }), undefined, 'none')).toThrow(/"a-b" cannot be a Python keyword/);
-    expect(() => requiredCallGrammar('pythonic', bad('f', { anyOf: [{ type: 'object' }] }), undefined, 'none')).toThrow(/parameters\.anyOf/);
-    expect(() => requiredCallGrammar('deepseek_v3', bad('a\nb'), undefined, 'none')).toThrow(/deepseek_v3/);
-    expect(() => requiredCallGrammar('mistral', bad('a b'), undefined, 'none', specials)).toThrow(/mistral call/);
+    const build = (format: string, t: ToolDefinition[], vocab: Vocab = vocabularies.plain): Frame => forced(vocab, format, undefined, 'none', false, t);
+    expect(() => build('pythonic', bad('get-weather'))).toThrow(/tools\[0\]\.function\.name.*pythonic/);
+    expect(() => build('pythonic', bad('f', { type: 'object', properties: { 'a-b': { type: 'string' } }, required: ['a-b'] }))).toThrow(/"a-b" cannot be a Python keyword/);
+    expect(() => build('pythonic', bad('f', { anyOf: [{ type: 'object' }] }))).toThrow(/parameters\.anyOf/);
+    expect(() => build('deepseek_v3', bad('a\nb'))).toThrow(/deepseek_v3/);
+    expect(() => build('mistral', bad('a b'), vocabularies.specials)).toThrow(/mistral call/);
     // Before v11 the name is a JSON string: anything goes.
-    expect(() => requiredCallGrammar('mistral', bad('a b'), undefined, 'none')).not.toThrow();
+    expect(() => build('mistral', bad('a b'))).not.toThrow();
     // An optional parameter that is not a Python name is left out.
-    const optional = requiredCallGrammar('pythonic', bad('f', { type: 'object', properties: { 'a-b': { type: 'string' }, c: { type: 'integer' } } }), undefined, 'none');
-    expect(optional).toBeDefined();
+    expect(build('pythonic', bad('f', { type: 'object', properties: { 'a-b': { type: 'string' }, c: { type: 'integer' } } }))).toBeDefined();
   });
+
+  for (const { format, vocab: name } of cases) {
+    it(`${format} (${name} vocabulary): parallel calls, 60 walks: one or more valid calls, several in some; without, exactly one`, () => {
+      const vocab = vocabularies[name];
+      const bait = baitOf(vocab);
+      const parallel = callGrammar(vocab, format, undefined, 'none', true);
+      let several = 0;
+      for (let seed = 1; seed <= 60; seed++) {
+        const { text, ended } = walk(parallel, vocab, seed, 400, bait);
+        if (!ended) continue;
+        const result = parse(format, text, false);
+        expect(result.warnings, text).toEqual([]);
+        expect(result.toolCalls.length, text).toBeGreaterThanOrEqual(1);
+        for (const call of result.toolCalls) expect(validators.get(call.name)!(call.arguments), `${text}: ${call.name}`).toBe(true);
+        if (result.toolCalls.length > 1) several++;
+      }
+      expect(several).toBeGreaterThan(3);
+      const single = callGrammar(vocab, format, undefined, 'none', false);
+      for (let seed = 1; seed <= 30; seed++) {
+        const { text, ended } = walk(single, vocab, seed, 400, bait);
+        if (ended) expect(parse(format, text, false).toolCalls.length, text).toBe(1);
+      }
+    });
+  }
 });
 
 describe('Python literals (the pythonic grammar values)', () => {
@@ -388,10 +449,10 @@ describe('Python literals (the pythonic grammar values)', () => {
     const suiteTools: ToolDefinition[] = Object.entries(suite).map(([name, parameters]) => ({ type: 'function', function: { name, parameters: parameters as Record<string, unknown> } }));
     const check = new Map(suiteTools.map((t) => [t.function.name, ajv.compile(t.function.parameters!)]));
     const vocab = vocabularies.plain;
-    const bait = baitOf(vocab.vocabulary);
+    const bait = baitOf(vocab);
     let ended = 0;
     for (const tool of suiteTools) {
-      const grammar = new CompiledGrammar(vocab.vocabulary, new Stack(requiredCallGrammar('pythonic', [tool], undefined, 'none'), END_STACK));
+      const grammar = grammarOf(vocab, forced(vocab, 'pythonic', undefined, 'none', false, [tool]));
       for (let seed = 1; seed <= 200 / suiteTools.length + 1; seed++) {
         const { text, ended: done } = walk(grammar, vocab, seed, 300, bait);
         if (!done) continue;
@@ -406,6 +467,8 @@ describe('Python literals (the pythonic grammar values)', () => {
   });
 });
 
+const NO_GUARD = new Uint8Array(256);
+
 /** Every token the vocabulary has (special ones too): what a model writes without a grammar. */
 class FreeText {
   start() {
@@ -418,8 +481,9 @@ class FreeFrame extends Frame {
   override get canPop(): boolean {
     return true;
   }
-  override get readsSpecialTokens(): boolean {
-    return true;
+  /** Free text with no guard byte: every token, those without bytes too. */
+  override get guardBytes(): Uint8Array {
+    return NO_GUARD;
   }
   step(): Step {
     return this;
@@ -433,8 +497,8 @@ function startsCall(format: Format, text: string): boolean {
   return /^\s*\[/.test(text) || text.includes('<|python_start|>');
 }
 
-function walkTokens(grammar: CompiledGrammar, vocab: { vocabulary: Vocabulary; endToken: number }, seed: number, maxTokens: number, bait: readonly number[]): number[] {
-  const matcher = grammar.matcher([vocab.endToken]);
+function walkTokens(grammar: CompiledGrammar, vocab: Vocab, seed: number, maxTokens: number, bait: readonly number[]): number[] {
+  const matcher = grammar.matcher([vocab.endToken], true);
   const mask = new Uint32Array(grammar.maskWords);
   const tokens: number[] = [];
   let state = seed;

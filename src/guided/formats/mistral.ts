@@ -2,35 +2,35 @@
  * mistral calls, in the syntax src/parsers/tools/mistral.ts reads, chosen by the
  * tokenizer as Mistral's own templates do:
  *  - v11 and later (the vocabulary has an `[ARGS]` special token): `[TOOL_CALLS]NAME[ARGS]ARGS`;
- *  - before v11: `[TOOL_CALLS][{"name": "NAME", "arguments": ARGS}]`.
- * `[TOOL_CALLS]` and `[ARGS]` are written as the special tokens where the
- * vocabulary has them (their text is in the decoded reply, which a tool
- * parser reads with special tokens kept), as text otherwise. The parser has no
- * closing tag: the call ends with the arguments' `}` (v11) or the array's `]`.
+ *  - before v11: `[TOOL_CALLS][{"name": "NAME", "arguments": ARGS}]` (one call per array).
+ * Each call has its own `[TOOL_CALLS]` (parallel calls repeat it). The markers
+ * are text here; the model may write them as the special tokens, whose text
+ * the reply keeps with a tool parser (grammar.ts). The parser has no closing
+ * tag: the call ends with the arguments' `}` (v11) or the array's `]`.
  */
 import { InvalidOptionError } from '../../errors.js';
 import type { ToolDefinition } from '../../text/types.js';
 import type { CallGrammar } from '../tool-formats.js';
 import { Sequence, literalPart } from '../text-frames.js';
-import { argumentsSpec, choice, jsonPart, marker, spell, type SpecialTokens } from './parts.js';
+import { argumentsSpec, choice, jsonPart } from './parts.js';
 
 const TOOL_CALLS = '[TOOL_CALLS]';
 const ARGS = '[ARGS]';
 /** What the parser takes as a v11 name (it trims it). */
 const NAME = /^[A-Za-z0-9_.-]+$/;
 
-/** Any `[TOOL_CALLS]` starts a call (the special token is never allowed outside a call either). */
+/** Any `[TOOL_CALLS]` starts a call. */
 export const MISTRAL_MARKERS: readonly string[] = [TOOL_CALLS];
 
-export function mistralCall(tools: readonly ToolDefinition[], indices: readonly number[], specials: SpecialTokens): CallGrammar {
-  if (specials.has(ARGS)) {
-    const args = marker(ARGS, specials);
+/** `v11`: the vocabulary has `[ARGS]` as a special token. */
+export function mistralCall(tools: readonly ToolDefinition[], indices: readonly number[], v11: boolean): CallGrammar {
+  if (v11) {
     const names = choice(
       indices.map((i) => {
         const name = tools[i]!.function.name;
         if (!NAME.test(name)) throw new InvalidOptionError(`tools[${i}].function.name`, `${JSON.stringify(name)} cannot be written as a mistral call (letters, digits, "_", "." and "-" only)`);
         const body = jsonPart(argumentsSpec(tools[i]!, i));
-        return { lead: spell(name, args), next: () => body.start() };
+        return { lead: `${name}${ARGS}`, next: () => body.start() };
       }),
       'tools',
     );
