@@ -21,6 +21,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "cpu_features.h"
 #include "matmul.h"
@@ -61,21 +62,28 @@ void kquant_rows_avxvnni(WeightType type, float* out, const KQuantInput& x, cons
 void kquant_rows_avx512vnni(WeightType type, float* out, const KQuantInput& x, const uint8_t* w, const float* bias, int T,
                             int N, int K, size_t n0, size_t n1);
 
-// Q4_K: the 12 packed bytes of 6-bit scales and mins as 8 + 8 bytes (the
-// same values as q4k_scale_min in quant_formats.h, a few word operations).
-static inline void q4k_unpack_scales(const uint8_t* s, uint8_t sc[8], uint8_t m[8]) {
+// Q4_K: the 12 packed bytes of 6-bit scales and mins as four little-endian
+// words of bytes: scales 0-3, scales 4-7, mins 0-3, mins 4-7 (the same values
+// as q4k_scale_min in quant_formats.h, a few word operations; assumes a
+// little-endian CPU, as every target here is).
+static inline void q4k_unpack_scale_words(const uint8_t* s, uint32_t out[4]) {
   uint32_t u0, u1, u2;
-  __builtin_memcpy(&u0, s, 4);
-  __builtin_memcpy(&u1, s + 4, 4);
-  __builtin_memcpy(&u2, s + 8, 4);
+  std::memcpy(&u0, s, 4);
+  std::memcpy(&u1, s + 4, 4);
+  std::memcpy(&u2, s + 8, 4);
   const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, two = 0x03030303;
-  const uint32_t sc_lo = u0 & low6, m_lo = u1 & low6;
-  const uint32_t sc_hi = (u2 & low4) | (((u0 >> 6) & two) << 4);
-  const uint32_t m_hi = ((u2 >> 4) & low4) | (((u1 >> 6) & two) << 4);
-  __builtin_memcpy(sc, &sc_lo, 4);
-  __builtin_memcpy(sc + 4, &sc_hi, 4);
-  __builtin_memcpy(m, &m_lo, 4);
-  __builtin_memcpy(m + 4, &m_hi, 4);
+  out[0] = u0 & low6;
+  out[1] = (u2 & low4) | (((u0 >> 6) & two) << 4);
+  out[2] = u1 & low6;
+  out[3] = ((u2 >> 4) & low4) | (((u1 >> 6) & two) << 4);
+}
+
+// The same as 8 scales and 8 mins.
+static inline void q4k_unpack_scales(const uint8_t* s, uint8_t sc[8], uint8_t m[8]) {
+  uint32_t words[4];
+  q4k_unpack_scale_words(s, words);
+  std::memcpy(sc, words, 8);
+  std::memcpy(m, words + 2, 8);
 }
 
 }  // namespace weft

@@ -10,6 +10,8 @@
 #pragma once
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "quant_formats.h"
 #include "quant_k.h"
 
@@ -47,10 +49,12 @@ WEFT_KINLINE void q4k_tile(const uint8_t* row, const KQuantInput& x, int t0, int
   for (int t = 0; t < TB; ++t) acc[t] = _mm256_setzero_ps();
   for (int blk = 0; blk < blocks; ++blk) {
     const uint8_t* b = row + static_cast<size_t>(blk) * 144;
-    uint8_t sc[8], m[8];
-    q4k_unpack_scales(b + 4, sc, m);
-    const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc))));
-    const __m128i m8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(m));
+    uint32_t words[4];  // scales 0-3, 4-7, mins 0-3, 4-7
+    q4k_unpack_scale_words(b + 4, words);
+    const __m128i packed = _mm_set_epi32(static_cast<int>(words[3]), static_cast<int>(words[2]), static_cast<int>(words[1]),
+                                         static_cast<int>(words[0]));
+    const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(packed));
+    const __m128i m8 = _mm_unpackhi_epi64(packed, packed);
     const __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));  // m0 m0 m1 m1 .. m7 m7
     const int8_t* xq[TB];
     for (int t = 0; t < TB; ++t) xq[t] = x.q + (static_cast<size_t>(t0 + t) * blocks + blk) * kSuperBlock;
@@ -130,19 +134,27 @@ WEFT_KINLINE void k_tile(const uint8_t* row, const KQuantInput& x, int t0, int b
 }
 
 // Rows [n0, n1) for all T tokens, weight-stationary: each row is read from
-// memory once per step and used for every token (from L1), TB at a time.
+// memory once per step and used for every token, TB tokens per pass over the
+// row. Rows go in groups of kRowGroup (~10-30 KB of weights, kept in L1/L2)
+// and each TB-token tile of activations visits the whole group before the
+// next tile, so a long prefill streams its activations from L1, not once per
+// row from L2. The order of operations per output is the same either way.
 template <WeightType W>
 WEFT_KINLINE void k_rows(float* out, const KQuantInput& x, const uint8_t* w, const float* bias, int T, int N, int K, size_t n0,
                          size_t n1) {
   constexpr int TB = 4;
+  constexpr size_t kRowGroup = 16;
   const size_t row_bytes = quant_row_bytes(W, K);
   const int blocks = K / kSuperBlock;
-  for (size_t n = n0; n < n1; ++n) {
-    const uint8_t* row = w + n * row_bytes;
-    const float bn = bias ? bias[n] : 0.0f;
+  for (size_t g0 = n0; g0 < n1; g0 += kRowGroup) {
+    const size_t g1 = std::min(n1, g0 + kRowGroup);
     int t = 0;
-    for (; t + TB <= T; t += TB) k_tile<W, TB>(row, x, t, blocks, out + static_cast<size_t>(t) * N + n, N, bn);
-    for (; t < T; ++t) k_tile<W, 1>(row, x, t, blocks, out + static_cast<size_t>(t) * N + n, N, bn);
+    for (; t + TB <= T; t += TB)
+      for (size_t n = g0; n < g1; ++n)
+        k_tile<W, TB>(w + n * row_bytes, x, t, blocks, out + static_cast<size_t>(t) * N + n, N, bias ? bias[n] : 0.0f);
+    for (; t < T; ++t)
+      for (size_t n = g0; n < g1; ++n)
+        k_tile<W, 1>(w + n * row_bytes, x, t, blocks, out + static_cast<size_t>(t) * N + n, N, bias ? bias[n] : 0.0f);
   }
 }
 
