@@ -34,11 +34,28 @@ WEFT_KINLINE float lane_total(__m256 v) {
   return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
 }
 
-// int16 element e of each 128-bit half, in all eight positions of that half.
-WEFT_KINLINE __m256i broadcast16(int low_e, int high_e) {
-  return _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(((2 * high_e + 1) << 8) | (2 * high_e))),
-                          _mm_set1_epi16(static_cast<short>(((2 * low_e + 1) << 8) | (2 * low_e))));
+// vpshufb masks that put int16 element e of each 128-bit half in all eight
+// positions of that half: kSpread[i] takes element low(i) to the low half and
+// high(i) to the high half. Q4_K unit j: (j, j) = kSpread[j]; Q6_K quarter q
+// of a half: (2q, 2q + 1) = kSpread[8 + q]. A table, so the loop reads them
+// as memory operands instead of rebuilding them.
+struct alignas(32) SpreadMask {
+  uint8_t b[32];
+};
+constexpr SpreadMask spread_mask(int low_e, int high_e) {
+  SpreadMask m{};
+  for (int i = 0; i < 16; ++i) {
+    m.b[i] = static_cast<uint8_t>(2 * low_e + (i & 1));
+    m.b[16 + i] = static_cast<uint8_t>(2 * high_e + (i & 1));
+  }
+  return m;
 }
+alignas(32) constexpr SpreadMask kSpread[12] = {
+    spread_mask(0, 0), spread_mask(1, 1), spread_mask(2, 2), spread_mask(3, 3),
+    spread_mask(4, 4), spread_mask(5, 5), spread_mask(6, 6), spread_mask(7, 7),
+    spread_mask(0, 1), spread_mask(2, 3), spread_mask(4, 5), spread_mask(6, 7),
+};
+WEFT_KINLINE __m256i spread(int i) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(kSpread[i].b)); }
 
 // One Q4_K row against tokens t0 .. t0 + TB - 1: each super-block is unpacked
 // once (scales, nibbles) and used for all TB tokens.
@@ -63,8 +80,8 @@ WEFT_KINLINE void q4k_tile(const uint8_t* row, const KQuantInput& x, int t0, int
     for (int c = 0; c < 4; ++c) {
       const __m256i qv = load256(b + 16 + 32 * c);
       const __m256i lo = _mm256_and_si256(qv, low4), hi = _mm256_and_si256(_mm256_srli_epi16(qv, 4), low4);
-      const __m256i s_lo = _mm256_shuffle_epi8(sc16, broadcast16(2 * c, 2 * c));
-      const __m256i s_hi = _mm256_shuffle_epi8(sc16, broadcast16(2 * c + 1, 2 * c + 1));
+      const __m256i s_lo = _mm256_shuffle_epi8(sc16, spread(2 * c));
+      const __m256i s_hi = _mm256_shuffle_epi8(sc16, spread(2 * c + 1));
       for (int t = 0; t < TB; ++t) {
         isum[t] = WEFT_KQ_ACC(isum[t], _mm256_maddubs_epi16(lo, load256(xq[t] + 64 * c)), s_lo);
         isum[t] = WEFT_KQ_ACC(isum[t], _mm256_maddubs_epi16(hi, load256(xq[t] + 64 * c + 32)), s_hi);
@@ -113,7 +130,7 @@ WEFT_KINLINE void q6k_tile(const uint8_t* row, const KQuantInput& x, int t0, int
                                  : q == 2 ? qh
                                           : _mm256_srli_epi16(qh, 2);
         const __m256i u = _mm256_or_si256(lowbits, _mm256_and_si256(highbits, bits45));
-        const __m256i s = _mm256_shuffle_epi8(sc16, broadcast16(2 * q, 2 * q + 1));
+        const __m256i s = _mm256_shuffle_epi8(sc16, spread(8 + q));
         for (int t = 0; t < TB; ++t)
           isum[t] = WEFT_KQ_ACC(isum[t], _mm256_maddubs_epi16(u, load256(xq[t] + 128 * h + 32 * q)), s);
       }
