@@ -62,7 +62,7 @@ else {
   const results: Record<'before' | 'after', Figures[]> = { before: [], after: [] };
   const loads: number[] = [];
   for (let r = 0; r < Number(values.rounds); r++)
-    for (const side of (r % 2 ? ['after', 'before'] : ['before', 'after']) as const) {
+    for (const side of (r % 2 ? ['after', 'before'] : ['before', 'after']) as Array<'before' | 'after'>) {
       loads.push(loadavg()[0]!);
       const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', '--model', model], {
         env: { ...process.env, WEFT_NATIVE_PATH: addons[side] },
