@@ -4,6 +4,7 @@
  * or tool set) walked over a vocabulary, one matcher per request.
  */
 import { advance, canEnd, isComplete, stackKey, type Stack } from './automaton.js';
+import type { TokenTrie } from './token-trie.js';
 import type { Vocabulary } from './vocabulary.js';
 
 /** What the engine asks of a request's grammar. */
@@ -55,7 +56,14 @@ export class CompiledGrammar implements GrammarSource {
     this.walks++;
     const started = performance.now();
     const mask = new Uint32Array(this.maskWords);
-    walkTrie(this.vocabulary, stack, mask);
+    const run = stack.frame.freeRun();
+    if (run === undefined) walkTrie(this.vocabulary.trie, stack, mask);
+    else {
+      // The class's tokens are allowed by the invariant in free-runs.ts; only the others are walked.
+      const index = this.vocabulary.freeRunIndex(run.tokens);
+      mask.set(index.within(run.budget));
+      walkTrie(index.rest, stack, mask);
+    }
     this.walkMs += performance.now() - started;
     if (this.masks.size >= MASK_CACHE_LIMIT) this.masks.delete(this.masks.keys().next().value!);
     this.masks.set(key, mask);
@@ -68,12 +76,13 @@ export class CompiledGrammar implements GrammarSource {
 }
 
 /**
- * Depth-first over the trie: a node's subtree is skipped as soon as its
- * prefix is rejected. Inside strings and free text the automaton returns the
- * same stack for most bytes, so the walk allocates almost nothing.
+ * Sets the bit of every token of `trie` that `stack` accepts. Depth-first: a
+ * node's subtree is skipped as soon as its prefix is rejected. Inside strings
+ * and free text the automaton returns the same stack for most bytes, so the
+ * walk allocates almost nothing.
  */
-function walkTrie(vocab: Vocabulary, stack: Stack, mask: Uint32Array): void {
-  const { firstChild, nextSibling, byteOf, tokenAt, sameBytes } = vocab;
+export function walkTrie(trie: TokenTrie, stack: Stack, mask: Uint32Array): void {
+  const { firstChild, nextSibling, byteOf, tokenAt, sameBytes } = trie;
   const visit = (node: number, state: Stack): void => {
     for (let child = firstChild[node]!; child !== -1; child = nextSibling[child]!) {
       const next = advance(state, byteOf[child]!);

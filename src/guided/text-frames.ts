@@ -5,6 +5,7 @@
  * sequences of sub-grammars.
  */
 import { DONE, Frame, POP_REPROCESS, Push, utf8, type Step } from './automaton.js';
+import { tokensWithout, type FreeRun } from './free-runs.js';
 
 let nextId = 1;
 /** Ids that make frame keys unique per construct. */
@@ -121,11 +122,15 @@ export class AvoidText implements Part {
   private readonly markers: readonly string[];
   private readonly frames = new Map<string, AvoidFrame>();
   private readonly latin1: boolean;
+  /** A marker completes only on its last byte, so tokens without any last byte never complete one. */
+  readonly freeRun: FreeRun;
   constructor(markers: readonly string[]) {
     // Markers are matched bytewise; they are ASCII in every format weft knows.
     this.markers = markers;
     this.latin1 = markers.every((m) => /^[\x20-\x7e]*$/.test(m));
     if (!this.latin1) throw new Error('AvoidText markers must be printable ASCII');
+    if (markers.some((m) => m.length === 0)) throw new Error('AvoidText markers must not be empty');
+    this.freeRun = { tokens: tokensWithout(Uint8Array.from(markers, (m) => m.charCodeAt(m.length - 1))), budget: Infinity };
   }
   start(): Frame {
     return this.frame('');
@@ -163,6 +168,9 @@ class AvoidFrame extends Frame {
   override get canPop(): boolean {
     return true;
   }
+  override freeRun(): FreeRun {
+    return this.text.freeRun;
+  }
   step(byte: number): Step {
     let next = this.transitions.get(byte);
     if (next === undefined) {
@@ -181,8 +189,11 @@ export class TextUntil implements Part {
   /** KMP failure function of the terminator. */
   private readonly failure: Int32Array;
   private readonly frames: UntilFrame[];
+  /** The terminator completes only on its last byte, so tokens without it stay in the text. */
+  readonly freeRun: FreeRun;
   constructor(terminator: string) {
     this.terminator = utf8(terminator);
+    this.freeRun = { tokens: tokensWithout(this.terminator.subarray(this.terminator.length - 1)), budget: Infinity };
     const t = this.terminator;
     this.failure = new Int32Array(t.length);
     for (let i = 1, k = 0; i < t.length; i++) {
@@ -213,6 +224,9 @@ class UntilFrame extends Frame {
   ) {
     super();
     this.key = `U${until.id}.${matched}`;
+  }
+  override freeRun(): FreeRun {
+    return this.until.freeRun;
   }
   step(byte: number): Step {
     return this.until.step(this.matched, byte);
