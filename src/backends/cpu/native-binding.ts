@@ -74,6 +74,8 @@ export interface NativeTesting {
   supportedKernelSets(): KernelSetName[];
   /** out[T][N] = input[T][K] @ weights^T with one kernel set's quantized kernel. */
   quantMatmul(set: KernelSetName, dtype: string, weights: Uint8Array, input: Float32Array, T: number, N: number, K: number, threads: number): Float32Array;
+  /** GGUF rows repacked into row groups and unpacked again (Q8_0, Q4_0): equal to the input. */
+  groupedRows(dtype: 'Q8_0' | 'Q4_0', weights: Uint8Array, N: number, K: number): Uint8Array;
   dequantizeRow(dtype: string, bytes: Uint8Array, K: number): Float32Array;
   quantizeRow(dtype: 'Q8_0' | 'Q4_0', values: Float32Array): Uint8Array;
 }
