@@ -153,7 +153,11 @@ struct Activations {
   QuantizedInput view() const { return {q.data(), scale.data(), sum.data(), offset_sum.empty() ? nullptr : offset_sum.data()}; }
 };
 
-void quantize_activations(ThreadPool& pool, const float* in, WeightType type, int T, int K, Activations& a) {
+void quantize_activations(KernelSet set, ThreadPool& pool, const float* in, WeightType type, int T, int K, Activations& a) {
+  auto quantize = quantize_input;
+#if defined(WEFT_AVX2_KERNELS)
+  if (set != KernelSet::Baseline) quantize = quantize_input_avx2;
+#endif
   const int units = K / kQuantUnit;
   a.q.resize(static_cast<size_t>(T) * K);
   a.scale.resize(static_cast<size_t>(T) * units);
@@ -163,7 +167,7 @@ void quantize_activations(ThreadPool& pool, const float* in, WeightType type, in
   const size_t token_grain = static_cast<size_t>(T) * K < (1u << 15) ? T : 4;
   pool.parallel_for(T, token_grain, [&](size_t t0, size_t t1, int) {
     for (size_t t = t0; t < t1; ++t) {
-      quantize_input(in + t * K, K, &a.q[t * K], &a.scale[t * units], &a.sum[t * units]);
+      quantize(in + t * K, K, &a.q[t * K], &a.scale[t * units], &a.sum[t * units]);
       if (!a.offset_sum.empty())
         for (int u = 0; u < units; ++u) a.offset_sum[t * units + u] = -offset * a.sum[t * units + u];
     }
@@ -171,10 +175,10 @@ void quantize_activations(ThreadPool& pool, const float* in, WeightType type, in
 }
 
 // Per-row kernels on GGUF rows (Q4_K, Q6_K; Q8_0/Q4_0 only for comparison).
-void run_rows(QuantRows kernel, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
+void run_rows(KernelSet set, QuantRows kernel, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
               const float* bias, int T, int N, int K) {
   Activations a;
-  quantize_activations(pool, in, WeightType::F32, T, K, a);
+  quantize_activations(set, pool, in, WeightType::F32, T, K, a);
   const QuantizedInput x = a.view();
   // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
   const size_t row_bytes = quant_row_bytes(type, K);
@@ -185,10 +189,10 @@ void run_rows(QuantRows kernel, ThreadPool& pool, float* out, const float* in, c
 }
 
 // Row-group kernels on row-grouped Q8_0 / Q4_0 (quant_repack.h).
-void run_groups(QuantGroups kernel, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
+void run_groups(KernelSet set, QuantGroups kernel, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
                 const float* bias, int T, int N, int K) {
   Activations a;
-  quantize_activations(pool, in, type, T, K, a);
+  quantize_activations(set, pool, in, type, T, K, a);
   const QuantizedInput x = a.view();
   const size_t row_bytes = quant_row_bytes(type, K);
   const size_t whole = static_cast<size_t>(N) / kGroupRows, groups = (static_cast<size_t>(N) + kGroupRows - 1) / kGroupRows;
@@ -215,11 +219,11 @@ bool run_with(KernelSet set, ThreadPool& pool, float* out, const float* in, cons
   if (is_row_grouped(type)) {
     const QuantGroups kernel = group_kernel_of(set);
     if (!kernel) return false;
-    run_groups(kernel, pool, out, in, w, type, bias, T, N, K);
+    run_groups(set, kernel, pool, out, in, w, type, bias, T, N, K);
   } else {
     const QuantRows kernel = kernel_of(set);
     if (!kernel) return false;
-    run_rows(kernel, pool, out, in, w, type, bias, T, N, K);
+    run_rows(set, kernel, pool, out, in, w, type, bias, T, N, K);
   }
   return true;
 }
@@ -244,7 +248,7 @@ bool quant_matmul_gguf_rows_with(KernelSet set, ThreadPool& pool, float* out, co
   if (!cpu_supports(set)) return false;
   const QuantRows kernel = kernel_of(set);
   if (!kernel) return false;
-  run_rows(kernel, pool, out, in, w, type, bias, T, N, K);
+  run_rows(set, kernel, pool, out, in, w, type, bias, T, N, K);
   return true;
 }
 

@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "quant_formats.h"
 #include "quant_repack.h"
@@ -36,9 +37,12 @@ inline __attribute__((always_inline)) __m256i broadcast4(const int8_t* p) {
 }
 
 // TB tokens from t0 against one group of 8 rows (`rows` of them real).
+// Units [u0, u1) of the row: the accumulators start at 0 (u0 == 0) or from
+// `partial`, and end in `partial` (u1 < units) or as outputs.
 template <WeightType W, int TB>
-inline __attribute__((always_inline)) void group_tile(const uint8_t* g, int units, const QuantizedInput& x, int t0,
-                                                      float* out, size_t N, const float* bias, int rows) {
+inline __attribute__((always_inline)) void group_tile(const uint8_t* g, int units, int u0, int u1, const QuantizedInput& x,
+                                                      int t0, float* partial, float* out, size_t N, const float* bias,
+                                                      int rows) {
   constexpr size_t kUnitBytes = W == WeightType::Q8_0 ? 256 : 128;
 #if defined(WEFT_GROUP_DPBUSD)
   constexpr bool kSignTrick = false;
@@ -47,8 +51,8 @@ inline __attribute__((always_inline)) void group_tile(const uint8_t* g, int unit
 #endif
   const uint8_t* scales = g + units * kUnitBytes;
   __m256 acc[TB];
-  for (int t = 0; t < TB; ++t) acc[t] = _mm256_setzero_ps();
-  for (int u = 0; u < units; ++u) {
+  for (int t = 0; t < TB; ++t) acc[t] = u0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(partial + (t0 + t) * kGroupRows);
+  for (int u = u0; u < u1; ++u) {
     const uint8_t* wu = g + u * kUnitBytes;
     const int8_t* xq[TB];
     __m256i p[TB];
@@ -107,6 +111,10 @@ inline __attribute__((always_inline)) void group_tile(const uint8_t* g, int unit
       acc[t] = _mm256_add_ps(acc[t], _mm256_mul_ps(ls, _mm256_cvtepi32_ps(p[t])));
     }
   }
+  if (u1 < units) {
+    for (int t = 0; t < TB; ++t) _mm256_storeu_ps(partial + (t0 + t) * kGroupRows, acc[t]);
+    return;
+  }
   __m256 b = _mm256_setzero_ps();
   if (bias) {
     if (rows == kGroupRows) b = _mm256_loadu_ps(bias);
@@ -130,30 +138,46 @@ inline __attribute__((always_inline)) void group_tile(const uint8_t* g, int unit
 
 // The last T % TB tokens, as one smaller tile.
 template <WeightType W, int TB>
-inline __attribute__((always_inline)) void group_rest(const uint8_t* g, int units, const QuantizedInput& x, int t0,
-                                                      int count, float* out, size_t N, const float* bias, int rows) {
+inline __attribute__((always_inline)) void group_rest(const uint8_t* g, int units, int u0, int u1, const QuantizedInput& x,
+                                                      int t0, int count, float* partial, float* out, size_t N,
+                                                      const float* bias, int rows) {
   if constexpr (TB > 1) {
-    if (count == TB - 1) return group_tile<W, TB - 1>(g, units, x, t0, out, N, bias, rows);
-    group_rest<W, TB - 1>(g, units, x, t0, count, out, N, bias, rows);
+    if (count == TB - 1) return group_tile<W, TB - 1>(g, units, u0, u1, x, t0, partial, out, N, bias, rows);
+    group_rest<W, TB - 1>(g, units, u0, u1, x, t0, count, partial, out, N, bias, rows);
   }
 }
 
+// Units per pass over the activations: 32 (1024 weights) keep a pass's
+// weights (8.5 KB of Q8_0 per group) and a token tile's activations in L1.
+#if !defined(WEFT_GROUP_UNITS_PER_PASS)
+#define WEFT_GROUP_UNITS_PER_PASS 32
+#endif
+constexpr int kGroupUnitsPerPass = WEFT_GROUP_UNITS_PER_PASS;
+
 // Groups [g0, g1) for all T tokens; group N / 8, when N % 8 rows are left,
-// is `tail` (those rows packed, quant_repack.h).
+// is `tail` (those rows packed, quant_repack.h). Long rows go in passes of
+// kGroupUnitsPerPass units over all groups of the range, so that the pass's
+// activations stay in cache while the weights stream; the accumulators wait
+// in `partial` between passes (the per-output order is unchanged).
 template <WeightType W>
 inline void group_rows(float* out, const QuantizedInput& x, const uint8_t* w, const uint8_t* tail, const float* bias,
                        int T, int N, int K, size_t g0, size_t g1) {
   constexpr int TB = WEFT_GROUP_TOKENS;
   const int units = K / kQuantUnit;
   const size_t group_bytes = kGroupRows * quant_row_bytes(W, K);
-  for (size_t gi = g0; gi < g1; ++gi) {
-    const size_t n = gi * kGroupRows;
-    const int rows = static_cast<int>(std::min<size_t>(kGroupRows, N - n));
-    const uint8_t* g = rows == kGroupRows ? w + gi * group_bytes : tail;
-    const float* b = bias ? bias + n : nullptr;
-    int t = 0;
-    for (; t + TB <= T; t += TB) group_tile<W, TB>(g, units, x, t, out + n, N, b, rows);
-    if (t < T) group_rest<W, TB>(g, units, x, t, T - t, out + n, N, b, rows);
+  std::vector<float> partial(units > kGroupUnitsPerPass ? (g1 - g0) * T * kGroupRows : 0);
+  for (int u0 = 0; u0 < units; u0 += kGroupUnitsPerPass) {
+    const int u1 = std::min(units, u0 + kGroupUnitsPerPass);
+    for (size_t gi = g0; gi < g1; ++gi) {
+      const size_t n = gi * kGroupRows;
+      const int rows = static_cast<int>(std::min<size_t>(kGroupRows, N - n));
+      const uint8_t* g = rows == kGroupRows ? w + gi * group_bytes : tail;
+      const float* b = bias ? bias + n : nullptr;
+      float* p = partial.empty() ? nullptr : &partial[(gi - g0) * T * kGroupRows];
+      int t = 0;
+      for (; t + TB <= T; t += TB) group_tile<W, TB>(g, units, u0, u1, x, t, p, out + n, N, b, rows);
+      if (t < T) group_rest<W, TB>(g, units, u0, u1, x, t, T - t, p, out + n, N, b, rows);
+    }
   }
 }
 

@@ -47,7 +47,7 @@ Napi::Value supported_sets(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// quantMatmul(set, dtype, weights: Uint8Array, input: Float32Array, T, N, K, threads) -> Float32Array [T][N]
+// quantMatmul(set, dtype, weights: Uint8Array, input: Float32Array, T, N, K, threads, bias?: Float32Array) -> Float32Array [T][N]
 Napi::Value quant_matmul_js(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 8 || !info[2].IsTypedArray() || !info[3].IsTypedArray())
@@ -61,12 +61,16 @@ Napi::Value quant_matmul_js(const Napi::CallbackInfo& info) {
   if (K % block_format(type).weights != 0) throw Napi::RangeError::New(env, "K must be whole blocks");
   if (w.ByteLength() != static_cast<size_t>(N) * quant_row_bytes(type, K) || in.ElementLength() != static_cast<size_t>(T) * K)
     throw Napi::RangeError::New(env, "weights or input have the wrong size");
+  const bool has_bias = info.Length() > 8 && info[8].IsTypedArray();
+  if (has_bias && info[8].As<Napi::Float32Array>().ElementLength() != static_cast<size_t>(N))
+    throw Napi::RangeError::New(env, "bias must have N values");
+  const float* bias = has_bias ? info[8].As<Napi::Float32Array>().Data() : nullptr;
   ThreadPool pool(threads);
   Napi::Float32Array out = Napi::Float32Array::New(env, static_cast<size_t>(T) * N);
   // Weights come as GGUF rows; weft keeps Q8_0 / Q4_0 in row groups (as the loader does).
   std::vector<uint8_t> stored(w.Data(), w.Data() + w.ByteLength());
   if (is_row_grouped(type)) repack_rows(type, stored.data(), N, K);
-  if (!quant_matmul_with(set, pool, out.Data(), in.Data(), stored.data(), type, nullptr, T, N, K))
+  if (!quant_matmul_with(set, pool, out.Data(), in.Data(), stored.data(), type, bias, T, N, K))
     throw Napi::Error::New(env, std::string("this CPU or build cannot run the ") + kernel_set_name(set) + " kernels");
   return out;
 }
