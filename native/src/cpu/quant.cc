@@ -83,21 +83,21 @@ void quant_groups_baseline(WeightType type, float* out, const QuantizedInput& x,
     const size_t n = gi * kGroupRows;
     const int rows = static_cast<int>(std::min<size_t>(kGroupRows, N - n));
     const uint8_t* g = rows == kGroupRows ? w + gi * group_bytes : tail;
-    const uint8_t* scales = g + units * unit_bytes;
     for (int t = 0; t < T; ++t) {
       for (int r = 0; r < rows; ++r) {
         float acc = 0;
         for (int u = 0; u < units; ++u) {
           const size_t at = static_cast<size_t>(t) * units + u;
           const int8_t* xq = x.q + at * kQuantUnit;
-          const uint8_t* wu = g + u * unit_bytes;
+          const uint8_t* scales = g + u * (16 + unit_bytes);
+          const uint8_t* wu = scales + 16;
           int32_t p = x.offset_sum[at];
           for (int i = 0; i < 32; ++i) {
             const int v = type == WeightType::Q8_0 ? wu[(i / 4) * 32 + r * 4 + i % 4]
                                                    : (wu[(i % 16 / 4) * 32 + r * 4 + i % 4] >> (i < 16 ? 0 : 4)) & 0x0f;
             p += v * xq[i];
           }
-          const float d = f16_to_f32(read_u16(scales + (u * kGroupRows + r) * 2));
+          const float d = f16_to_f32(read_u16(scales + r * 2));
           acc += (d * x.scale[at]) * static_cast<float>(p);
         }
         out[static_cast<size_t>(t) * N + n + r] = acc + (bias ? bias[n + r] : 0.0f);

@@ -49,11 +49,11 @@ inline __attribute__((always_inline)) void group_tile(const uint8_t* g, int unit
 #else
   constexpr bool kSignTrick = W == WeightType::Q8_0;
 #endif
-  const uint8_t* scales = g + units * kUnitBytes;
   __m256 acc[TB];
   for (int t = 0; t < TB; ++t) acc[t] = u0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(partial + (t0 + t) * kGroupRows);
   for (int u = u0; u < u1; ++u) {
-    const uint8_t* wu = g + u * kUnitBytes;
+    const uint8_t* scales = g + u * (16 + kUnitBytes);
+    const uint8_t* wu = scales + 16;
     const int8_t* xq[TB];
     __m256i p[TB];
     for (int t = 0; t < TB; ++t) {
@@ -105,7 +105,7 @@ inline __attribute__((always_inline)) void group_tile(const uint8_t* g, int unit
       for (int t = 0; t < TB; ++t) p[t] = _mm256_add_epi32(p[t], _mm256_madd_epi16(s16[t], _mm256_set1_epi16(1)));
 #endif
     }
-    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + u * 16)));
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales)));
     for (int t = 0; t < TB; ++t) {
       const __m256 ls = _mm256_mul_ps(d, _mm256_set1_ps(x.scale[static_cast<size_t>(t0 + t) * units + u]));
       acc[t] = _mm256_add_ps(acc[t], _mm256_mul_ps(ls, _mm256_cvtepi32_ps(p[t])));

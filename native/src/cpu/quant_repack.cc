@@ -12,14 +12,14 @@ void pack_group(WeightType type, const uint8_t* const* rows, int count, int64_t 
   const int units = static_cast<int>(K / kQuantUnit);
   const size_t unit_bytes = group_unit_bytes(type);
   const int block_bytes = block_format(type).bytes;
-  uint8_t* scales = dst + units * unit_bytes;
   for (int u = 0; u < units; ++u) {
-    uint8_t* to = dst + u * unit_bytes;
+    uint8_t* scales = dst + u * group_unit_stride(type);
+    uint8_t* to = scales + 16;
     for (int r = 0; r < kGroupRows; ++r) {
       const uint8_t* b = r < count ? rows[r] + static_cast<size_t>(u) * block_bytes : nullptr;
       // The scale's f16 bits as stored (zero for a missing row).
       const uint16_t d = b ? read_u16(b) : 0;
-      std::memcpy(scales + (u * kGroupRows + r) * 2, &d, 2);
+      std::memcpy(scales + r * 2, &d, 2);
       if (type == WeightType::Q8_0) {
         for (int i = 0; i < 32; ++i)  // chunk i / 4, byte i % 4 of row r's lane; u = q + 128 (q = 0 when missing)
           to[(i / 4) * 32 + r * 4 + i % 4] = b ? static_cast<uint8_t>(b[2 + i] ^ 0x80) : 0x80;
@@ -57,8 +57,8 @@ void unpack_row(WeightType type, const uint8_t* blocks, int64_t N, int64_t K, in
   const int block_bytes = block_format(type).bytes;
   for (int u = 0; u < units; ++u) {
     uint8_t* b = out + static_cast<size_t>(u) * block_bytes;
-    std::memcpy(b, g + units * unit_bytes + (u * kGroupRows + r) * 2, 2);
-    const uint8_t* from = g + u * unit_bytes;
+    std::memcpy(b, g + u * group_unit_stride(type) + r * 2, 2);
+    const uint8_t* from = g + u * group_unit_stride(type) + 16;
     const int bytes = type == WeightType::Q8_0 ? 32 : 16;
     for (int i = 0; i < bytes; ++i) {
       const uint8_t v = from[(i / 4) * 32 + r * 4 + i % 4];

@@ -38,6 +38,9 @@ inline int group_offset(WeightType t) { return t == WeightType::Q8_0 ? 128 : 8; 
 // Bytes of one 32-weight unit's weights inside a group (without scales).
 inline size_t group_unit_bytes(WeightType t) { return t == WeightType::Q8_0 ? 256 : 128; }
 
+// Unit u of a group: its 8 f16 scales (16 bytes), then its weights.
+inline size_t group_unit_stride(WeightType t) { return 16 + group_unit_bytes(t); }
+
 // Packs `count` (1..8) GGUF rows of K weights into one group at dst (8 *
 // row_bytes bytes); missing rows are zero weights with zero scales.
 void pack_group(WeightType type, const uint8_t* const* rows, int count, int64_t K, uint8_t* dst);
