@@ -33,7 +33,7 @@ void quantize_input(const float* x, int K, int8_t* q, float* scale, int32_t* sum
   }
 }
 
-// The reference order: for each unit u in turn, lane j (weights 4j..4j+3)
+// The per-row reference order (Q4_K, Q6_K; quant_kernels.h): for each unit u in turn, lane j (weights 4j..4j+3)
 // adds (scale[j / 4] * x.scale) * exact_int_dot into the even or odd units'
 // accumulator; finish_units adds the lanes and subtracts the mins.
 void quant_rows_baseline(WeightType type, float* out, const QuantizedInput& x, const uint8_t* w, const float* bias, int T,
