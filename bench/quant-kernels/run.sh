@@ -7,6 +7,7 @@ S=native/src/cpu; O=$(mktemp -d)
 F="-O3 -std=c++17 -DWEFT_AVX2_KERNELS=1 -DWEFT_AVXVNNI_KERNELS=1 -DWEFT_AVX512VNNI_KERNELS=1"
 $CXX $F -ffp-contract=off -c $S/quant.cc -o $O/q.o
 [ -f $S/quant_k.cc ] && $CXX $F -ffp-contract=off -c $S/quant_k.cc -o $O/qk.o
+$CXX $F -c $S/quant_repack.cc -o $O/r.o
 $CXX $F -c $S/cpu_features.cc -o $O/c.o
 $CXX $F -c $S/thread_pool.cc -o $O/t.o
 $CXX $F -mavx2 -mfma -mf16c -ffp-contract=off -c $S/quant_avx2.cc -o $O/a.o

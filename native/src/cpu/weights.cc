@@ -16,6 +16,7 @@
 #include "half.h"
 #include "quant.h"
 #include "quant_formats.h"
+#include "quant_repack.h"
 
 namespace weft {
 namespace {
@@ -275,6 +276,14 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
     slot.half.clear();
     slot.blocks.clear();
     return error;
+  }
+  if (is_row_grouped(slot.type)) {
+    // Q8_0 / Q4_0 matmuls read row groups (quant_repack.h): rewritten in
+    // place, a range of whole groups per thread.
+    const size_t group_bytes = kGroupRows * stored_row_bytes, groups = static_cast<size_t>(slot.rows) / kGroupRows;
+    pool.parallel_for(groups, std::max<size_t>(1, (size_t{1} << 20) / group_bytes), [&](size_t g0, size_t g1, int) {
+      repack_rows(slot.type, &slot.blocks[g0 * group_bytes], static_cast<int64_t>(g1 - g0) * kGroupRows, slot.cols);
+    });
   }
   slot.loaded = true;
   return "";

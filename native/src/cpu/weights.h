@@ -38,7 +38,8 @@ struct Tensor {
   WeightType type = WeightType::F32;
   std::vector<float> data;     // when type == F32
   std::vector<uint16_t> half;  // when type == F16 or BF16 (raw bits)
-  std::vector<uint8_t> blocks; // when quantized: the rows' blocks, as GGUF stores them
+  std::vector<uint8_t> blocks; // when quantized: the rows' blocks as GGUF stores them; Q8_0 / Q4_0 then
+                               // rewritten into row groups (quant_repack.h), the same bytes
   int64_t rows = 0, cols = 0;  // expected shape (cols = 1 for vectors)
   bool vector = false;
   bool loaded = false;

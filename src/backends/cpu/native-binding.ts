@@ -72,8 +72,10 @@ export interface NativeCpuModel {
 export interface NativeTesting {
   /** The kernel sets this CPU and build can run. */
   supportedKernelSets(): KernelSetName[];
-  /** out[T][N] = input[T][K] @ weights^T with one kernel set's quantized kernel. */
-  quantMatmul(set: KernelSetName, dtype: string, weights: Uint8Array, input: Float32Array, T: number, N: number, K: number, threads: number): Float32Array;
+  /** out[T][N] = input[T][K] @ weights^T (+ bias) with one kernel set's quantized kernel; weights as GGUF rows. */
+  quantMatmul(set: KernelSetName, dtype: string, weights: Uint8Array, input: Float32Array, T: number, N: number, K: number, threads: number, bias?: Float32Array): Float32Array;
+  /** GGUF rows repacked into row groups and unpacked again (Q8_0, Q4_0): equal to the input. */
+  groupedRows(dtype: 'Q8_0' | 'Q4_0', weights: Uint8Array, N: number, K: number): Uint8Array;
   dequantizeRow(dtype: string, bytes: Uint8Array, K: number): Float32Array;
   quantizeRow(dtype: 'Q8_0' | 'Q4_0', values: Float32Array): Uint8Array;
 }
