@@ -122,6 +122,14 @@ export interface Backend {
    * exits the process) on bad input; the engine fails that step's requests.
    */
   execute(batch: StepBatch): Promise<StepResult>;
+  /**
+   * Optional: the engine is done with a step's result (it has sampled every
+   * row). The backend may take the memory back for a later step (the CPU
+   * backend detaches the logits, which then read as empty), so nothing reads
+   * the result afterwards. A backend without it leaves results to the
+   * garbage collector.
+   */
+  release?(result: StepResult): void;
   /** Frees native memory. Idempotent. */
   dispose(): Promise<void> | void;
 }

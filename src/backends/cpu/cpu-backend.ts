@@ -25,6 +25,12 @@ export interface CpuBackendOptions {
    * Default: keep the weights as stored. See docs/cpu-backend.md.
    */
   readonly quantize?: WeightQuantization;
+  /**
+   * Copy each step's logits into a fresh array instead of lending native
+   * memory (what happens anyway where external buffers are refused, as in
+   * Electron). For tests and benchmarks.
+   */
+  readonly copyLogits?: boolean;
 }
 
 /** What the native model takes for a config (checked again in native/src/cpu/binding.cc). */
@@ -33,6 +39,7 @@ export function nativeModelConfig(
   threads: number,
   quantize?: WeightQuantization,
   invFreq: Float64Array = ropeInverseFrequencies(config),
+  copyLogits?: boolean,
 ): NativeModelConfig {
   return {
     hidden: config.hiddenSize,
@@ -51,6 +58,7 @@ export function nativeModelConfig(
     invFreq,
     threads,
     ...(quantize !== undefined && { quantize }),
+    ...(copyLogits !== undefined && { copyLogits }),
   };
 }
 
@@ -136,7 +144,7 @@ export class CpuBackend implements Backend {
     progress({ phase: 'config', loaded: 0, total: 0 });
     const config = await loadModelConfig(modelDir);
     const tensors = await openSafetensorsFolder(modelDir);
-    const native = CpuBackend.#createNative(nativeModelConfig(config, threads, quantize), modelDir);
+    const native = CpuBackend.#createNative(nativeModelConfig(config, threads, quantize, undefined, options.copyLogits), modelDir);
     return CpuBackend.#loadWeights(native, config, (slots) => planWeights(slots, tensors, modelDir), progress);
   }
 
@@ -147,7 +155,7 @@ export class CpuBackend implements Backend {
     const progress = options.onProgress ?? (() => {});
     progress({ phase: 'config', loaded: 0, total: 0 });
     const model = openGgufModel(file);
-    const native = CpuBackend.#createNative(nativeModelConfig(model.config, threads, quantize, model.invFreq), file);
+    const native = CpuBackend.#createNative(nativeModelConfig(model.config, threads, quantize, model.invFreq, options.copyLogits), file);
     return CpuBackend.#loadWeights(native, model.config, model.plan, progress);
   }
 
@@ -217,6 +225,19 @@ export class CpuBackend implements Backend {
         throw new BackendError(`step failed: ${(cause as Error).message}`, { cause });
       }
     });
+  }
+
+  /**
+   * Takes a step's logits back: they are detached (read as empty from now on)
+   * and the next step writes into the same memory. See Backend.release.
+   */
+  release(result: StepResult): void {
+    this.#queue.native?.releaseLogits(result.logits);
+  }
+
+  /** The native logits buffers: allocated so far, lent to JavaScript now. */
+  get logitsBuffers(): { readonly allocated: number; readonly lent: number } | undefined {
+    return this.#queue.native?.logitsBuffers;
   }
 
   /** Waits for queued work, then frees native memory. Idempotent. */

@@ -35,6 +35,8 @@ export interface NativeModelConfig {
   readonly threads?: number;
   /** Quantize float weight matrices at load (see quantization.ts). */
   readonly quantize?: 'q8_0' | 'q4_0';
+  /** Always copy a step's logits into a fresh array, as where external buffers are refused (tests, benchmarks). */
+  readonly copyLogits?: boolean;
 }
 
 /** One weight the native model needs (its slot table is native/src/cpu/weights.cc). */
@@ -64,7 +66,15 @@ export interface NativeCpuModel {
    */
   loadTensor(kind: string, layer: number, path: string, offset: number, dtype: string, shape: readonly number[]): Promise<void>;
   allocateCache(numBlocks: number, blockSize: number, precision: KvPrecision): Promise<void>;
+  /**
+   * The step's logits, in memory the model lends (native/src/cpu/logits_transfer.h)
+   * unless external buffers are refused or copyLogits is set.
+   */
   execute(batch: StepBatch): Promise<Float32Array>;
+  /** Detaches logits this model lent so the next step reuses their memory; false for any other array. */
+  releaseLogits(logits: Float32Array): boolean;
+  /** The logits buffers allocated so far, and those lent to JavaScript now. */
+  readonly logitsBuffers: { readonly allocated: number; readonly lent: number };
   dispose(): void;
 }
 
@@ -84,7 +94,7 @@ export interface NativeBinding {
   readonly testing: NativeTesting;
 }
 
-const ABI_VERSION = 2;
+const ABI_VERSION = 3;
 const REBUILD =
   'run `npm rebuild weft` (with WEFT_BUILD_FROM_SOURCE=1 to compile even where a prebuilt binary exists), or `npm run build:native` in the weft package folder; compiling needs cmake >= 3.15 and a C++17 compiler';
 let cached: NativeBinding | undefined;
