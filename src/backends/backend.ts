@@ -53,6 +53,11 @@ export interface ModelShape {
    * with a huge intermediate size must not ask for 16 GB per prefill.
    */
   readonly stepBytesPerToken?: number;
+  /**
+   * The KV cache precision this backend uses when the user sets none (the
+   * CPU backend: f16). Absent: f32.
+   */
+  readonly defaultKvPrecision?: KvPrecision;
 }
 
 /** The cache the engine asks the backend to allocate, once, before the first step. */

@@ -20,9 +20,13 @@ import { boolean, checkKeys, checkObject, integer, isObject, number, parseByteSi
 export type { LoadProgress };
 
 export interface KvCacheOptions {
-  /** Byte budget for the cache: a number of bytes or a string such as "4GB" or "512MiB". Default "256MiB". */
+  /**
+   * Byte budget for the cache: a number of bytes or a string such as "4GB" or "512MiB".
+   * Default: enough for scheduler.maxNumSeqs requests at the model's full context, capped at a
+   * quarter of the memory available once the weights are loaded (at least 64 MiB). See docs/engine.md.
+   */
   size?: string | number;
-  /** Element type of cached keys and values. Default "f32". */
+  /** Element type of cached keys and values. Default: the backend's (the CPU backend: "f16"; others "f32"). */
   precision?: KvPrecision;
   /** Tokens per block. Default 16. */
   blockSize?: number;
@@ -207,8 +211,10 @@ const GENERATE_KEYS = keysOf<GenerateOptions>({
 const CHAT_KEYS = keysOf<ChatOptions>({ ...Object.fromEntries(GENERATE_KEYS.map((key) => [key, true])), tools: true, templateKwargs: true, toolChoice: true } as Record<keyof Required<ChatOptions>, true>);
 
 export interface ResolvedPipelineOptions {
-  readonly kvBytes: number;
-  readonly precision: KvPrecision;
+  /** undefined: the default rule (defaultKvBytes), applied once the backend is loaded. */
+  readonly kvBytes: number | undefined;
+  /** undefined: the backend's default (ModelShape.defaultKvPrecision, else f32). */
+  readonly precision: KvPrecision | undefined;
   readonly blockSize: number;
   readonly maxNumSeqs: number;
   readonly maxNumBatchedTokens: number;
@@ -249,10 +255,10 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
   checkKeys('kvCache', kv as Record<string, unknown>, KV_CACHE_KEYS);
   checkObject('openvino', options.openvino);
   if (options.openvino !== undefined) checkKeys('openvino', options.openvino as Record<string, unknown>, OPENVINO_KEYS);
-  const kvBytes = parseByteSize(kv.size ?? '256MiB');
-  if (kvBytes === undefined) throw new InvalidOptionError('kvCache.size', `expected bytes or a size like "4GB", got ${JSON.stringify(kv.size)}`);
-  const precision = kv.precision ?? 'f32';
-  if (!['f32', 'f16', 'u8'].includes(precision)) throw new InvalidOptionError('kvCache.precision', `expected "f32", "f16" or "u8", got ${JSON.stringify(precision)}`);
+  const kvBytes = kv.size === undefined ? undefined : parseByteSize(kv.size);
+  if (kv.size !== undefined && kvBytes === undefined) throw new InvalidOptionError('kvCache.size', `expected bytes or a size like "4GB", got ${JSON.stringify(kv.size)}`);
+  const precision = kv.precision;
+  if (precision !== undefined && !['f32', 'f16', 'u8'].includes(precision)) throw new InvalidOptionError('kvCache.precision', `expected "f32", "f16" or "u8", got ${JSON.stringify(precision)}`);
   const scheduler: SchedulerOptions = options.scheduler ?? {};
   checkKeys('scheduler', scheduler as Record<string, unknown>, SCHEDULER_KEYS);
   const policy = scheduler.policy ?? 'fcfs';

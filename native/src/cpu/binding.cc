@@ -1,12 +1,13 @@
 // N-API binding of the CPU model: class CpuModel.
 //
 //   new CpuModel(config)                       sync; config checked here
-//   loadTensor(kind, layer, path, offset, dtype, shape) -> Promise<void>
+//   loadTensor(kind, layer, path, offset, dtype, shape, map?) -> Promise<void>  (map: may use the file's mapping, default true)
 //   allocateCache(numBlocks, blockSize, precision)      -> Promise<void>
 //   execute(batch)                              -> Promise<Float32Array>
 //   releaseLogits(array)                        sync; hands a step's logits back for reuse (logits_transfer.h)
 //   dispose()                                   idempotent; frees native memory
 //   logitsBuffers                               read-only {allocated, lent}: the logits pool (test hook)
+//   weightBytes                                 read-only {copied, mapped}: weight bytes held in memory / used from file mappings
 //   weightSlots()                               sync; [{kind, layer, shape}] the model needs
 //   threads, kernels                            read-only: pool size, kernel set name (cpu_features.h)
 //
@@ -149,11 +150,11 @@ class Job : public Napi::AsyncWorker {
 class LoadJob : public Job {
  public:
   LoadJob(Napi::Env env, Napi::Object owner, bool* busy, Tensor* slot, std::string path, uint64_t offset, std::string dtype,
-          std::vector<int64_t> shape, WeightType quantize_to, ThreadPool* pool)
+          std::vector<int64_t> shape, WeightType quantize_to, ThreadPool* pool, MappedFiles* mapped_files)
       : Job(env, owner, busy), slot_(slot), path_(std::move(path)), offset_(offset), dtype_(std::move(dtype)),
-        shape_(std::move(shape)), quantize_to_(quantize_to), pool_(pool) {}
+        shape_(std::move(shape)), quantize_to_(quantize_to), pool_(pool), mapped_files_(mapped_files) {}
   void Execute() override {
-    guarded([&] { return load_weight(*slot_, path_, offset_, dtype_, shape_, quantize_to_, *pool_); });
+    guarded([&] { return load_weight(*slot_, path_, offset_, dtype_, shape_, quantize_to_, *pool_, mapped_files_); });
   }
 
  private:
@@ -164,6 +165,7 @@ class LoadJob : public Job {
   std::vector<int64_t> shape_;
   WeightType quantize_to_;
   ThreadPool* pool_;
+  MappedFiles* mapped_files_;  // nullptr: read, never map
 };
 
 class CacheJob : public Job {
@@ -222,6 +224,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
                         InstanceMethod("execute", &CpuModel::execute),
                         InstanceMethod("releaseLogits", &CpuModel::release_logits),
                         InstanceAccessor("logitsBuffers", &CpuModel::logits_buffers, nullptr),
+                        InstanceAccessor("weightBytes", &CpuModel::weight_bytes_method, nullptr),
                         InstanceMethod("dispose", &CpuModel::dispose),
                         InstanceMethod("weightSlots", &CpuModel::weight_slots),
                         InstanceAccessor("threads", &CpuModel::threads, nullptr),
@@ -324,12 +327,17 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       std::vector<int64_t> shape;
       for (uint32_t i = 0; i < rank; ++i)
         shape.push_back(to_int64(env, dims.Get(i), "shape entry", 0, 9007199254740991.0));
+      bool map = true;
+      if (info.Length() > 6 && !info[6].IsUndefined()) {
+        if (!info[6].IsBoolean()) throw Napi::TypeError::New(env, "loadTensor: map must be a boolean");
+        map = info[6].As<Napi::Boolean>().Value();
+      }
       require_available(env);
       Tensor* slot = find_weight_slot(model_->weights, kind, layer);
       if (!slot) throw Napi::Error::New(env, "the model has no weight " + kind + (layer >= 0 ? " in layer " + std::to_string(layer) : ""));
       weights_ready_ = false;
       return queue(new LoadJob(env, info.This().As<Napi::Object>(), &busy_, slot, path, offset, dtype, std::move(shape),
-                               model_->config.quantize_to, model_->pool.get()));
+                               model_->config.quantize_to, model_->pool.get(), map ? &model_->mapped_files : nullptr));
     });
   }
 
@@ -384,6 +392,19 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
     Napi::Env env = info.Env();
     if (info.Length() < 1) throw Napi::TypeError::New(env, "releaseLogits(logits)");
     return Napi::Boolean::New(env, logits_buffers_->release(env, info[0]));
+  }
+
+  Napi::Value weight_bytes_method(const Napi::CallbackInfo& info) {
+    double mapped = 0, total = 0;
+    if (model_)
+      for_each_slot(model_->weights, [&](const SlotSpec&, int, const Tensor& t) {
+        mapped += static_cast<double>(t.mapped_bytes);
+        total += t.bytes();
+      });
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("copied", Napi::Number::New(info.Env(), total - mapped));
+    out.Set("mapped", Napi::Number::New(info.Env(), mapped));
+    return out;
   }
 
   Napi::Value logits_buffers(const Napi::CallbackInfo& info) {

@@ -62,9 +62,12 @@ export interface NativeCpuModel {
    * Reads one tensor into its slot. dtype: 'F32', 'F16', 'BF16', or the GGUF
    * block formats 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K' (bytes at `offset` laid out
    * as GGUF stores them, rows along ne0; matrices only). shape: [rows, cols]
-   * for matrices (GGUF's [ne1, ne0]), [rows] for vectors.
+   * for matrices (GGUF's [ne1, ne0]), [rows] for vectors. `map` (default
+   * true): a matrix kept as stored, 32-byte aligned in the file, is used in
+   * place from a read-only mapping of the file instead of being read
+   * (native/src/cpu/mapped_file.h).
    */
-  loadTensor(kind: string, layer: number, path: string, offset: number, dtype: string, shape: readonly number[]): Promise<void>;
+  loadTensor(kind: string, layer: number, path: string, offset: number, dtype: string, shape: readonly number[], map?: boolean): Promise<void>;
   allocateCache(numBlocks: number, blockSize: number, precision: KvPrecision): Promise<void>;
   /**
    * The step's logits, in memory the model lends (native/src/cpu/logits_transfer.h)
@@ -75,6 +78,8 @@ export interface NativeCpuModel {
   releaseLogits(logits: Float32Array): boolean;
   /** The logits buffers allocated so far, and those lent to JavaScript now. */
   readonly logitsBuffers: { readonly allocated: number; readonly lent: number };
+  /** Weight bytes held in the model's own memory, and used in place from file mappings. */
+  readonly weightBytes: { readonly copied: number; readonly mapped: number };
   dispose(): void;
 }
 
