@@ -176,6 +176,7 @@ async function loadGgufParts(file: string, options: PipelineOptions, resolved: R
   const backend = await CpuBackend.loadGguf(file, {
     ...(resolved.threads !== undefined && { threads: resolved.threads }),
     ...(resolved.quantize !== undefined && { quantize: resolved.quantize }),
+    ...(resolved.mmap !== undefined && { mmap: resolved.mmap }),
     ...(options.onProgress && { onProgress: options.onProgress }),
   });
   return {
@@ -192,6 +193,7 @@ async function loadCpuBackend(modelDir: string, options: PipelineOptions, resolv
   return CpuBackend.load(modelDir, {
     ...(resolved.threads !== undefined && { threads: resolved.threads }),
     ...(resolved.quantize !== undefined && { quantize: resolved.quantize }),
+    ...(resolved.mmap !== undefined && { mmap: resolved.mmap }),
     ...(options.onProgress && { onProgress: options.onProgress }),
   });
 }

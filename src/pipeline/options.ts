@@ -70,6 +70,11 @@ export interface PipelineOptions {
    * See docs/cpu-backend.md.
    */
   quantize?: WeightQuantization;
+  /**
+   * CPU backend: use weights kept as stored from a read-only mapping of the model file (default
+   * true; the file must not be rewritten in place while the pipeline runs). false reads them.
+   */
+  mmap?: boolean;
   /** A Backend implementation to use instead of loading `model`. Requires `tokenizer`. */
   backend?: Backend;
   /** Tokenizer to use with a custom `backend`. */
@@ -170,6 +175,7 @@ const PIPELINE_KEYS = keysOf<PipelineOptions>({
   device: true,
   threads: true,
   quantize: true,
+  mmap: true,
   backend: true,
   tokenizer: true,
   chatTemplate: true,
@@ -222,6 +228,7 @@ export interface ResolvedPipelineOptions {
   readonly policy: SchedulingPolicy;
   readonly threads: number | undefined;
   readonly quantize: WeightQuantization | undefined;
+  readonly mmap: boolean | undefined;
   readonly textLimits: TextSandboxLimits;
 }
 
@@ -280,6 +287,7 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
     policy,
     threads: options.threads === undefined ? undefined : integer('threads', options.threads, 1, { min: 1, max: 1024 }),
     quantize: checkQuantization(options.quantize),
+    mmap: boolean('mmap', options.mmap),
     textLimits: resolveTextLimits(options.textSandbox ?? {}),
   };
 }

@@ -5,9 +5,10 @@ import { renameSync, rmSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CpuBackend, type CpuBackendOptions } from '../../src/backends/cpu/index.js';
+import { InvalidOptionError, Pipeline } from '../../src/index.js';
 import { readGgufFile } from '../../src/model-files/gguf/reader.js';
 import { convertHfToGguf } from '../support/hf-to-gguf.js';
-import { buildBatch, contiguousBlocks } from './helpers.js';
+import { buildBatch, contiguousBlocks, sharedModel } from './helpers.js';
 import { writeRandomModel } from './random-model.js';
 
 const base = {
@@ -91,5 +92,22 @@ describe('mapped weights', () => {
     expect(mapped.logits).toEqual(read.logits);
     expect(read.bytes.mapped).toBe(0);
     expect(mapped.bytes.mapped + mapped.bytes.copied).toBe(read.bytes.copied);
+  });
+
+  const stories = sharedModel('stories260K');
+  it.skipIf(stories === undefined)('Pipeline.create takes mmap: false (and checks it), with the same greedy output', async () => {
+    const file = join(stories!, 'model.gguf');
+    await expect(Pipeline.create({ model: file, mmap: 'no' as never })).rejects.toBeInstanceOf(InvalidOptionError);
+    const outputs = [];
+    for (const mmap of [true, false]) {
+      const pipe = await Pipeline.create({ model: file, threads: 2, mmap });
+      try {
+        outputs.push((await pipe.generate('Once upon a time', { maxTokens: 24, temperature: 0, ignoreEos: true })).tokenIds);
+      } finally {
+        await pipe.close();
+      }
+    }
+    expect(outputs[0]).toHaveLength(24);
+    expect(outputs[1]).toEqual(outputs[0]);
   });
 });
