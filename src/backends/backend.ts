@@ -53,6 +53,11 @@ export interface ModelShape {
    * with a huge intermediate size must not ask for 16 GB per prefill.
    */
   readonly stepBytesPerToken?: number;
+  /**
+   * The KV cache precision this backend uses when the user sets none (the
+   * CPU backend: f16). Absent: f32.
+   */
+  readonly defaultKvPrecision?: KvPrecision;
 }
 
 /** The cache the engine asks the backend to allocate, once, before the first step. */
@@ -122,6 +127,14 @@ export interface Backend {
    * exits the process) on bad input; the engine fails that step's requests.
    */
   execute(batch: StepBatch): Promise<StepResult>;
+  /**
+   * Optional: the engine is done with a step's result (it has sampled every
+   * row). The backend may take the memory back for a later step (the CPU
+   * backend detaches the logits, which then read as empty), so nothing reads
+   * the result afterwards. A backend without it leaves results to the
+   * garbage collector.
+   */
+  release?(result: StepResult): void;
   /** Frees native memory. Idempotent. */
   dispose(): Promise<void> | void;
 }

@@ -14,7 +14,7 @@
  * would have got from a step in flight is discarded.
  */
 
-import type { Backend } from '../backends/backend.js';
+import type { Backend, StepResult } from '../backends/backend.js';
 import { BackendError, EngineError, GrammarDeadEndError } from '../errors.js';
 import { applyMask, type TokenGrammar } from '../guided/grammar.js';
 import { NonFiniteLogitsError, Sampler, allFinite, argmax, type SampledToken } from '../sampling/sampler.js';
@@ -216,9 +216,14 @@ export class Engine {
     // While the backend computes, the guided requests' masks are filled (their grammars
     // only change when a token is accepted, which happened in the previous step).
     this.fillMasks(plan);
-    const logits = await running;
-    if (logits === undefined) return; // the backend failed; the step's requests are finished with BackendError
-    await this.apply(plan, logits);
+    const result = await running;
+    if (result === undefined) return; // the backend failed; the step's requests are finished with BackendError
+    try {
+      await this.apply(plan, result.logits);
+    } finally {
+      // Nothing holds a step's logits past apply: the backend may reuse their memory.
+      this.releaseResult(result);
+    }
     this.steps++;
     const info: StepInfo = {
       step: this.steps,
@@ -246,18 +251,30 @@ export class Engine {
   }
 
   /** Runs the plan's batch. A failure (or logits of the wrong size) fails this step's requests only: undefined. */
-  private async execute(plan: StepPlan): Promise<Float32Array | undefined> {
+  private async execute(plan: StepPlan): Promise<StepResult | undefined> {
     const batch = buildBatch(plan, this.kv);
     try {
-      const { logits } = await this.backend.execute(batch);
+      const result = await this.backend.execute(batch);
       const expected = batch.logitsIndices.length * this.backend.shape.vocabSize;
-      if (logits.length !== expected) throw new Error(`backend returned ${logits.length} logits, expected ${expected}`);
-      return logits;
+      if (result.logits.length !== expected) {
+        this.releaseResult(result);
+        throw new Error(`backend returned ${result.logits.length} logits, expected ${expected}`);
+      }
+      return result;
     } catch (error) {
       const failure = new BackendError(`the backend failed a step: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
       this.log(failure.message);
       for (const { request } of plan.scheduled) this.finish(request as LiveRequest, 'error', failure, false);
       return undefined;
+    }
+  }
+
+  /** Hands a step's result back to the backend; a backend whose release throws only gets logged. */
+  private releaseResult(result: StepResult): void {
+    try {
+      this.backend.release?.(result);
+    } catch (error) {
+      this.log(`the backend failed to release a step's result: ${String(error)}`);
     }
   }
 

@@ -7,10 +7,10 @@
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { totalmem } from 'node:os';
-import type { Backend } from '../backends/backend.js';
+import { freemem, totalmem } from 'node:os';
+import type { Backend, KvPrecision } from '../backends/backend.js';
 import { KvCacheManager } from '../engine/kv/kv-cache-manager.js';
-import { planPools } from '../engine/kv/sizing.js';
+import { defaultKvBytes, planPools } from '../engine/kv/sizing.js';
 import { InvalidOptionError, ModelLoadError, TokenizerError } from '../errors.js';
 import { isGgufPath } from '../model-files/gguf/path.js';
 import { checkModelFolder } from '../model-files/model-folder.js';
@@ -90,27 +90,39 @@ function checkTokenizerFits(tokenizer: Tokenizer, modelVocabSize: number): void 
 async function allocateKvCache(backend: Backend, options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<KvCacheManager> {
   // Checked before anything is sized or allocated: a cache larger than the machine can never be filled.
   const physical = totalmem();
-  if (resolved.kvBytes > physical) {
+  if (resolved.kvBytes !== undefined && resolved.kvBytes > physical) {
     throw new InvalidOptionError('kvCache.size', `${resolved.kvBytes} bytes is more than this machine's memory (${physical} bytes); give a smaller size, e.g. "1GB"`);
   }
   const blockSize = backendBlockSize(backend, options, resolved);
-  const specs = planPools(backend.shape, resolved.kvBytes, resolved.precision, blockSize, resolved.maxNumSeqs);
-  if (specs.some((spec) => spec.numBlocks < 2)) {
-    throw new InvalidOptionError('kvCache.size', `${resolved.kvBytes} bytes cannot hold a single block of this model`);
+  const precision = kvPrecision(backend, resolved);
+  // The default budget is sized from what is free now, with the weights already in memory,
+  // and trimmed (never refused) where it would make more blocks than weft manages.
+  let kvBytes = resolved.kvBytes ?? defaultKvBytes(backend.shape, precision, blockSize, resolved.maxNumSeqs, freemem());
+  let specs = planPools(backend.shape, kvBytes, precision, blockSize, resolved.maxNumSeqs);
+  const tooMany = specs.find((spec) => spec.numBlocks > MAX_BLOCKS_PER_POOL);
+  if (tooMany !== undefined && resolved.kvBytes === undefined) {
+    kvBytes = Math.floor(kvBytes * ((MAX_BLOCKS_PER_POOL - 1) / tooMany.numBlocks));
+    specs = planPools(backend.shape, kvBytes, precision, blockSize, resolved.maxNumSeqs);
+  } else if (tooMany !== undefined) {
+    throw new InvalidOptionError('kvCache.size', `${kvBytes} bytes make ${tooMany.numBlocks} blocks in the ${tooMany.name} pool, more than the ${MAX_BLOCKS_PER_POOL} weft manages; give a smaller size or a larger kvCache.blockSize`);
   }
-  const largest = specs.find((spec) => spec.numBlocks > MAX_BLOCKS_PER_POOL);
-  if (largest !== undefined) {
-    throw new InvalidOptionError('kvCache.size', `${resolved.kvBytes} bytes make ${largest.numBlocks} blocks in the ${largest.name} pool, more than the ${MAX_BLOCKS_PER_POOL} weft manages; give a smaller size or a larger kvCache.blockSize`);
+  if (specs.some((spec) => spec.numBlocks < 2)) {
+    throw new InvalidOptionError('kvCache.size', `${kvBytes} bytes cannot hold a single block of this model`);
   }
   const kv = new KvCacheManager(specs, { prefixCaching: resolved.prefixCaching });
   const extraPoolBlocks = Object.fromEntries(specs.slice(1).map((spec) => [spec.name, spec.numBlocks]));
   await backend.allocateCache({
     numBlocks: specs[0]!.numBlocks,
     blockSize,
-    precision: resolved.precision,
+    precision,
     ...(specs.length > 1 && { extraPoolBlocks }),
   });
   return kv;
+}
+
+/** The precision the user chose, else the backend's default, else f32. */
+function kvPrecision(backend: Backend, resolved: ResolvedPipelineOptions): KvPrecision {
+  return resolved.precision ?? backend.shape.defaultKvPrecision ?? 'f32';
 }
 
 /** A backend whose cache layout fixes the block size (OpenVINO) decides it; else kvCache.blockSize. */
@@ -164,6 +176,7 @@ async function loadGgufParts(file: string, options: PipelineOptions, resolved: R
   const backend = await CpuBackend.loadGguf(file, {
     ...(resolved.threads !== undefined && { threads: resolved.threads }),
     ...(resolved.quantize !== undefined && { quantize: resolved.quantize }),
+    ...(resolved.mmap !== undefined && { mmap: resolved.mmap }),
     ...(options.onProgress && { onProgress: options.onProgress }),
   });
   return {
@@ -180,6 +193,7 @@ async function loadCpuBackend(modelDir: string, options: PipelineOptions, resolv
   return CpuBackend.load(modelDir, {
     ...(resolved.threads !== undefined && { threads: resolved.threads }),
     ...(resolved.quantize !== undefined && { quantize: resolved.quantize }),
+    ...(resolved.mmap !== undefined && { mmap: resolved.mmap }),
     ...(options.onProgress && { onProgress: options.onProgress }),
   });
 }
@@ -191,7 +205,7 @@ async function loadOpenVinoBackend(modelDir: string, device: string, options: Pi
   const { OpenVinoBackend } = await import('../backends/openvino/openvino-backend.js');
   return OpenVinoBackend.load(modelDir, {
     device,
-    kvPrecision: resolved.precision,
+    kvPrecision: resolved.precision ?? 'f32',
     ...(options.openvino?.inferencePrecision !== undefined && { inferencePrecision: options.openvino.inferencePrecision }),
     ...(options.openvino?.properties !== undefined && { properties: options.openvino.properties }),
     ...(resolved.threads !== undefined && { threads: resolved.threads }),

@@ -21,9 +21,13 @@ import { boolean, checkKeys, checkObject, integer, isObject, number, parseByteSi
 export type { LoadProgress };
 
 export interface KvCacheOptions {
-  /** Byte budget for the cache: a number of bytes or a string such as "4GB" or "512MiB". Default "256MiB". */
+  /**
+   * Byte budget for the cache: a number of bytes or a string such as "4GB" or "512MiB".
+   * Default: enough for scheduler.maxNumSeqs requests at the model's full context, capped at a
+   * quarter of the memory available once the weights are loaded (at least 64 MiB). See docs/engine.md.
+   */
   size?: string | number;
-  /** Element type of cached keys and values. Default "f32". */
+  /** Element type of cached keys and values. Default: the backend's (the CPU backend: "f16"; others "f32"). */
   precision?: KvPrecision;
   /** Tokens per block. Default 16. */
   blockSize?: number;
@@ -67,6 +71,11 @@ export interface PipelineOptions {
    * See docs/cpu-backend.md.
    */
   quantize?: WeightQuantization;
+  /**
+   * CPU backend: use weights kept as stored from a read-only mapping of the model file (default
+   * true; the file must not be rewritten in place while the pipeline runs). false reads them.
+   */
+  mmap?: boolean;
   /** A Backend implementation to use instead of loading `model`. Requires `tokenizer`. */
   backend?: Backend;
   /** Tokenizer to use with a custom `backend`. */
@@ -183,6 +192,7 @@ const PIPELINE_KEYS = keysOf<PipelineOptions>({
   device: true,
   threads: true,
   quantize: true,
+  mmap: true,
   backend: true,
   tokenizer: true,
   chatTemplate: true,
@@ -225,8 +235,10 @@ const GENERATE_KEYS = keysOf<GenerateOptions>({
 const CHAT_KEYS = keysOf<ChatOptions>({ ...Object.fromEntries(GENERATE_KEYS.map((key) => [key, true])), tools: true, templateKwargs: true, toolChoice: true, guidedTools: true, parallelToolCalls: true } as Record<keyof Required<ChatOptions>, true>);
 
 export interface ResolvedPipelineOptions {
-  readonly kvBytes: number;
-  readonly precision: KvPrecision;
+  /** undefined: the default rule (defaultKvBytes), applied once the backend is loaded. */
+  readonly kvBytes: number | undefined;
+  /** undefined: the backend's default (ModelShape.defaultKvPrecision, else f32). */
+  readonly precision: KvPrecision | undefined;
   readonly blockSize: number;
   readonly maxNumSeqs: number;
   readonly maxNumBatchedTokens: number;
@@ -234,6 +246,7 @@ export interface ResolvedPipelineOptions {
   readonly policy: SchedulingPolicy;
   readonly threads: number | undefined;
   readonly quantize: WeightQuantization | undefined;
+  readonly mmap: boolean | undefined;
   readonly textLimits: TextSandboxLimits;
   readonly guidedTools: boolean;
 }
@@ -271,10 +284,10 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
   checkKeys('kvCache', kv as Record<string, unknown>, KV_CACHE_KEYS);
   checkObject('openvino', options.openvino);
   if (options.openvino !== undefined) checkKeys('openvino', options.openvino as Record<string, unknown>, OPENVINO_KEYS);
-  const kvBytes = parseByteSize(kv.size ?? '256MiB');
-  if (kvBytes === undefined) throw new InvalidOptionError('kvCache.size', `expected bytes or a size like "4GB", got ${JSON.stringify(kv.size)}`);
-  const precision = kv.precision ?? 'f32';
-  if (!['f32', 'f16', 'u8'].includes(precision)) throw new InvalidOptionError('kvCache.precision', `expected "f32", "f16" or "u8", got ${JSON.stringify(precision)}`);
+  const kvBytes = kv.size === undefined ? undefined : parseByteSize(kv.size);
+  if (kv.size !== undefined && kvBytes === undefined) throw new InvalidOptionError('kvCache.size', `expected bytes or a size like "4GB", got ${JSON.stringify(kv.size)}`);
+  const precision = kv.precision;
+  if (precision !== undefined && !['f32', 'f16', 'u8'].includes(precision)) throw new InvalidOptionError('kvCache.precision', `expected "f32", "f16" or "u8", got ${JSON.stringify(precision)}`);
   const scheduler: SchedulerOptions = options.scheduler ?? {};
   checkKeys('scheduler', scheduler as Record<string, unknown>, SCHEDULER_KEYS);
   const policy = scheduler.policy ?? 'fcfs';
@@ -296,6 +309,7 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
     policy,
     threads: options.threads === undefined ? undefined : integer('threads', options.threads, 1, { min: 1, max: 1024 }),
     quantize: checkQuantization(options.quantize),
+    mmap: boolean('mmap', options.mmap),
     textLimits: resolveTextLimits(options.textSandbox ?? {}),
     guidedTools: boolean('guidedTools', options.guidedTools) ?? false,
   };

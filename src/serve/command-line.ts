@@ -107,7 +107,7 @@ Options (OVMS's spellings work too: --max_num_seqs, --rest_port, --cache_size, .
       --device <name>             cpu (default)
       --threads <n>               CPU threads (default: all available cores)
       --kv-cache-size <size>      KV cache budget, e.g. 512MB or 2GB; a bare number is GB, as OVMS's --cache_size
-      --kv-cache-precision <p>    f32 (default), f16 or u8
+      --kv-cache-precision <p>    f32, f16 or u8 (default: the backend's, f16 on the CPU)
       --max-num-seqs <n>          most requests running at once (default 64)
       --max-num-batched-tokens <n> most tokens per engine step (default 2048)
       --enable-prefix-caching [true|false]  reuse cached prompt prefixes (default true)

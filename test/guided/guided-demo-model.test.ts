@@ -120,8 +120,9 @@ describe('guided generation on the demo model (qwen3coder)', () => {
       ...seeds(6, 100).map((seed) => pipe.chat(question(seed), { tools, temperature: 1, seed, maxTokens: 200 })),
     ]);
     expect(batched.slice(0, 6).map((r) => r.text)).toEqual(alone.map((r) => r.text));
-    // A cache that holds about two of these prompts at once: requests are preempted and recomputed.
-    const small = await Pipeline.create({ model: demoDir, parsers: { tool: 'qwen3coder', reasoning: 'qwen3' }, kvCache: { size: '3MiB' } });
+    // A cache that holds about two of these prompts at once (~800 tokens at the default f16's
+    // 1920 bytes a token): requests are preempted and recomputed.
+    const small = await Pipeline.create({ model: demoDir, parsers: { tool: 'qwen3coder', reasoning: 'qwen3' }, kvCache: { size: '1536KiB' } });
     try {
       const squeezed = await Promise.all(guided.map(({ seed, options }) => small.chat(question(seed), options)));
       expect(small.stats().preemptions).toBeGreaterThan(0);

@@ -85,7 +85,8 @@ describe('tool-guided auto on the demo model (qwen3coder, qwen3 reasoning)', () 
       ...seeds(6, 100).map((seed) => pipe.chat(question(seed), { tools, temperature: 1, seed, maxTokens: 120 })),
     ]);
     expect(batched.slice(0, 6).map((r) => r.text)).toEqual(alone.map((r) => r.text));
-    const small = await Pipeline.create({ model: demoDir, parsers: { tool: 'qwen3coder', reasoning: 'qwen3' }, kvCache: { size: '3MiB' } });
+    // 1.5 MiB of the default f16 cache (1920 bytes a token): about 800 tokens, so requests are preempted.
+    const small = await Pipeline.create({ model: demoDir, parsers: { tool: 'qwen3coder', reasoning: 'qwen3' }, kvCache: { size: '1536KiB' } });
     try {
       const squeezed = await Promise.all(guided.map(({ seed, options }) => small.chat(question(seed), options)));
       expect(small.stats().preemptions).toBeGreaterThan(0);

@@ -19,7 +19,8 @@ it('steps, failed steps and rejected calls leave no global handles behind', asyn
     const bad = { ...good, inputIds: Int32Array.of(99) }; // outside the vocabulary: the native check rejects
     const round = async (n: number): Promise<void> => {
       for (let i = 0; i < n; i++) {
-        await backend.execute(good);
+        // Released as the engine does: lent logits hold a weak handle until released or collected.
+        backend.release(await backend.execute(good));
         await expect(backend.execute(bad)).rejects.toThrow();
       }
     };

@@ -36,7 +36,7 @@ for (const name of ['stories260K', 'aidreams260K']) {
     const variants = [
       { label: 'a roomy cache', kvCache: { size: '64MB' }, scheduler: {} },
       // 1280 bytes per token (5 layers x 4 KV heads x 8 x f32 x K,V): about two requests' worth.
-      { label: 'a cache small enough to force preemption', kvCache: { size: 1280 * 100, blockSize: 4 }, scheduler: { maxNumBatchedTokens: 48 } },
+      { label: 'a cache small enough to force preemption', kvCache: { size: 1280 * 100, blockSize: 4, precision: 'f32' as const }, scheduler: { maxNumBatchedTokens: 48 } },
       { label: 'prefix caching and a shared prompt prefix', kvCache: { size: '64MB', blockSize: 4 }, scheduler: { prefixCaching: true, maxNumSeqs: 3 } },
     ];
     for (const variant of variants) {
@@ -67,12 +67,15 @@ for (const name of ['stories260K', 'aidreams260K']) {
       });
     }
 
-    it('f16 KV cache gives the same greedy output on this model', async () => {
-      const pipe = await create(dir!, { kvCache: { precision: 'f16' } });
-      const c = reference!.cases[0]!;
-      const result = await pipe.generate(c.prompt, { maxTokens: c.greedy_ids.length, temperature: 0, ignoreEos: true });
-      expect(result.tokenIds).toEqual(c.greedy_ids);
-    });
+    // The CPU backend's default cache is f16 (the test above); f32 and u8 give the same greedy output here too.
+    for (const precision of ['f32', 'u8'] as const) {
+      it(`a ${precision} KV cache gives the same greedy output on this model`, async () => {
+        const pipe = await create(dir!, { kvCache: { precision } });
+        const c = reference!.cases[0]!;
+        const result = await pipe.generate(c.prompt, { maxTokens: c.greedy_ids.length, temperature: 0, ignoreEos: true });
+        expect(result.tokenIds).toEqual(c.greedy_ids);
+      });
+    }
   });
 }
 

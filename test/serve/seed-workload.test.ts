@@ -43,8 +43,8 @@ describe.skipIf(!demoPresent)('the seed workload over HTTP', () => {
   let serve: ServeProcess;
 
   beforeAll(async () => {
-    // 8 MiB is about 130 blocks of 16 tokens: two replies of ~640 prompt + 300-700 generated tokens.
-    serve = await spawnServe(['-m', 'models/weft-demo', '--threads', '2', '--kv-cache-size', '8MiB', '--max-num-seqs', '16', '--quiet']);
+    // 4 MiB of the default f16 cache is about 136 blocks of 16 tokens: two replies of ~640 prompt + 300-700 generated tokens.
+    serve = await spawnServe(['-m', 'models/weft-demo', '--threads', '2', '--kv-cache-size', '4MiB', '--max-num-seqs', '16', '--quiet']);
   }, 60_000);
   afterAll(() => {
     if (serve && serve.child.exitCode === null) serve.child.kill('SIGKILL');

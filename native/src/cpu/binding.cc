@@ -1,10 +1,13 @@
 // N-API binding of the CPU model: class CpuModel.
 //
 //   new CpuModel(config)                       sync; config checked here
-//   loadTensor(kind, layer, path, offset, dtype, shape) -> Promise<void>
+//   loadTensor(kind, layer, path, offset, dtype, shape, map?) -> Promise<void>  (map: may use the file's mapping, default true)
 //   allocateCache(numBlocks, blockSize, precision)      -> Promise<void>
 //   execute(batch)                              -> Promise<Float32Array>
+//   releaseLogits(array)                        sync; hands a step's logits back for reuse (logits_transfer.h)
 //   dispose()                                   idempotent; frees native memory
+//   logitsBuffers                               read-only {allocated, lent}: the logits pool (test hook)
+//   weightBytes                                 read-only {copied, mapped}: weight bytes held in memory / used from file mappings
 //   weightSlots()                               sync; [{kind, layer, shape}] the model needs
 //   threads, kernels                            read-only: pool size, kernel set name (cpu_features.h)
 //
@@ -25,6 +28,7 @@
 #include <thread>
 
 #include "cpu_features.h"
+#include "logits_transfer.h"
 #include "model.h"
 
 namespace weft {
@@ -146,11 +150,11 @@ class Job : public Napi::AsyncWorker {
 class LoadJob : public Job {
  public:
   LoadJob(Napi::Env env, Napi::Object owner, bool* busy, Tensor* slot, std::string path, uint64_t offset, std::string dtype,
-          std::vector<int64_t> shape, WeightType quantize_to, ThreadPool* pool)
+          std::vector<int64_t> shape, WeightType quantize_to, ThreadPool* pool, MappedFiles* mapped_files)
       : Job(env, owner, busy), slot_(slot), path_(std::move(path)), offset_(offset), dtype_(std::move(dtype)),
-        shape_(std::move(shape)), quantize_to_(quantize_to), pool_(pool) {}
+        shape_(std::move(shape)), quantize_to_(quantize_to), pool_(pool), mapped_files_(mapped_files) {}
   void Execute() override {
-    guarded([&] { return load_weight(*slot_, path_, offset_, dtype_, shape_, quantize_to_, *pool_); });
+    guarded([&] { return load_weight(*slot_, path_, offset_, dtype_, shape_, quantize_to_, *pool_, mapped_files_); });
   }
 
  private:
@@ -161,6 +165,7 @@ class LoadJob : public Job {
   std::vector<int64_t> shape_;
   WeightType quantize_to_;
   ThreadPool* pool_;
+  MappedFiles* mapped_files_;  // nullptr: read, never map
 };
 
 class CacheJob : public Job {
@@ -183,29 +188,31 @@ class CacheJob : public Job {
 
 class StepJob : public Job {
  public:
-  StepJob(Napi::Env env, Napi::Object owner, bool* busy, Model* model, StepInput step)
-      : Job(env, owner, busy), model_(model), step_(std::move(step)) {}
+  StepJob(Napi::Env env, Napi::Object owner, bool* busy, Model* model, StepInput step, std::shared_ptr<LogitsBuffers> buffers,
+          bool copy_logits)
+      : Job(env, owner, busy), model_(model), step_(std::move(step)), buffers_(std::move(buffers)), copy_logits_(copy_logits) {}
   void Execute() override {
     guarded([&] {
       const std::string error = validate_step(*model_, step_);
       if (!error.empty()) return error;
-      logits_.assign(step_.logits_indices.size() * static_cast<size_t>(model_->config.vocab), 0.0f);
-      forward(*model_, step_, logits_.data());
+      floats_ = step_.logits_indices.size() * static_cast<size_t>(model_->config.vocab);
+      // Not zero-filled: the LM head writes every value of the rows it is asked for.
+      logits_ = buffers_->take(floats_);
+      forward(*model_, step_, logits_.data.get());
       return std::string();
     });
   }
 
  protected:
-  Napi::Value result(Napi::Env env) override {
-    Napi::Float32Array out = Napi::Float32Array::New(env, logits_.size());
-    if (!logits_.empty()) std::memcpy(out.Data(), logits_.data(), logits_.size() * sizeof(float));
-    return out;
-  }
+  Napi::Value result(Napi::Env env) override { return buffers_->to_js(env, std::move(logits_), floats_, copy_logits_); }
 
  private:
   Model* model_;
   StepInput step_;
-  std::vector<float> logits_;
+  std::shared_ptr<LogitsBuffers> buffers_;
+  bool copy_logits_;
+  LogitsBuffers::Buffer logits_;
+  size_t floats_ = 0;
 };
 
 class CpuModel : public Napi::ObjectWrap<CpuModel> {
@@ -215,6 +222,9 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
                        {InstanceMethod("loadTensor", &CpuModel::load_tensor),
                         InstanceMethod("allocateCache", &CpuModel::allocate_cache_method),
                         InstanceMethod("execute", &CpuModel::execute),
+                        InstanceMethod("releaseLogits", &CpuModel::release_logits),
+                        InstanceAccessor("logitsBuffers", &CpuModel::logits_buffers, nullptr),
+                        InstanceAccessor("weightBytes", &CpuModel::weight_bytes_method, nullptr),
                         InstanceMethod("dispose", &CpuModel::dispose),
                         InstanceMethod("weightSlots", &CpuModel::weight_slots),
                         InstanceAccessor("threads", &CpuModel::threads, nullptr),
@@ -257,6 +267,9 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       else if (q == "q4_0") c.quantize_to = WeightType::Q4_0;
       else throw Napi::RangeError::New(env, "quantize must be 'q8_0' or 'q4_0' (or undefined: keep the weights as stored)");
     }
+    // Test and benchmark hook: always copy the logits, as where external buffers are refused.
+    const Napi::Value copy_logits = o.Get("copyLogits");
+    if (!copy_logits.IsUndefined()) copy_logits_ = read_bool(o, "copyLogits");
     const Napi::Float64Array f = freq.As<Napi::Float64Array>();
     c.inv_freq.assign(f.Data(), f.Data() + f.ElementLength());
     unsigned threads = std::thread::hardware_concurrency();
@@ -314,12 +327,17 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       std::vector<int64_t> shape;
       for (uint32_t i = 0; i < rank; ++i)
         shape.push_back(to_int64(env, dims.Get(i), "shape entry", 0, 9007199254740991.0));
+      bool map = true;
+      if (info.Length() > 6 && !info[6].IsUndefined()) {
+        if (!info[6].IsBoolean()) throw Napi::TypeError::New(env, "loadTensor: map must be a boolean");
+        map = info[6].As<Napi::Boolean>().Value();
+      }
       require_available(env);
       Tensor* slot = find_weight_slot(model_->weights, kind, layer);
       if (!slot) throw Napi::Error::New(env, "the model has no weight " + kind + (layer >= 0 ? " in layer " + std::to_string(layer) : ""));
       weights_ready_ = false;
       return queue(new LoadJob(env, info.This().As<Napi::Object>(), &busy_, slot, path, offset, dtype, std::move(shape),
-                               model_->config.quantize_to, model_->pool.get()));
+                               model_->config.quantize_to, model_->pool.get(), map ? &model_->mapped_files : nullptr));
     });
   }
 
@@ -363,8 +381,37 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
         if (!missing.empty()) throw Napi::Error::New(env, "weights not loaded: " + missing);
         weights_ready_ = true;
       }
-      return queue(new StepJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), std::move(step)));
+      return queue(
+          new StepJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), std::move(step), logits_buffers_, copy_logits_));
     });
+  }
+
+  // The caller is done with a step's logits: detach them so the memory is
+  // reused by the next step (a no-op, false, for an array this model did not lend).
+  Napi::Value release_logits(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1) throw Napi::TypeError::New(env, "releaseLogits(logits)");
+    return Napi::Boolean::New(env, logits_buffers_->release(env, info[0]));
+  }
+
+  Napi::Value weight_bytes_method(const Napi::CallbackInfo& info) {
+    double mapped = 0, total = 0;
+    if (model_)
+      for_each_slot(model_->weights, [&](const SlotSpec&, int, const Tensor& t) {
+        mapped += static_cast<double>(t.mapped_bytes);
+        total += t.bytes();
+      });
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("copied", Napi::Number::New(info.Env(), total - mapped));
+    out.Set("mapped", Napi::Number::New(info.Env(), mapped));
+    return out;
+  }
+
+  Napi::Value logits_buffers(const Napi::CallbackInfo& info) {
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("allocated", Napi::Number::New(info.Env(), static_cast<double>(logits_buffers_->allocated())));
+    out.Set("lent", Napi::Number::New(info.Env(), static_cast<double>(logits_buffers_->lent())));
+    return out;
   }
 
   // Frees the weights and the cache. While a job runs the memory is in use, so
@@ -406,6 +453,9 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
   }
 
   std::unique_ptr<Model> model_;
+  // Outlives the model: buffers lent to JavaScript return to it when released or collected.
+  std::shared_ptr<LogitsBuffers> logits_buffers_ = std::make_shared<LogitsBuffers>();
+  bool copy_logits_ = false;
   bool busy_ = false;  // touched on the JS thread only (set on queue, cleared in OnOK/OnError)
   bool weights_ready_ = false;
 };

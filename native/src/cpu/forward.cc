@@ -24,6 +24,7 @@
 #include "model.h"
 #include "quant.h"
 #include "quant_formats.h"
+#include "quant_repack.h"
 
 namespace weft {
 namespace {
@@ -129,15 +130,22 @@ StepState prepare_step(const ModelConfig& c, const StepInput& s, int block_size,
 }
 
 // x[t] = the embedding row of token t, widened from 16 bits or dequantized when stored so.
+// The table may be copied or mapped (Tensor::raw()).
 void embed(const Tensor& table, const StepInput& s, int H, float* x) {
+  // Row-grouped tables (Q8_0, Q4_0; never mapped): a token's row is unpacked back to GGUF bytes first.
+  const void* raw = table.raw();
+  std::vector<uint8_t> row(is_row_grouped(table.type) ? quant_row_bytes(table.type, H) : 0);
   for (size_t t = 0; t < s.input_ids.size(); ++t) {
     const size_t from = static_cast<size_t>(s.input_ids[t]) * H;
     float* to = x + t * H;
-    if (table.type == WeightType::F32) std::memcpy(to, &table.data[from], H * sizeof(float));
-    else if (is_quantized(table.type))
-      dequantize_row(table.type, &table.blocks[static_cast<size_t>(s.input_ids[t]) * quant_row_bytes(table.type, H)], to, H);
-    else if (table.type == WeightType::F16) for (int i = 0; i < H; ++i) to[i] = f16_to_f32(table.half[from + i]);
-    else for (int i = 0; i < H; ++i) to[i] = bf16_to_f32(table.half[from + i]);
+    if (table.type == WeightType::F32) std::memcpy(to, static_cast<const float*>(raw) + from, H * sizeof(float));
+    else if (is_row_grouped(table.type)) {
+      unpack_row(table.type, static_cast<const uint8_t*>(raw), table.rows, H, s.input_ids[t], row.data());
+      dequantize_row(table.type, row.data(), to, H);
+    } else if (is_quantized(table.type))
+      dequantize_row(table.type, static_cast<const uint8_t*>(raw) + static_cast<size_t>(s.input_ids[t]) * quant_row_bytes(table.type, H), to, H);
+    else if (table.type == WeightType::F16) for (int i = 0; i < H; ++i) to[i] = f16_to_f32(static_cast<const uint16_t*>(raw)[from + i]);
+    else for (int i = 0; i < H; ++i) to[i] = bf16_to_f32(static_cast<const uint16_t*>(raw)[from + i]);
   }
 }
 

@@ -91,8 +91,9 @@ std::string allocate_cache(KvCache& cache, int layers, int kv_heads, int head_di
   const size_t elements = static_cast<size_t>(2) * layers * static_cast<size_t>(num_blocks) * kv_heads *
                           static_cast<size_t>(block_size) * head_dim;
   const double bytes = kv_cache_bytes(elements, head_dim, precision);
-  // The cache is zero-filled at once; more than the machine's RAM would get the
-  // process killed by the OOM killer instead of failing here. What must fit:
+  // The cache's pages are committed as it fills; one larger than the machine's
+  // RAM would get the process killed by the OOM killer later instead of failing
+  // here. What must fit:
   // the weights, the new cache and the old one (freed only once the new one is in).
   const double ram = physical_memory_bytes();
   const double old_cache = kv_cache_bytes(cache.elements, head_dim, cache.precision);
@@ -110,11 +111,11 @@ std::string allocate_cache(KvCache& cache, int layers, int kv_heads, int head_di
   fresh.precision = precision;
   fresh.elements = elements;
   try {
-    if (precision == KvPrecision::F32) fresh.f32.assign(elements, 0.0f);
-    else if (precision == KvPrecision::F16) fresh.f16.assign(elements, 0);
+    if (precision == KvPrecision::F32) fresh.f32 = ZeroedArray<float>(elements);
+    else if (precision == KvPrecision::F16) fresh.f16 = ZeroedArray<uint16_t>(elements);
     else {
-      fresh.u8.assign(elements, 0);
-      fresh.u8_params.assign(elements / head_dim * 2, 0.0f);
+      fresh.u8 = ZeroedArray<uint8_t>(elements);
+      fresh.u8_params = ZeroedArray<float>(elements / head_dim * 2);
     }
   } catch (const std::bad_alloc&) {
     return "out of memory allocating the KV cache (" + std::to_string(elements) + " elements)";

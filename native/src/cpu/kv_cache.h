@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "zeroed_array.h"
+
 namespace weft {
 
 enum class KvPrecision { F32, F16, U8 };
@@ -39,12 +41,16 @@ struct KvCache {
   int block_size = 0;  // 0 until allocated
   KvPrecision precision = KvPrecision::F32;
   size_t elements = 0;  // layers * 2 * num_blocks * kv_heads * block_size * head_dim
-  std::vector<float> f32;     // used when precision == F32
-  std::vector<uint16_t> f16;  // used when precision == F16 (IEEE half bits)
+  // Allocated untouched (zeroed_array.h): pages are committed as rows are
+  // written. Attention reads a sequence's rows below its past length plus its
+  // new tokens (step_check.cc bounds them by its block table), which the
+  // engine has written; a row never written reads as zeros, as it always did.
+  ZeroedArray<float> f32;     // used when precision == F32
+  ZeroedArray<uint16_t> f16;  // used when precision == F16 (IEEE half bits)
   // U8: each row (one token, one kv head: head_dim values) is stored as bytes q
   // with x ~= min + q * scale; u8_params holds (scale, min) per row.
-  std::vector<uint8_t> u8;
-  std::vector<float> u8_params;  // [elements / head_dim * 2]
+  ZeroedArray<uint8_t> u8;
+  ZeroedArray<float> u8_params;  // [elements / head_dim * 2]
 
   KvView view() const;
 
@@ -60,7 +66,7 @@ struct KvCache {
 // Bytes a cache of `elements` values takes, u8's per-row (scale, min) included.
 double kv_cache_bytes(size_t elements, int head_dim, KvPrecision precision);
 
-// Replaces `cache` with a zero-filled one of the given size, for a model of
+// Replaces `cache` with a zeroed one of the given size (memory committed only as it is written), for a model of
 // `layers` layers of kv_heads x head_dim. `other_bytes`: what else the model
 // holds (its weights), counted in the check against physical memory. Returns ""
 // or an error message (the old cache is kept then).

@@ -28,6 +28,7 @@ struct StepInput {
 
 struct Model {
   ModelConfig config;
+  MappedFiles mapped_files;  // the files weights are used from in place (declared first: destroyed after the weights)
   Weights weights;
   KvCache cache;
   std::unique_ptr<ThreadPool> pool;

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "quant_formats.h"
+#include "quant_k.h"
+#include "quant_repack.h"
 
 namespace weft {
 namespace {
@@ -32,7 +34,7 @@ void quantize_input(const float* x, int K, int8_t* q, float* scale, int32_t* sum
   }
 }
 
-// The reference order: for each unit u in turn, lane j (weights 4j..4j+3)
+// The per-row reference order (Q4_K, Q6_K; quant_kernels.h): for each unit u in turn, lane j (weights 4j..4j+3)
 // adds (scale[j / 4] * x.scale) * exact_int_dot into the even or odd units'
 // accumulator; finish_units adds the lanes and subtracts the mins.
 void quant_rows_baseline(WeightType type, float* out, const QuantizedInput& x, const uint8_t* w, const float* bias, int T,
@@ -70,6 +72,60 @@ void quant_rows_baseline(WeightType type, float* out, const QuantizedInput& x, c
   }
 }
 
+// The row-group reference order (quant_group_kernels.h): per row and token,
+// acc += (d * xs) * float(p) unit by unit, p the exact integer dot product of
+// the unit, then + bias.
+void quant_groups_baseline(WeightType type, float* out, const QuantizedInput& x, const uint8_t* w, const uint8_t* tail,
+                           const float* bias, int T, int N, int K, size_t g0, size_t g1) {
+  const int units = K / kQuantUnit;
+  const size_t unit_bytes = group_unit_bytes(type);
+  const size_t group_bytes = kGroupRows * quant_row_bytes(type, K);
+  for (size_t gi = g0; gi < g1; ++gi) {
+    const size_t n = gi * kGroupRows;
+    const int rows = static_cast<int>(std::min<size_t>(kGroupRows, N - n));
+    const uint8_t* g = rows == kGroupRows ? w + gi * group_bytes : tail;
+    for (int t = 0; t < T; ++t) {
+      for (int r = 0; r < rows; ++r) {
+        float acc = 0;
+        for (int u = 0; u < units; ++u) {
+          const size_t at = static_cast<size_t>(t) * units + u;
+          const int8_t* xq = x.q + at * kQuantUnit;
+          const uint8_t* scales = g + u * (16 + unit_bytes);
+          const uint8_t* wu = scales + 16;
+          int32_t p = x.offset_sum[at];
+          for (int i = 0; i < 32; ++i) {
+            const int v = type == WeightType::Q8_0 ? wu[(i / 4) * 32 + r * 4 + i % 4]
+                                                   : (wu[(i % 16 / 4) * 32 + r * 4 + i % 4] >> (i < 16 ? 0 : 4)) & 0x0f;
+            p += v * xq[i];
+          }
+          const float d = f16_to_f32(read_u16(scales + r * 2));
+          acc += (d * x.scale[at]) * static_cast<float>(p);
+        }
+        out[static_cast<size_t>(t) * N + n + r] = acc + (bias ? bias[n + r] : 0.0f);
+      }
+    }
+  }
+}
+
+using QuantGroups = void (*)(WeightType, float*, const QuantizedInput&, const uint8_t*, const uint8_t*, const float*, int,
+                             int, int, size_t, size_t);
+
+QuantGroups group_kernel_of(KernelSet set) {
+  switch (set) {
+    case KernelSet::Baseline: return quant_groups_baseline;
+#if defined(WEFT_AVX2_KERNELS)
+    case KernelSet::Avx2: return quant_groups_avx2;
+#endif
+#if defined(WEFT_AVXVNNI_KERNELS)
+    case KernelSet::AvxVnni: return quant_groups_avxvnni;
+#endif
+#if defined(WEFT_AVX512VNNI_KERNELS)
+    case KernelSet::Avx512Vnni: return quant_groups_avx512vnni;
+#endif
+    default: return nullptr;
+  }
+}
+
 using QuantRows = void (*)(WeightType, float*, const QuantizedInput&, const uint8_t*, const float*, int, int, int, size_t,
                            size_t);
 
@@ -90,18 +146,41 @@ QuantRows kernel_of(KernelSet set) {
   }
 }
 
-void run(QuantRows kernel, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type, const float* bias,
-         int T, int N, int K) {
+// The activations of one matmul, quantized (quant_formats.h).
+struct Activations {
+  std::vector<int8_t> q;
+  std::vector<float> scale;
+  std::vector<int32_t> sum, offset_sum;
+  QuantizedInput view() const { return {q.data(), scale.data(), sum.data(), offset_sum.empty() ? nullptr : offset_sum.data()}; }
+};
+
+void quantize_activations(KernelSet set, ThreadPool& pool, const float* in, WeightType type, int T, int K, Activations& a) {
+  auto quantize = quantize_input;
+#if defined(WEFT_AVX2_KERNELS)
+  if (set != KernelSet::Baseline) quantize = quantize_input_avx2;
+#endif
   const int units = K / kQuantUnit;
-  std::vector<int8_t> q(static_cast<size_t>(T) * K);
-  std::vector<float> scale(static_cast<size_t>(T) * units);
-  std::vector<int32_t> sum(static_cast<size_t>(T) * units);
+  a.q.resize(static_cast<size_t>(T) * K);
+  a.scale.resize(static_cast<size_t>(T) * units);
+  a.sum.resize(static_cast<size_t>(T) * units);
+  if (is_row_grouped(type)) a.offset_sum.resize(a.sum.size());
+  const int offset = group_offset(type);
   const size_t token_grain = static_cast<size_t>(T) * K < (1u << 15) ? T : 4;
   pool.parallel_for(T, token_grain, [&](size_t t0, size_t t1, int) {
-    for (size_t t = t0; t < t1; ++t)
-      quantize_input(in + t * K, K, &q[t * K], &scale[t * units], &sum[t * units]);
+    for (size_t t = t0; t < t1; ++t) {
+      quantize(in + t * K, K, &a.q[t * K], &a.scale[t * units], &a.sum[t * units]);
+      if (!a.offset_sum.empty())
+        for (int u = 0; u < units; ++u) a.offset_sum[t * units + u] = -offset * a.sum[t * units + u];
+    }
   });
-  const QuantizedInput x{q.data(), scale.data(), sum.data()};
+}
+
+// Per-row kernels on GGUF rows (Q4_K, Q6_K; Q8_0/Q4_0 only for comparison).
+void run_rows(KernelSet set, QuantRows kernel, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
+              const float* bias, int T, int N, int K) {
+  Activations a;
+  quantize_activations(set, pool, in, WeightType::F32, T, K, a);
+  const QuantizedInput x = a.view();
   // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
   const size_t row_bytes = quant_row_bytes(type, K);
   size_t grain = std::max<size_t>(1, 65536 / std::max<size_t>(1, row_bytes));
@@ -110,23 +189,74 @@ void run(QuantRows kernel, ThreadPool& pool, float* out, const float* in, const 
   pool.parallel_for(N, grain, [&](size_t n0, size_t n1, int) { kernel(type, out, x, w, bias, T, N, K, n0, n1); });
 }
 
+// Row-group kernels on row-grouped Q8_0 / Q4_0 (quant_repack.h).
+void run_groups(KernelSet set, QuantGroups kernel, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
+                const float* bias, int T, int N, int K) {
+  Activations a;
+  quantize_activations(set, pool, in, type, T, K, a);
+  const QuantizedInput x = a.view();
+  const size_t row_bytes = quant_row_bytes(type, K);
+  const size_t whole = static_cast<size_t>(N) / kGroupRows, groups = (static_cast<size_t>(N) + kGroupRows - 1) / kGroupRows;
+  // The N % 8 rows after the last whole group, packed as one more group.
+  std::vector<uint8_t> tail;
+  if (groups > whole) {
+    tail.resize(kGroupRows * row_bytes);
+    const uint8_t* rows[kGroupRows];
+    const int count = N % kGroupRows;
+    for (int r = 0; r < count; ++r) rows[r] = w + (whole * kGroupRows + r) * row_bytes;
+    pack_group(type, rows, count, K, tail.data());
+  }
+  // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
+  size_t grain = std::max<size_t>(1, 65536 / (kGroupRows * row_bytes));
+  grain = std::min(grain, std::max<size_t>(1, groups / (4 * static_cast<size_t>(pool.size()))));
+  if (static_cast<size_t>(T) * N * K < (1u << 16)) grain = groups;
+  pool.parallel_for(groups, grain, [&](size_t g0, size_t g1, int) {
+    kernel(type, out, x, w, tail.empty() ? nullptr : tail.data(), bias, T, N, K, g0, g1);
+  });
+}
+
+bool run_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
+              const float* bias, int T, int N, int K) {
+  if (is_row_grouped(type)) {
+    const QuantGroups kernel = group_kernel_of(set);
+    if (!kernel) return false;
+    run_groups(set, kernel, pool, out, in, w, type, bias, T, N, K);
+  } else {
+    const QuantRows kernel = kernel_of(set);
+    if (!kernel) return false;
+    run_rows(set, kernel, pool, out, in, w, type, bias, T, N, K);
+  }
+  return true;
+}
+
 }  // namespace
 
 void quant_matmul(ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type, const float* bias, int T,
                   int N, int K) {
-  static const QuantRows chosen = [] {
-    const QuantRows k = kernel_of(cpu_kernel_set());
-    return k ? k : quant_rows_baseline;
-  }();
-  run(chosen, pool, out, in, w, type, bias, T, N, K);
+  // Q4_K and Q6_K have their own super-block kernels (quant_k.h).
+  static const KernelSet k_set = kquant_runs(cpu_kernel_set()) ? cpu_kernel_set() : KernelSet::Baseline;
+  if (is_k_quant(type)) {
+    kquant_matmul(k_set, pool, out, in, w, type, bias, T, N, K);
+    return;
+  }
+  // The set's kernels, or the baseline where this build has none for it.
+  static const KernelSet set = group_kernel_of(cpu_kernel_set()) && kernel_of(cpu_kernel_set()) ? cpu_kernel_set() : KernelSet::Baseline;
+  run_with(set, pool, out, in, w, type, bias, T, N, K);
 }
 
 bool quant_matmul_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
                        const float* bias, int T, int N, int K) {
   if (!cpu_supports(set)) return false;
+  if (is_k_quant(type)) return kquant_matmul(set, pool, out, in, w, type, bias, T, N, K);
+  return run_with(set, pool, out, in, w, type, bias, T, N, K);
+}
+
+bool quant_matmul_gguf_rows_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w,
+                                 WeightType type, const float* bias, int T, int N, int K) {
+  if (!cpu_supports(set)) return false;
   const QuantRows kernel = kernel_of(set);
   if (!kernel) return false;
-  run(kernel, pool, out, in, w, type, bias, T, N, K);
+  run_rows(set, kernel, pool, out, in, w, type, bias, T, N, K);
   return true;
 }
 

@@ -5,7 +5,10 @@
 // output is then a sum over 32-weight units of exact int32 dot products times
 // float scales, in one fixed order (quant.cc), which every kernel set keeps:
 // the baseline, AVX2, AVX-VNNI and AVX512-VNNI kernels give bit-identical
-// results, for any T, thread count or batch.
+// results, for any T, thread count or batch. Q4_K and Q6_K go to their own
+// super-block kernels (quant_k.h: activations per 256-block, the same
+// bit-identity across sets); the Q4_K/Q6_K cases of quant_kernels.h and of
+// quant.cc's baseline are no longer reached.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -17,8 +20,9 @@
 namespace weft {
 
 // out[T][N] = in[T][K] @ w^T (+ bias), w: N rows of quant_row_bytes(type, K)
-// bytes; K a multiple of the format's block (checked at load). Uses the
-// kernels of cpu_kernel_set().
+// bytes as weft stores them: Q8_0 and Q4_0 in row groups (quant_repack.h:
+// repack_rows at load), Q4_K and Q6_K as GGUF rows; K a multiple of the
+// format's block (checked at load). Uses the kernels of cpu_kernel_set().
 void quant_matmul(ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type, const float* bias, int T,
                   int N, int K);
 
@@ -27,7 +31,13 @@ void quant_matmul(ThreadPool& pool, float* out, const float* in, const uint8_t* 
 bool quant_matmul_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
                        const float* bias, int T, int N, int K);
 
-// One row of K weights as float32.
+// The per-row kernels on GGUF rows of any type (what Q8_0 and Q4_0 ran before
+// the row groups; kept for Q4_K and Q6_K, and for comparisons in
+// bench/quant-kernels). Its float order differs from the row groups'.
+bool quant_matmul_gguf_rows_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w,
+                                 WeightType type, const float* bias, int T, int N, int K);
+
+// One GGUF row of K weights as float32.
 void dequantize_row(WeightType type, const uint8_t* row, float* out, int64_t K);
 
 // Quantizes one row of K floats (K a multiple of 32) to Q8_0 or Q4_0, as

@@ -136,6 +136,8 @@ struct QuantizedInput {
   const int8_t* q;       // [T][K]
   const float* scale;    // [T][K / 32]
   const int32_t* sum;    // [T][K / 32]
+  // [T][K / 32]: - offset * sum, for the row-grouped types (quant_repack.h).
+  const int32_t* offset_sum = nullptr;
 };
 
 // Signature of the SIMD row kernels (quant_avx2.cc, ...): rows [n0, n1) of out.
@@ -145,5 +147,18 @@ void quant_rows_avxvnni(WeightType type, float* out, const QuantizedInput& x, co
                         int N, int K, size_t n0, size_t n1);
 void quant_rows_avx512vnni(WeightType type, float* out, const QuantizedInput& x, const uint8_t* w, const float* bias, int T,
                            int N, int K, size_t n0, size_t n1);
+
+// The activation quantizer (quant.cc) with AVX2: the same results.
+void quantize_input_avx2(const float* x, int K, int8_t* q, float* scale, int32_t* sum);
+
+// The row-group kernels for Q8_0 / Q4_0 (quant_group_kernels.h): groups
+// [g0, g1) of 8 rows of w (quant_repack.h); group N / 8, when N % 8 rows are
+// left, is `tail` (those rows packed by pack_group).
+void quant_groups_avx2(WeightType type, float* out, const QuantizedInput& x, const uint8_t* w, const uint8_t* tail,
+                       const float* bias, int T, int N, int K, size_t g0, size_t g1);
+void quant_groups_avxvnni(WeightType type, float* out, const QuantizedInput& x, const uint8_t* w, const uint8_t* tail,
+                          const float* bias, int T, int N, int K, size_t g0, size_t g1);
+void quant_groups_avx512vnni(WeightType type, float* out, const QuantizedInput& x, const uint8_t* w, const uint8_t* tail,
+                             const float* bias, int T, int N, int K, size_t g0, size_t g1);
 
 }  // namespace weft

@@ -6,10 +6,12 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cpu_features.h"
 #include "quant.h"
 #include "quant_formats.h"
+#include "quant_repack.h"
 
 namespace weft {
 namespace {
@@ -45,7 +47,7 @@ Napi::Value supported_sets(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// quantMatmul(set, dtype, weights: Uint8Array, input: Float32Array, T, N, K, threads) -> Float32Array [T][N]
+// quantMatmul(set, dtype, weights: Uint8Array, input: Float32Array, T, N, K, threads, bias?: Float32Array) -> Float32Array [T][N]
 Napi::Value quant_matmul_js(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 8 || !info[2].IsTypedArray() || !info[3].IsTypedArray())
@@ -59,10 +61,37 @@ Napi::Value quant_matmul_js(const Napi::CallbackInfo& info) {
   if (K % block_format(type).weights != 0) throw Napi::RangeError::New(env, "K must be whole blocks");
   if (w.ByteLength() != static_cast<size_t>(N) * quant_row_bytes(type, K) || in.ElementLength() != static_cast<size_t>(T) * K)
     throw Napi::RangeError::New(env, "weights or input have the wrong size");
+  const bool has_bias = info.Length() > 8 && info[8].IsTypedArray();
+  if (has_bias && info[8].As<Napi::Float32Array>().ElementLength() != static_cast<size_t>(N))
+    throw Napi::RangeError::New(env, "bias must have N values");
+  const float* bias = has_bias ? info[8].As<Napi::Float32Array>().Data() : nullptr;
   ThreadPool pool(threads);
   Napi::Float32Array out = Napi::Float32Array::New(env, static_cast<size_t>(T) * N);
-  if (!quant_matmul_with(set, pool, out.Data(), in.Data(), w.Data(), type, nullptr, T, N, K))
+  // Weights come as GGUF rows; weft keeps Q8_0 / Q4_0 in row groups (as the loader does).
+  std::vector<uint8_t> stored(w.Data(), w.Data() + w.ByteLength());
+  if (is_row_grouped(type)) repack_rows(type, stored.data(), N, K);
+  if (!quant_matmul_with(set, pool, out.Data(), in.Data(), stored.data(), type, bias, T, N, K))
     throw Napi::Error::New(env, std::string("this CPU or build cannot run the ") + kernel_set_name(set) + " kernels");
+  return out;
+}
+
+// groupedRows(dtype, weights: Uint8Array, N, K) -> Uint8Array: GGUF rows
+// repacked into row groups (quant_repack.h), then every row unpacked again:
+// equal to the input when the two are inverse.
+Napi::Value grouped_rows_js(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 4 || !info[1].IsTypedArray()) throw Napi::TypeError::New(env, "groupedRows(dtype, weights, N, K)");
+  const WeightType type = quant_type(env, info[0]);
+  const Napi::Uint8Array w = info[1].As<Napi::Uint8Array>();
+  const int N = positive(env, info[2], "N"), K = positive(env, info[3], "K");
+  if (!is_row_grouped(type)) throw Napi::RangeError::New(env, "only Q8_0 and Q4_0 are kept in row groups");
+  if (K % block_format(type).weights != 0 || w.ByteLength() != static_cast<size_t>(N) * quant_row_bytes(type, K))
+    throw Napi::RangeError::New(env, "weights have the wrong size");
+  std::vector<uint8_t> grouped(w.Data(), w.Data() + w.ByteLength());
+  repack_rows(type, grouped.data(), N, K);
+  const size_t row_bytes = quant_row_bytes(type, K);
+  Napi::Uint8Array out = Napi::Uint8Array::New(env, w.ByteLength());
+  for (int n = 0; n < N; ++n) unpack_row(type, grouped.data(), N, K, n, out.Data() + n * row_bytes);
   return out;
 }
 
@@ -100,6 +129,7 @@ void register_testing(Napi::Env env, Napi::Object exports) {
   Napi::Object t = Napi::Object::New(env);
   t.Set("supportedKernelSets", Napi::Function::New(env, supported_sets));
   t.Set("quantMatmul", Napi::Function::New(env, quant_matmul_js));
+  t.Set("groupedRows", Napi::Function::New(env, grouped_rows_js));
   t.Set("dequantizeRow", Napi::Function::New(env, dequantize_js));
   t.Set("quantizeRow", Napi::Function::New(env, quantize_js));
   exports.Set("testing", t);

@@ -16,6 +16,7 @@
 #include "half.h"
 #include "quant.h"
 #include "quant_formats.h"
+#include "quant_repack.h"
 
 namespace weft {
 namespace {
@@ -175,7 +176,8 @@ std::string read_chunks(std::ifstream& file, const std::string& path, uint64_t o
 }  // namespace
 
 std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
-                        const std::vector<int64_t>& shape, WeightType quantize_to, ThreadPool& pool) {
+                        const std::vector<int64_t>& shape, WeightType quantize_to, ThreadPool& pool,
+                        MappedFiles* mapped_files) {
   // Shape: [rows, cols] for matrices (even when cols == 1), [rows] for vectors.
   const bool shape_ok = slot.vector ? (shape.size() == 1 && shape[0] == slot.rows)
                                     : (shape.size() == 2 && shape[0] == slot.rows && shape[1] == slot.cols);
@@ -196,15 +198,6 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
   const size_t row_bytes = quantized_source ? quant_row_bytes(source.type, slot.cols) : slot.cols * source.element_bytes;
   const uint64_t bytes = static_cast<uint64_t>(slot.rows) * row_bytes;
 
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return "cannot open " + path;
-  file.seekg(0, std::ios::end);
-  const std::streamoff size = file.tellg();
-  // Invariant: offset + bytes <= file size, checked without overflow.
-  if (size < 0 || offset > static_cast<uint64_t>(size) || bytes > static_cast<uint64_t>(size) - offset)
-    return "tensor data [" + std::to_string(offset) + ", +" + std::to_string(bytes) + ") lies outside the file (" +
-           std::to_string(size) + " bytes)";
-
   // What the slot keeps: block formats as they are; float matrices quantized
   // when asked (and their rows are whole 32-blocks), else 16-bit matrices stay
   // 16-bit; vectors become float32.
@@ -215,9 +208,39 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
     else if (slot.vector) stored = WeightType::F32;
   }
   slot.loaded = false;  // until every byte is in
-  slot.data.clear();
-  slot.half.clear();
-  slot.blocks.clear();
+  slot.clear_storage();
+
+  // A matrix kept as stored is used where it lies in the file's mapping.
+  // Row-grouped formats (Q8_0, Q4_0) are repacked for their kernels, so they
+  // take the copy path below and their mapping is never touched. Where the
+  // file cannot be mapped, it is read like the rest.
+  if (mapped_files != nullptr && stored == source.type && !is_row_grouped(stored) && !slot.vector &&
+      offset % kMapAlignment == 0) {
+    std::string map_error;
+    std::shared_ptr<const MappedFile> mapping = mapped_files->get(path, &map_error);
+    if (mapping) {
+      // Invariant: offset + bytes <= file size, checked without overflow.
+      if (offset > mapping->size() || bytes > mapping->size() - offset)
+        return "tensor data [" + std::to_string(offset) + ", +" + std::to_string(bytes) + ") lies outside the file (" +
+               std::to_string(mapping->size()) + " bytes)";
+      slot.type = stored;
+      slot.mapped = mapping->data() + offset;
+      slot.mapped_bytes = bytes;
+      slot.mapping = std::move(mapping);
+      slot.loaded = true;
+      return "";
+    }
+  }
+
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return "cannot open " + path;
+  file.seekg(0, std::ios::end);
+  const std::streamoff size = file.tellg();
+  // Invariant: offset + bytes <= file size, checked without overflow.
+  if (size < 0 || offset > static_cast<uint64_t>(size) || bytes > static_cast<uint64_t>(size) - offset)
+    return "tensor data [" + std::to_string(offset) + ", +" + std::to_string(bytes) + ") lies outside the file (" +
+           std::to_string(size) + " bytes)";
+
   const size_t stored_row_bytes = is_quantized(stored) ? quant_row_bytes(stored, slot.cols)
                                   : stored == WeightType::F32 ? slot.cols * 4 : slot.cols * 2;
   try {
@@ -271,10 +294,16 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
     });
   }
   if (!error.empty()) {
-    slot.data.clear();
-    slot.half.clear();
-    slot.blocks.clear();
+    slot.clear_storage();
     return error;
+  }
+  if (is_row_grouped(slot.type)) {
+    // Q8_0 / Q4_0 matmuls read row groups (quant_repack.h): rewritten in
+    // place, a range of whole groups per thread.
+    const size_t group_bytes = kGroupRows * stored_row_bytes, groups = static_cast<size_t>(slot.rows) / kGroupRows;
+    pool.parallel_for(groups, std::max<size_t>(1, (size_t{1} << 20) / group_bytes), [&](size_t g0, size_t g1, int) {
+      repack_rows(slot.type, &slot.blocks[g0 * group_bytes], static_cast<int64_t>(g1 - g0) * kGroupRows, slot.cols);
+    });
   }
   slot.loaded = true;
   return "";

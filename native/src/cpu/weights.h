@@ -6,10 +6,12 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "config.h"
+#include "mapped_file.h"
 #include "matmul.h"
 #include "thread_pool.h"
 
@@ -38,21 +40,38 @@ struct Tensor {
   WeightType type = WeightType::F32;
   std::vector<float> data;     // when type == F32
   std::vector<uint16_t> half;  // when type == F16 or BF16 (raw bits)
-  std::vector<uint8_t> blocks; // when quantized: the rows' blocks, as GGUF stores them
+  std::vector<uint8_t> blocks; // when quantized: the rows' blocks as GGUF stores them; Q8_0 / Q4_0 then
+                               // rewritten into row groups (quant_repack.h), the same bytes
+  // Or, for a matrix used as it lies in the model file (mapped_file.h): its
+  // bytes in the file's mapping, which this tensor keeps alive; the vectors
+  // above are empty then.
+  std::shared_ptr<const MappedFile> mapping;
+  const void* mapped = nullptr;
+  uint64_t mapped_bytes = 0;
   int64_t rows = 0, cols = 0;  // expected shape (cols = 1 for vectors)
   bool vector = false;
   bool loaded = false;
   bool required = false;  // the config uses this slot
 
   const void* raw() const {
+    if (mapped != nullptr) return mapped;
     if (type == WeightType::F32) return data.data();
     if (type == WeightType::F16 || type == WeightType::BF16) return half.data();
     return blocks.data();
   }
-  // Bytes held.
+  // Bytes held (mapped bytes included: they are resident once used).
   double bytes() const {
     return static_cast<double>(data.size()) * sizeof(float) + static_cast<double>(half.size()) * 2 +
-           static_cast<double>(blocks.size());
+           static_cast<double>(blocks.size()) + static_cast<double>(mapped_bytes);
+  }
+  // Drops whatever the tensor holds (copied or mapped).
+  void clear_storage() {
+    data.clear();
+    half.clear();
+    blocks.clear();
+    mapping.reset();
+    mapped = nullptr;
+    mapped_bytes = 0;
   }
 };
 
@@ -90,8 +109,16 @@ double weight_bytes(const Weights& w);
 // kept as read (matrices only); float matrices are quantized to `quantize_to`
 // when that is a block format and their rows are whole blocks, else 16-bit
 // matrices keep their dtype; vectors become float32. Conversions run on
-// `pool`. Returns "" or an error.
+// `pool`. With `mapped_files`, a matrix kept as stored whose bytes start
+// kMapAlignment-aligned in the file is used in place from the file's mapping
+// (nothing is read or copied); every other tensor is read into its own
+// memory. Returns "" or an error.
 std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
-                        const std::vector<int64_t>& shape, WeightType quantize_to, ThreadPool& pool);
+                        const std::vector<int64_t>& shape, WeightType quantize_to, ThreadPool& pool,
+                        MappedFiles* mapped_files);
+
+// Alignment (bytes, within the file) a tensor needs to be used from the mapping:
+// GGUF aligns tensor data to 32 bytes by default.
+constexpr uint64_t kMapAlignment = 32;
 
 }  // namespace weft

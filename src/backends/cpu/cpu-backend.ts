@@ -25,6 +25,21 @@ export interface CpuBackendOptions {
    * Default: keep the weights as stored. See docs/cpu-backend.md.
    */
   readonly quantize?: WeightQuantization;
+  /**
+   * Copy each step's logits into a fresh array instead of lending native
+   * memory (what happens anyway where external buffers are refused, as in
+   * Electron). For tests and benchmarks.
+   */
+  readonly copyLogits?: boolean;
+  /**
+   * Use weights that stay as stored (same dtype and layout, 32-byte aligned in
+   * the file: GGUF's quantized and 16-bit matrices) from a read-only memory
+   * mapping of the file, so they are in memory once and loading reads
+   * nothing (default true). The file must then not be truncated or rewritten
+   * in place while the model runs; false reads every weight into memory.
+   * See docs/cpu-backend.md#memory.
+   */
+  readonly mmap?: boolean;
 }
 
 /** What the native model takes for a config (checked again in native/src/cpu/binding.cc). */
@@ -33,6 +48,7 @@ export function nativeModelConfig(
   threads: number,
   quantize?: WeightQuantization,
   invFreq: Float64Array = ropeInverseFrequencies(config),
+  copyLogits?: boolean,
 ): NativeModelConfig {
   return {
     hidden: config.hiddenSize,
@@ -51,6 +67,7 @@ export function nativeModelConfig(
     invFreq,
     threads,
     ...(quantize !== undefined && { quantize }),
+    ...(copyLogits !== undefined && { copyLogits }),
   };
 }
 
@@ -69,6 +86,7 @@ export async function loadPlannedWeights(
   native: NativeCpuModel,
   plan: readonly LoadableTensor[],
   progress: (progress: LoadProgress) => void = () => {},
+  mmap = true,
 ): Promise<void> {
   const total = plan.reduce((sum, t) => sum + t.info.byteLength, 0);
   let loaded = 0;
@@ -78,7 +96,8 @@ export async function loadPlannedWeights(
     const prepared = tensor.prepare ? await tensor.prepare() : undefined;
     const from = prepared?.info ?? info;
     try {
-      await native.loadTensor(kind, layer, from.file, from.offset, from.dtype, from.shape);
+      // A prepared tensor lies in a temporary file, removed right after: never mapped.
+      await native.loadTensor(kind, layer, from.file, from.offset, from.dtype, from.shape, mmap && prepared === undefined);
     } catch (cause) {
       throw new ModelLoadError(`${info.file} (tensor ${info.name}): ${(cause as Error).message}`, info.file, info.name, { cause });
     } finally {
@@ -125,6 +144,8 @@ export class CpuBackend implements Backend {
       headDim: config.headDim,
       maxContextLength: config.maxPositionEmbeddings,
       stepBytesPerToken: stepBytesPerToken(config),
+      // Half the memory of f32 for no difference in greedy output on the fixtures (docs/cpu-backend.md).
+      defaultKvPrecision: 'f16',
     };
   }
 
@@ -136,8 +157,8 @@ export class CpuBackend implements Backend {
     progress({ phase: 'config', loaded: 0, total: 0 });
     const config = await loadModelConfig(modelDir);
     const tensors = await openSafetensorsFolder(modelDir);
-    const native = CpuBackend.#createNative(nativeModelConfig(config, threads, quantize), modelDir);
-    return CpuBackend.#loadWeights(native, config, (slots) => planWeights(slots, tensors, modelDir), progress);
+    const native = CpuBackend.#createNative(nativeModelConfig(config, threads, quantize, undefined, options.copyLogits), modelDir);
+    return CpuBackend.#loadWeights(native, config, (slots) => planWeights(slots, tensors, modelDir), progress, options.mmap);
   }
 
   /** Loads a GGUF file (llama, mistral, qwen2, qwen3; see docs/gguf.md). */
@@ -147,8 +168,8 @@ export class CpuBackend implements Backend {
     const progress = options.onProgress ?? (() => {});
     progress({ phase: 'config', loaded: 0, total: 0 });
     const model = openGgufModel(file);
-    const native = CpuBackend.#createNative(nativeModelConfig(model.config, threads, quantize, model.invFreq), file);
-    return CpuBackend.#loadWeights(native, model.config, model.plan, progress);
+    const native = CpuBackend.#createNative(nativeModelConfig(model.config, threads, quantize, model.invFreq, options.copyLogits), file);
+    return CpuBackend.#loadWeights(native, model.config, model.plan, progress, options.mmap);
   }
 
   static #createNative(config: NativeModelConfig, source: string): NativeCpuModel {
@@ -166,6 +187,7 @@ export class CpuBackend implements Backend {
     config: ModelConfig,
     planFor: (slots: readonly WeightSlot[]) => LoadableTensor[],
     progress: (progress: LoadProgress) => void,
+    mmap: boolean | undefined,
   ): Promise<CpuBackend> {
     try {
       const plan = planFor(native.weightSlots());
@@ -173,7 +195,7 @@ export class CpuBackend implements Backend {
       const bytes = plan.reduce((sum, t) => sum + t.info.byteLength, 0);
       if (bytes > totalmem())
         throw new ModelLoadError(`the weights take ${bytes} bytes, more than this machine's memory (${totalmem()} bytes)`, plan[0]?.info.file ?? '', undefined);
-      await loadPlannedWeights(native, plan, progress);
+      await loadPlannedWeights(native, plan, progress, mmap ?? true);
     } catch (error) {
       native.dispose(); // also when onProgress throws: nothing is left behind
       throw error;
@@ -217,6 +239,24 @@ export class CpuBackend implements Backend {
         throw new BackendError(`step failed: ${(cause as Error).message}`, { cause });
       }
     });
+  }
+
+  /**
+   * Takes a step's logits back: they are detached (read as empty from now on)
+   * and the next step writes into the same memory. See Backend.release.
+   */
+  release(result: StepResult): void {
+    this.#queue.native?.releaseLogits(result.logits);
+  }
+
+  /** The native logits buffers: allocated so far, lent to JavaScript now. */
+  get logitsBuffers(): { readonly allocated: number; readonly lent: number } | undefined {
+    return this.#queue.native?.logitsBuffers;
+  }
+
+  /** Weight bytes held in the model's own memory, and used in place from the file's mapping (see CpuBackendOptions.mmap). */
+  get weightBytes(): { readonly copied: number; readonly mapped: number } | undefined {
+    return this.#queue.native?.weightBytes;
   }
 
   /** Waits for queued work, then frees native memory. Idempotent. */

@@ -35,6 +35,8 @@ export interface NativeModelConfig {
   readonly threads?: number;
   /** Quantize float weight matrices at load (see quantization.ts). */
   readonly quantize?: 'q8_0' | 'q4_0';
+  /** Always copy a step's logits into a fresh array, as where external buffers are refused (tests, benchmarks). */
+  readonly copyLogits?: boolean;
 }
 
 /** One weight the native model needs (its slot table is native/src/cpu/weights.cc). */
@@ -60,11 +62,24 @@ export interface NativeCpuModel {
    * Reads one tensor into its slot. dtype: 'F32', 'F16', 'BF16', or the GGUF
    * block formats 'Q8_0', 'Q4_0', 'Q4_K', 'Q6_K' (bytes at `offset` laid out
    * as GGUF stores them, rows along ne0; matrices only). shape: [rows, cols]
-   * for matrices (GGUF's [ne1, ne0]), [rows] for vectors.
+   * for matrices (GGUF's [ne1, ne0]), [rows] for vectors. `map` (default
+   * true): a matrix kept as stored, 32-byte aligned in the file, is used in
+   * place from a read-only mapping of the file instead of being read
+   * (native/src/cpu/mapped_file.h).
    */
-  loadTensor(kind: string, layer: number, path: string, offset: number, dtype: string, shape: readonly number[]): Promise<void>;
+  loadTensor(kind: string, layer: number, path: string, offset: number, dtype: string, shape: readonly number[], map?: boolean): Promise<void>;
   allocateCache(numBlocks: number, blockSize: number, precision: KvPrecision): Promise<void>;
+  /**
+   * The step's logits, in memory the model lends (native/src/cpu/logits_transfer.h)
+   * unless external buffers are refused or copyLogits is set.
+   */
   execute(batch: StepBatch): Promise<Float32Array>;
+  /** Detaches logits this model lent so the next step reuses their memory; false for any other array. */
+  releaseLogits(logits: Float32Array): boolean;
+  /** The logits buffers allocated so far, and those lent to JavaScript now. */
+  readonly logitsBuffers: { readonly allocated: number; readonly lent: number };
+  /** Weight bytes held in the model's own memory, and used in place from file mappings. */
+  readonly weightBytes: { readonly copied: number; readonly mapped: number };
   dispose(): void;
 }
 
@@ -72,8 +87,10 @@ export interface NativeCpuModel {
 export interface NativeTesting {
   /** The kernel sets this CPU and build can run. */
   supportedKernelSets(): KernelSetName[];
-  /** out[T][N] = input[T][K] @ weights^T with one kernel set's quantized kernel. */
-  quantMatmul(set: KernelSetName, dtype: string, weights: Uint8Array, input: Float32Array, T: number, N: number, K: number, threads: number): Float32Array;
+  /** out[T][N] = input[T][K] @ weights^T (+ bias) with one kernel set's quantized kernel; weights as GGUF rows. */
+  quantMatmul(set: KernelSetName, dtype: string, weights: Uint8Array, input: Float32Array, T: number, N: number, K: number, threads: number, bias?: Float32Array): Float32Array;
+  /** GGUF rows repacked into row groups and unpacked again (Q8_0, Q4_0): equal to the input. */
+  groupedRows(dtype: 'Q8_0' | 'Q4_0', weights: Uint8Array, N: number, K: number): Uint8Array;
   dequantizeRow(dtype: string, bytes: Uint8Array, K: number): Float32Array;
   quantizeRow(dtype: 'Q8_0' | 'Q4_0', values: Float32Array): Uint8Array;
 }
@@ -84,7 +101,7 @@ export interface NativeBinding {
   readonly testing: NativeTesting;
 }
 
-const ABI_VERSION = 2;
+const ABI_VERSION = 3;
 const REBUILD =
   'run `npm rebuild weft` (with WEFT_BUILD_FROM_SOURCE=1 to compile even where a prebuilt binary exists), or `npm run build:native` in the weft package folder; compiling needs cmake >= 3.15 and a C++17 compiler';
 let cached: NativeBinding | undefined;
