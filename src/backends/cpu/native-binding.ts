@@ -74,6 +74,13 @@ export interface NativeTesting {
   supportedKernelSets(): KernelSetName[];
   /** out[T][N] = input[T][K] @ weights^T with one kernel set's quantized kernel. */
   quantMatmul(set: KernelSetName, dtype: string, weights: Uint8Array, input: Float32Array, T: number, N: number, K: number, threads: number): Float32Array;
+  /**
+   * out[T][N] = input[T][K] @ weights^T (+ bias) with one kernel set's float kernel;
+   * weights: N * K elements of dtype 'F32' (a Float32Array) or 'F16'/'BF16' (a Uint16Array of bits).
+   */
+  floatMatmul(set: KernelSetName, dtype: 'F32' | 'F16' | 'BF16', weights: Float32Array | Uint16Array, input: Float32Array, bias: Float32Array | null, T: number, N: number, K: number, threads: number): Float32Array;
+  /** The CPU's instruction-set flags from CPUID (AMX, AVX512-FP16 included), /proc/cpuinfo's names. */
+  cpuFlags(): string[];
   dequantizeRow(dtype: string, bytes: Uint8Array, K: number): Float32Array;
   quantizeRow(dtype: 'Q8_0' | 'Q4_0', values: Float32Array): Uint8Array;
 }
