@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -40,6 +41,10 @@ static double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  // --only TYPE N K T: one case (for tuning), e.g. --only F16 151936 1024 1
+  const bool only = argc > 5 && std::string(argv[1]) == "--only";
+  const std::string only_type = only ? argv[2] : "";
+  const int only_n = only ? atoi(argv[3]) : 0, only_k = only ? atoi(argv[4]) : 0, only_t = only ? atoi(argv[5]) : 0;
   std::mt19937 rng(1);
   ThreadPool pool(1);
   const CpuFlags flags = cpu_flags();
@@ -52,6 +57,7 @@ int main(int argc, char** argv) {
   struct Shape { int N, K; };
   std::vector<Shape> shapes = {{3072, 1024}};
   if (!quick) shapes.push_back({151936, 1024}), shapes.push_back({32768, 3072});
+  if (only) shapes = {{only_n, only_k}};
   const WeightType types[] = {WeightType::F16, WeightType::BF16, WeightType::F32};
   const char* names[] = {"F16", "BF16", "F32"};
   int failures = 0;
@@ -60,6 +66,7 @@ int main(int argc, char** argv) {
   for (const Shape sh : shapes) {
     for (int ti = 0; ti < 3; ++ti) {
       const WeightType type = types[ti];
+      if (only && only_type != names[ti]) continue;
       const size_t elem = type == WeightType::F32 ? 4 : 2;
       const size_t count = static_cast<size_t>(sh.N) * sh.K;
       std::vector<float> wf;
@@ -77,6 +84,7 @@ int main(int argc, char** argv) {
       }
       const void* w = type == WeightType::F32 ? static_cast<const void*>(wf.data()) : wh.data();
       for (int T : {1, 4, 16, 64}) {
+        if (only) T = only_t;
         const int K = sh.K, N = sh.N;
         std::vector<float> x(static_cast<size_t>(T) * K), bias(N);
         for (auto& v : x) v = normal(rng) * 20;
@@ -113,6 +121,7 @@ int main(int argc, char** argv) {
                macs / a / 1e3, macs / b / 1e3, count * elem / a / 1e3, count * elem / b / 1e3, a / b,
                same ? "avx512 == avx2 bit for bit" : "DIFFERS from avx2", base_note.c_str());
         fflush(stdout);
+        if (only) break;
       }
     }
   }

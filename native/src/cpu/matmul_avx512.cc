@@ -132,27 +132,26 @@ WEFT_INLINE void tile_up_to_8(int T, const float* x, const typename P::Element* 
 }
 
 // out[t][n] for weight rows n in [n0, n1) and all T tokens, weight-stationary:
-// a block of rows is read from memory once and then stays in L1 while every
-// token of the step passes it, 8 tokens at a time in registers.
-//  - 1-3 tokens (decode): blocks of 8 rows (4 pairs), T x 4 accumulators;
-//    8 independent row streams keep enough memory reads in flight.
-//  - 4+ tokens: blocks of 6 rows (3 pairs), 8 x 3 accumulators + 3 weight
-//    registers + 1 input: 28 of the 32 registers; each weight vector widened
-//    once feeds 8 tokens.
-template <class P>
-WEFT_INLINE void rows(float* out, const float* in, const typename P::Element* w, const float* bias, int T, int N, int K,
+// a block of 6 rows (3 pairs) is read from memory once and then stays in
+// L1/L2 while every token of the step passes it, 8 tokens at a time in
+// registers: 8 x 3 accumulators + 3 weight registers + 1 input = 28 of the 32
+// registers; each weight vector widened once feeds 8 tokens.
+// 1-3 tokens (decode) go through the AVX2 kernels' 1 token x 8 rows tile
+// (matmul_kernels.h, compiled here): with weights streaming from memory it
+// was 6-15% faster than 512-bit row pairs (bench/float-kernels), and it is
+// the same arithmetic.
+template <class P, class W>
+WEFT_INLINE void rows512(float* out, const float* in, const typename P::Element* w, const float* bias, int T, int N, int K,
                       size_t n0, size_t n1) {
-  const int block = T <= 3 ? 8 : 6;
+  if (T <= 3) return rows<W>(out, in, w, bias, T, N, K, n0, n1, nullptr);
+  constexpr int block = 6;
   for (size_t n = n0; n < n1; n += block) {
     const int valid = static_cast<int>(n1 - n < static_cast<size_t>(block) ? n1 - n : block);
     const typename P::Element* wn = w + n * K;
     const float* b = bias ? bias + n : nullptr;
     for (int t = 0; t < T; t += 8) {
       const int tb = T - t < 8 ? T - t : 8;
-      float* o = out + static_cast<size_t>(t) * N + n;
-      const float* x = in + static_cast<size_t>(t) * K;
-      if (block == 8) tile_up_to_8<P, 4>(tb, x, wn, K, valid, o, N, b);
-      else tile_up_to_8<P, 3>(tb, x, wn, K, valid, o, N, b);
+      tile_up_to_8<P, 3>(tb, in + static_cast<size_t>(t) * K, wn, K, valid, out + static_cast<size_t>(t) * N + n, N, b);
     }
   }
 }
@@ -161,15 +160,15 @@ WEFT_INLINE void rows(float* out, const float* in, const typename P::Element* w,
 
 void rows_f32_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
                      size_t n1, float*) {
-  rows<F32Pair>(out, in, static_cast<const float*>(w), bias, T, N, K, n0, n1);
+  rows512<F32Pair, F32Weights>(out, in, static_cast<const float*>(w), bias, T, N, K, n0, n1);
 }
 void rows_f16_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
                      size_t n1, float*) {
-  rows<F16Pair>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1);
+  rows512<F16Pair, F16CWeights>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1);
 }
 void rows_bf16_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
                       size_t n1, float*) {
-  rows<BF16Pair>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1);
+  rows512<BF16Pair, BF16Weights>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1);
 }
 
 }  // namespace weft
