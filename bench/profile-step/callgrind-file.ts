@@ -71,12 +71,12 @@ export function readCallgrind(path: string): CallgrindProfile {
   return { self, calls, callCounts, total };
 }
 
-/** a - b per key (the costs of window B minus window A). */
-export function subtract(a: CallgrindProfile, b: CallgrindProfile): CallgrindProfile {
-  const diff = (x: Map<string, number>, y: Map<string, number>) => {
+/** a + b per key (several dumps of one kind of step). */
+export function add(a: CallgrindProfile, b: CallgrindProfile): CallgrindProfile {
+  const sum = (x: Map<string, number>, y: Map<string, number>) => {
     const out = new Map(x);
-    for (const [k, v] of y) out.set(k, (out.get(k) ?? 0) - v);
+    for (const [k, v] of y) out.set(k, (out.get(k) ?? 0) + v);
     return out;
   };
-  return { self: diff(a.self, b.self), calls: diff(a.calls, b.calls), callCounts: diff(a.callCounts, b.callCounts), total: a.total - b.total };
+  return { self: sum(a.self, b.self), calls: sum(a.calls, b.calls), callCounts: sum(a.callCounts, b.callCounts), total: a.total + b.total };
 }

@@ -2,8 +2,8 @@
  * Where a step's time goes, by instruction counts (valgrind's callgrind:
  * counts, unlike timings, do not move with the load of a shared machine).
  *
- *   npm run profile:step                     # F16, 4 layers, 1 thread, 8 decode steps
- *   npm run profile:step -- --type Q8_0 --layers 28 --threads 1 --steps 8 --keep
+ *   npm run profile:step                     # F16, 4 layers, 1 thread, 3 decode steps of each kind
+ *   npm run profile:step -- --type Q8_0 --layers 28 --threads 1 --steps 3 --keep
  *
  * Writes the Qwen3-0.6B-shape GGUF with random weights (bench/vs-llama-cpp/
  * make-model.ts; hidden 1024, 16/8 heads, head_dim 128, FFN 3072, vocab
@@ -30,7 +30,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ensureModel, FULL, type WeightType } from '../vs-llama-cpp/make-model.js';
-import { type CallgrindProfile, readCallgrind, subtract } from './callgrind-file.js';
+import { add, type CallgrindProfile, readCallgrind } from './callgrind-file.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
@@ -38,7 +38,7 @@ const { values } = parseArgs({
     type: { type: 'string', default: 'F16' },
     layers: { type: 'string', default: '4' },
     threads: { type: 'string', default: '1' },
-    steps: { type: 'string', default: '8' },
+    steps: { type: 'string', default: '3' },
     keep: { type: 'boolean' },
   },
 });
@@ -56,17 +56,24 @@ const base = join(out, 'callgrind.out');
 process.stderr.write(`profile-step: ${model}, ${values.threads} thread(s), under callgrind (minutes) ...\n`);
 const child = spawnSync(
   'valgrind',
-  ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${base}`, process.execPath, '--import', 'tsx', join(here, 'step.ts'),
+  ['--tool=callgrind', '--instr-atstart=no', '--dump-before=weft::forward(*', `--callgrind-out-file=${base}`, `--log-file=${join(out, 'valgrind.log')}`,
+    process.execPath, '--import', 'tsx', join(here, 'step.ts'),
     '--model', model, '--threads', String(values.threads), '--steps', String(steps), '--vocab', String(FULL.vocab)],
-  { stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8', maxBuffer: 1 << 28 },
+  { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' },
 );
 const dumps = readdirSync(out).filter((f) => /^callgrind\.out\.\d+$/.test(f)).sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()));
-if (child.status !== 0 || dumps.length < 5) {
-  console.error(child.stderr.split('\n').filter((l) => !l.startsWith('==')).slice(-20).join('\n'));
-  console.error(`profile-step: valgrind exited ${child.status} with ${dumps.length} of 5 dumps in ${out}`);
+const order = child.status === 0 ? (JSON.parse(child.stdout.trim().split('\n').pop() ?? '{}') as { order?: string[] }).order ?? [] : [];
+if (child.status !== 0 || order.length === 0 || dumps.length < order.length) {
+  console.error(`profile-step: valgrind exited ${child.status} with ${dumps.length} dumps of ${order.length} in ${out} (valgrind.log there says why)`);
   process.exit(1);
 }
-const [d1a, d1b, a16a, a16b, pre] = dumps.slice(0, 5).map((f) => readCallgrind(join(out, f))) as CallgrindProfile[];
+// The last dumps are the instrumented steps, in step.ts's order.
+const profiles = dumps.slice(dumps.length - order.length).map((f) => readCallgrind(join(out, f)));
+const sum = (kind: string): CallgrindProfile => {
+  const picked = profiles.filter((_, i) => order[i] === kind);
+  return picked.slice(1).reduce((a, b) => add(a, b), picked[0]!);
+};
+const [d1, d16, pre] = [sum('decode1'), sum('decode16'), sum('prefill-128')];
 if (!values.keep) rmSync(out, { recursive: true });
 else process.stderr.write(`profile-step: callgrind files kept in ${out} (callgrind_annotate works on them)\n`);
 
@@ -110,8 +117,8 @@ function breakdown(p: CallgrindProfile, per: number): Breakdown {
 }
 
 const scenarios: Array<[string, Breakdown]> = [
-  ['decode, 1 stream (per step)', breakdown(subtract(d1b, d1a), steps)],
-  ['decode, 16 streams (per step)', breakdown(subtract(a16b, a16a), steps)],
+  ['decode, 1 stream (per step)', breakdown(d1, steps)],
+  ['decode, 16 streams (per step)', breakdown(d16, steps)],
   ['prefill, 128 tokens', breakdown(pre, 1)],
 ];
 const scale = FULL.layers / layers;

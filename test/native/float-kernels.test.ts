@@ -42,7 +42,7 @@ describe.each(['F32', 'F16', 'BF16'] as const)('%s weights', (dtype) => {
       const input = random(T * K, T + K, 2);
       const results = sets.map((set) => testing.floatMatmul(set, dtype, w, input, bias, T, N, K, 1));
       const bySet = new Map(sets.map((set, i) => [set, results[i] as Float32Array]));
-      for (const set of fmaSets) expect(bySet.get(set)).toEqual(bySet.get(fmaSets[0] as string));
+      for (const set of fmaSets) expect(bySet.get(set)).toEqual(bySet.get(fmaSets[0]!));
       for (const set of sets) {
         const out = bySet.get(set) as Float32Array;
         expect(testing.floatMatmul(set, dtype, w, input, bias, T, N, K, 3)).toEqual(out);
