@@ -13,8 +13,13 @@
  * for a one-stream decode step, a 16-stream decode step and a 128-token
  * prefill, the instructions by part: weight matmuls in the layers by kernel,
  * the LM head, attention, norms/RoPE/SiLU, quantizing activations, KV cache
- * writes, thread synchronisation, allocation, copies, and the JS engine (node,
- * V8 and JIT code: scheduler, batch building, greedy sampling, detokenizer).
+ * writes, thread synchronisation, allocation, copies, and JS (node, V8 and
+ * JIT code: building each StepBatch, greedy sampling with the engine's argmax;
+ * step.ts says why the Pipeline's own JS is left out).
+ *
+ * valgrind does not emulate AVX-512 (its CPUID hides it), so under callgrind
+ * weft runs its avx2 kernel set; the AVX-512 kernels' gain is measured by
+ * `npm run bench:float-kernels`. The kernels' names in the table say which ran.
  * A column scales the per-layer parts to the 28 layers of the real shape.
  *
  * Functions are matched by name (below), so the table survives kernel changes:
@@ -62,7 +67,8 @@ const child = spawnSync(
   { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' },
 );
 const dumps = readdirSync(out).filter((f) => /^callgrind\.out\.\d+$/.test(f)).sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()));
-const order = child.status === 0 ? (JSON.parse(child.stdout.trim().split('\n').pop() ?? '{}') as { order?: string[] }).order ?? [] : [];
+const reported = child.status === 0 ? (JSON.parse(child.stdout.trim().split('\n').pop() ?? '{}') as { order?: string[]; kernels?: string }) : {};
+const order = reported.order ?? [];
 if (child.status !== 0 || order.length === 0 || dumps.length < order.length) {
   console.error(`profile-step: valgrind exited ${child.status} with ${dumps.length} dumps of ${order.length} in ${out} (valgrind.log there says why)`);
   process.exit(1);
@@ -88,7 +94,7 @@ const PARTS: Array<{ part: string; perLayer: boolean; match: (fn: string, ob: st
   { part: 'other native (step checks, binding, step setup)', perLayer: false, match: (_fn, ob) => /weft_native/.test(ob) },
   { part: 'allocation (malloc/free, all callers)', perLayer: false, match: (fn) => /malloc|\bfree\b|_int_free|cfree|calloc|realloc|memalign|operator new|operator delete|tcache/.test(fn) },
   { part: 'copies (memcpy/memset, all callers)', perLayer: false, match: (fn) => /mem(cpy|move|set)/.test(fn) },
-  { part: 'JS engine (node, V8, JIT code: engine, sampling, detokenizer)', perLayer: false, match: () => true },
+  { part: 'JS (node, V8, JIT code: batch building, greedy sampling)', perLayer: false, match: () => true },
 ];
 
 interface Breakdown { byPart: Map<string, number>; kernels: Map<string, number>; lmHead: number; total: number }
@@ -124,7 +130,7 @@ const scenarios: Array<[string, Breakdown]> = [
 const scale = FULL.layers / layers;
 const M = (x: number) => (x / 1e6).toFixed(x >= 1e8 ? 0 : 1);
 const pct = (x: number, of: number) => `${((100 * x) / of).toFixed(1)}%`;
-console.log(`\nInstructions (callgrind Ir) by part: ${values.type}, ${layers} layers, ${values.threads} thread(s); M = millions.`);
+console.log(`\nInstructions (callgrind Ir) by part: ${values.type}, ${layers} layers, ${values.threads} thread(s), kernel set ${reported.kernels} (under valgrind); M = millions.`);
 console.log(`"28 layers": the per-layer parts times ${scale.toFixed(2)}, the LM head and the rest as measured.\n`);
 for (const [name, b] of scenarios) {
   const full = [...PARTS].reduce((s, x) => s + b.byPart.get(x.part)! * (x.perLayer ? scale : 1), 0) + b.lmHead;

@@ -1,7 +1,7 @@
 // Test hooks of the native addon (exports.testing): the quantized and float
-// matmul kernels of a given set on given data, the CPU's flags, and the row conversions, so tests can compare every
-// kernel set this CPU supports against the baseline in one process. Not used
-// by weft itself. Every size is checked; a bad one throws a JS error.
+// matmul kernels of a given set on given data, the CPU's flags and the row
+// conversions, so tests can compare every kernel set this CPU supports against
+// the baseline in one process. Not used by weft itself. Every size is checked; a bad one throws a JS error.
 #include "testing.h"
 
 #include <algorithm>

@@ -47,7 +47,6 @@ class ThreadPool {
     void (*call)(const void* fn, size_t begin, size_t end, int thread);
   };
   void run(size_t n, size_t grain, Job job);
- private:
   void worker_loop(int index);
   void run_chunks(int thread_index);
   void stop_workers();  // joins every started worker
