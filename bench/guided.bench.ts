@@ -10,7 +10,10 @@
  *    strings bounded) or all unguided; rounds alternate guided / unguided and the medians of the
  *    engine's step times are compared. The mask work is also timed on its own (filling the 16
  *    masks, applying them to 16 rows of logits), as a fraction of the unguided step.
- * 2. Compile time of the demo model's tool grammars (models/weft-demo/tools.json) over its own
+ * 2. Cold masks (a state's first mask) at that vocabulary, in the states where nearly every token
+ *    is allowed: the free-run path (free-runs.ts: a precomputed token class plus a walk of the other
+ *    tokens) against the full trie walk it replaced, alternating, medians of wall and CPU time.
+ * 3. Compile time of the demo model's tool grammars (models/weft-demo/tools.json) over its own
  *    vocabulary: JSON schema -> automaton, and the first mask of each state (cold) vs cached.
  */
 import { readFileSync, rmSync } from 'node:fs';
@@ -19,7 +22,11 @@ import { join } from 'node:path';
 import { CpuBackend, loadText, Pipeline } from '../src/index.js';
 import type { StepInfo } from '../src/engine/engine.js';
 import { Guide } from '../src/guided/guide.js';
-import { applyMask } from '../src/guided/grammar.js';
+import { END_STACK, Stack, type Frame } from '../src/guided/automaton.js';
+import { applyMask, CompiledGrammar, walkTrie } from '../src/guided/grammar.js';
+import { valueStart } from '../src/guided/json-frames.js';
+import { anyObjectSpec, compileSchema } from '../src/guided/json-schema.js';
+import { AvoidText, literalPart, Sequence, TextUntil } from '../src/guided/text-frames.js';
 import type { Tokenizer, ToolDefinition } from '../src/text/types.js';
 import { writeRandomModel } from '../test/native/random-model.js';
 import { syntheticVocabulary } from '../test/guided/synthetic-vocabulary.js';
@@ -111,14 +118,14 @@ async function stepCost(): Promise<Record<string, number | string>> {
     apply.push(performance.now() - t);
     for (const m of matchers) m.acceptToken(text[pos]!); // ids 0-255 are the bytes
   }
-  // A cold mask (the first time a grammar state is seen: one trie walk) inside a free string, where
-  // nearly every token is allowed, so nearly the whole trie is visited: the worst case.
+  // The first string mask of a new pipeline: a cold mask plus the one-time sorting of the vocabulary
+  // into the free-string token class (free-runs.ts); later cold string masks: the table above.
   const fresh = new Guide(tokenizer, VOCAB).grammarFor({ responseFormat: { type: 'json_object' }, tools: [], reasoning: 'none' })!;
   const inString = fresh.matcher([endToken]);
   for (const b of new TextEncoder().encode('{"k')) inString.acceptToken(b);
   let t0 = performance.now();
   inString.fillMask(masks[0]!);
-  const coldStringMaskMs = performance.now() - t0;
+  const firstStringMaskOfPipelineMs = performance.now() - t0;
   t0 = performance.now();
   inString.fillMask(masks[0]!);
   const warmStringMaskMs = performance.now() - t0;
@@ -131,12 +138,73 @@ async function stepCost(): Promise<Record<string, number | string>> {
     maskApplyMsPerStep: +median(apply).toFixed(3),
     maskWorkFractionOfStep: +((median(fill) + median(apply)) / plain).toFixed(4),
     serialMaskFractionOfStep: +(median(apply) / plain).toFixed(4),
-    coldStringMaskMs: +coldStringMaskMs.toFixed(2),
+    firstStringMaskOfPipelineMs: +firstStringMaskOfPipelineMs.toFixed(2),
     warmStringMaskMs: +warmStringMaskMs.toFixed(3),
     trieNodes: fresh.vocabulary.numNodes,
     steps: `${guidedSteps.length} guided, ${plainSteps.length} unguided`,
   };
 }
+
+/** Cold masks: free-run path vs the full trie walk, in the same states, alternating. */
+function coldMasks(): Record<string, unknown> {
+  const { vocabulary, endToken } = syntheticVocabulary(VOCAB, 7);
+  const encoder = new TextEncoder();
+  const json = (schema: unknown) => () => valueStart(compileSchema(schema, 'schema'));
+  const states: [string, () => Frame, string][] = [
+    ['json_object key', () => valueStart(anyObjectSpec()), '{"k'],
+    ['json_object value', () => valueStart(anyObjectSpec()), '{"k": "v'],
+    ['string maxLength 64', json({ type: 'array', items: { type: 'string', maxLength: 64 } }), '["abc'],
+    ['toolChoice none text', () => new AvoidText(['<tool_call>']).start(), 'Hello'],
+    ['reasoning text', () => new Sequence([new TextUntil('</think>'), literalPart('\n')]).start(), 'Let me'],
+  ];
+  // One-time per vocabulary and class: sorting the tokens (built on a string state's first mask).
+  const indexBuild: Record<string, number> = {};
+  const out: Record<string, unknown> = {};
+  const mask = new Uint32Array((VOCAB + 31) >>> 5);
+  const cpuMs = (f: () => void): [number, number] => {
+    const c = process.cpuUsage();
+    const t = performance.now();
+    f();
+    const wall = performance.now() - t;
+    const d = process.cpuUsage(c);
+    return [wall, (d.user + d.system) / 1000];
+  };
+  for (const [name, start, prefix] of states) {
+    const fast: number[][] = [[], []];
+    const full: number[][] = [[], []];
+    let allowed = 0;
+    for (let round = 0; round < 7; round++) {
+      const grammar = new CompiledGrammar(vocabulary, new Stack(start(), END_STACK));
+      const matcher = grammar.matcher([endToken]);
+      for (const b of encoder.encode(prefix)) matcher.acceptToken(b);
+      const state = (matcher as unknown as { states: Stack[] }).states.at(-1)!;
+      const [w1, c1] = cpuMs(() => matcher.fillMask(mask)); // the grammar is fresh: a cold mask
+      allowed = mask.reduce((n, w) => n + popcount(w), 0);
+      const [w2, c2] = cpuMs(() => walkTrie(vocabulary.trie, state, mask.fill(0)));
+      if (round === 0) {
+        indexBuild[name] = w1; // the first one also sorts the vocabulary into the class
+        continue;
+      }
+      fast[0]!.push(w1), fast[1]!.push(c1), full[0]!.push(w2), full[1]!.push(c2);
+    }
+    out[name] = {
+      allowedTokens: allowed,
+      fullWalkMs: +median(full[0]!).toFixed(2),
+      freeRunMs: +median(fast[0]!).toFixed(3),
+      fullWalkCpuMs: +median(full[1]!).toFixed(2),
+      freeRunCpuMs: +median(fast[1]!).toFixed(3),
+      speedup: +(median(full[1]!) / Math.max(median(fast[1]!), 0.001)).toFixed(1),
+      firstWithIndexBuildMs: +indexBuild[name]!.toFixed(1),
+    };
+  }
+  return out;
+}
+
+const popcount = (w: number): number => {
+  let n = 0;
+  for (let x = w >>> 0; x !== 0; x &= x - 1) n++;
+  return n;
+};
 
 async function compileTimes(): Promise<Record<string, number>> {
   const { tokenizer } = await loadText(demoDir);
@@ -175,8 +243,11 @@ async function compileTimes(): Promise<Record<string, number>> {
 }
 
 console.log(`CPU: ${cpus()[0]?.model ?? 'unknown'} x${cpus().length}, load ${loadavg()[0]!.toFixed(2)}`);
+const cold = coldMasks();
+console.log(`cold masks at ${VOCAB} tokens (free-run path vs full trie walk, medians of 6, wall and CPU ms):`);
+console.table(cold);
 const compile = await compileTimes();
 console.log('demo model tool grammars:', compile);
 const cost = await stepCost();
 console.log(`batch ${BATCH}, vocabulary ${VOCAB}:`, cost);
-console.log(JSON.stringify({ compile, cost }));
+console.log(JSON.stringify({ cold, compile, cost }));

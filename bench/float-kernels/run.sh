@@ -11,12 +11,18 @@ Z="-mavx512f -mavx512bw -mavx512vl"
 $CXX $F -c $S/matmul.cc -o $O/m.o &
 $CXX $F $X86 -c $S/matmul_avx2.cc -o $O/m2.o &
 $CXX $F $X86 $Z -c $S/matmul_avx512.cc -o $O/m5.o &
-$CXX $F -ffp-contract=off -c $S/quant.cc -o $O/q.o &
-wait
-$CXX $F $X86 -ffp-contract=off -c $S/quant_avx2.cc -o $O/a.o &
-$CXX $F $X86 -mavxvnni -ffp-contract=off -c $S/quant_avxvnni.cc -o $O/v.o &
-$CXX $F $X86 $Z -mavx512vnni -ffp-contract=off -c $S/quant_avx512vnni.cc -o $O/z.o &
 $CXX $F -c $S/cpu_features.cc -o $O/c.o &
+wait
+# matmul.cc hands block formats to the quantized kernels: every quant*.cc, flags by its suffix.
+for f in $S/quant*.cc; do
+  case $f in
+    *_avx512vnni.cc) X="$X86 $Z -mavx512vnni" ;;
+    *_avxvnni.cc) X="$X86 -mavxvnni" ;;
+    *_avx2.cc) X="$X86" ;;
+    *) X="" ;;
+  esac
+  $CXX $F $X -ffp-contract=off -c $f -o $O/$(basename $f .cc).o &
+done
 wait
 $CXX $F -c $S/thread_pool.cc -o $O/t.o
 $CXX $F -c bench/float-kernels/harness.cc -o $O/h.o

@@ -28,6 +28,10 @@ export interface WeftCallSettings {
   parsers?: ParserOptions;
   /** Extra chat template variables, e.g. `{ enable_thinking: false }`. */
   templateKwargs?: Record<string, unknown>;
+  /** Tool-guided "auto": a call the model chooses to make is written in the parser's syntax with valid arguments (docs/guided.md). */
+  guidedTools?: boolean;
+  /** Whether a guided reply may make more than one call (OpenAI's parallel_tool_calls). Default true. */
+  parallelToolCalls?: boolean;
 }
 
 const WEFT_SETTINGS: readonly (keyof WeftCallSettings)[] = [
@@ -39,6 +43,8 @@ const WEFT_SETTINGS: readonly (keyof WeftCallSettings)[] = [
   'skipSpecialTokens',
   'parsers',
   'templateKwargs',
+  'guidedTools',
+  'parallelToolCalls',
 ];
 
 /** What toolChoice asked for that weft can only check afterwards (when it could not enforce it). */
@@ -98,6 +104,8 @@ export function toChatOptions(call: LanguageModelV3CallOptions, defaults: WeftCa
       ignoreEos: weftSettings.ignoreEos,
       skipSpecialTokens: weftSettings.skipSpecialTokens,
       templateKwargs: weftSettings.templateKwargs,
+      guidedTools: tools.length > 0 ? weftSettings.guidedTools : undefined,
+      parallelToolCalls: weftSettings.parallelToolCalls,
     }),
     ...(parsers !== undefined && { parsers }),
     ...(tools.length > 0 && { tools }),

@@ -38,6 +38,8 @@ export interface ToolFlags {
   toolParser?: string;
   /** A JSON file with an array of tool definitions (read by the chat command, not here). */
   toolsFile?: string;
+  /** --guided-tools: calls the model makes are guided (tool-guided auto, docs/guided.md). */
+  guidedTools?: boolean;
 }
 
 /** Turns the automatic reasoning parser off. */
@@ -112,6 +114,7 @@ function parseChat(args: string[]): Command {
     'reasoning-parser': { type: 'string' },
     'tool-parser': { type: 'string' },
     tools: { type: 'string' },
+    'guided-tools': { type: 'boolean' },
   });
   if (values.help) return { name: 'help', topic: 'chat' };
   if (positionals.length > 0) {
@@ -139,6 +142,10 @@ function toolFlags(command: CommandName, values: Values): ToolFlags {
   if (toolsFile !== undefined) {
     if (toolsFile.trim() === '') throw new UsageError('--tools needs a JSON file of tool definitions', command);
     flags.toolsFile = toolsFile;
+  }
+  if (values['guided-tools'] === true) {
+    if (toolsFile === undefined) throw new UsageError('--guided-tools needs --tools (the tools a call may name)', command);
+    flags.guidedTools = true;
   }
   return flags;
 }

@@ -192,6 +192,7 @@ async function answer(
       ...(command.templateKwargs !== undefined ? { templateKwargs: command.templateKwargs } : {}),
       ...(setup.parsers.reasoning !== undefined || setup.parsers.tool !== undefined ? { parsers: setup.parsers } : {}),
       ...(setup.tools !== undefined ? { tools: setup.tools } : {}),
+      ...(command.guidedTools === true ? { guidedTools: true } : {}),
       signal,
     };
     for await (const part of pipeline.stream(messages, options)) {

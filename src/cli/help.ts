@@ -89,6 +89,8 @@ ${SAMPLING_OPTIONS}
                            and tool calls are printed as text)
       --tools <file.json>  a JSON array of tool definitions to offer the model
                            (a model folder's tools.json is not used unless given here)
+      --guided-tools       a call the model starts is guided: the parser's syntax, one of
+                           the tools, arguments valid against its schema (docs/guided.md)
 
 Example (weft's demo model):
   weft chat -m ${demo} --tools ${join(demo, 'tools.json')}

@@ -17,6 +17,8 @@ export interface CliRequestOptions {
   parsers?: ParserOptions;
   /** Tools offered to the model through the chat template (chat only). */
   tools?: ToolDefinition[];
+  /** Tool-guided calls (chat only, --guided-tools). */
+  guidedTools?: boolean;
 }
 
 /** What the CLI needs of a Pipeline: a structural subset, so tests can pass a stand-in. */

@@ -96,6 +96,8 @@ class LiveRequest extends Request {
   /** Guided generation: the request's grammar, and the mask of the tokens it allows next (filled while the step runs). */
   readonly grammar: TokenGrammar | undefined;
   readonly mask: Uint32Array | undefined;
+  /** Whether `mask` was filled for this step; not in free text, where the token is sampled first and checked. */
+  maskFilled = false;
 
   constructor(id: number, spec: RequestSpec, sink: RequestSink, decoder: TokenDecoder, maxContextLength: number, eos: ReadonlySet<number>, vocabSize: number) {
     super(id, id, spec);
@@ -107,7 +109,7 @@ class LiveRequest extends Request {
     this.lengthLimit = Math.min(spec.promptTokenIds.length + spec.stop.maxTokens, maxContextLength);
     if (spec.grammar !== undefined) {
       const ends = [...spec.stop.stopTokenIds, ...(spec.stop.ignoreEos ? [] : eos)];
-      this.grammar = spec.grammar.matcher(ends);
+      this.grammar = spec.grammar.matcher(ends, spec.skipSpecialTokens === false);
       this.mask = new Uint32Array((vocabSize + 31) >>> 5);
     }
   }
@@ -268,7 +270,8 @@ export class Engine {
     for (const entry of plan.scheduled) {
       const request = entry.request as LiveRequest;
       if (!entry.samples || request.grammar === undefined || request.status === 'finished') continue;
-      if (!request.grammar.fillMask(request.mask!)) {
+      request.maskFilled = !request.grammar.isFreeText();
+      if (request.maskFilled && !request.grammar.fillMask(request.mask!)) {
         this.finish(request, 'error', new GrammarDeadEndError(`request ${request.id}: the grammar allows no token after ${request.tokens.length - request.numPromptTokens} generated tokens`), false);
       }
     }
@@ -316,7 +319,19 @@ export class Engine {
     const { sampler } = request;
     let sampled: SampledToken;
     try {
-      if (request.mask !== undefined) {
+      if (request.grammar !== undefined && !request.maskFilled) {
+        // Free text: drawn as if unguided; the mask is filled and applied only if the grammar refuses the draw.
+        const { grammar, mask } = request;
+        sampled = sampler.sample(logits, rowOffset, vocab, {
+          check: {
+            allows: (token) => grammar.allows(token),
+            mask: (row) => {
+              grammar.fillMask(mask!);
+              applyMask(row, 0, row.length, mask!);
+            },
+          },
+        });
+      } else if (request.mask !== undefined) {
         // Checked before masking: the mask's -Infinity entries are not the model's.
         if (!allFinite(logits.subarray(rowOffset, rowOffset + vocab))) throw new NonFiniteLogitsError();
         applyMask(logits, rowOffset, vocab, request.mask);

@@ -4,13 +4,14 @@
  *
  * Invariants:
  * - A frame never changes; stepping returns a new frame (or the same one when
- *   nothing changed, which is what keeps the vocabulary walk in masks.ts free of
+ *   nothing changed, which is what keeps the vocabulary walk in grammar.ts free of
  *   allocation inside strings and free text).
  * - A frame's `key` names its state completely (together with the keys below it),
  *   so equal stack keys accept exactly the same futures: masks are cached by key.
  * - The bottom of every stack is END, which accepts nothing: a stack whose top is
  *   END is complete.
  */
+import type { FreeRun } from './free-runs.js';
 
 /** What a frame does with one byte. */
 export type Step = Frame | Push | typeof DONE | typeof POP_REPROCESS | null;
@@ -39,6 +40,22 @@ export abstract class Frame {
   /** Whether the construct has ended and only waits to be popped (a sequence past its last part). */
   get finished(): boolean {
     return false;
+  }
+  /**
+   * For masks: a class of tokens this frame reads whole by itself, accepting exactly those of at
+   * most `budget` units (the invariant in free-runs.ts); undefined (the default) promises nothing.
+   */
+  freeRun(): FreeRun | undefined {
+    return undefined;
+  }
+  /**
+   * Free text: the bytes (flags, by value) that can end it. A token with none of them is accepted
+   * from this frame whatever lies below, and a free-text frame stays on top, so the engine may
+   * sample first and check (grammar.ts: isFreeText); its masks come from `freeRun()`, the class of
+   * tokens without these bytes. Null for every other frame.
+   */
+  get guardBytes(): Uint8Array | null {
+    return null;
   }
   abstract step(byte: number): Step;
 }

@@ -4,6 +4,7 @@
  * or tool set) walked over a vocabulary, one matcher per request.
  */
 import { advance, canEnd, isComplete, stackKey, type Stack } from './automaton.js';
+import type { TokenTrie } from './token-trie.js';
 import type { Vocabulary } from './vocabulary.js';
 
 /** What the engine asks of a request's grammar. */
@@ -16,12 +17,22 @@ export interface TokenGrammar {
   rollback(n: number): void;
   /** Whether nothing more may be generated: the grammar is complete, or an end token was accepted. */
   isTerminated(): boolean;
+  /**
+   * Whether the next token is read by free text (a frame with guardBytes): nearly every token is
+   * allowed there, so the engine samples first and asks `allows`, filling the mask only if not.
+   */
+  isFreeText(): boolean;
+  /** Whether `token` may come next (nothing changes). */
+  allows(token: number): boolean;
 }
 
 /** What a request spec carries: a grammar that makes one matcher per request. */
 export interface GrammarSource {
-  /** `endTokenIds`: the tokens that end the request (EOS unless ignored, stop token ids); allowed where the grammar may end. */
-  matcher(endTokenIds: readonly number[]): TokenGrammar;
+  /**
+   * `endTokenIds`: the tokens that end the request (EOS unless ignored, stop token ids); allowed where the grammar may end.
+   * `keepsSpecialText`: the request's text keeps special tokens' text (skipSpecialTokens false), which free text then reads.
+   */
+  matcher(endTokenIds: readonly number[], keepsSpecialText?: boolean): TokenGrammar;
 }
 
 /** Masks kept per compiled grammar (each is vocab/8 bytes: 19 KB at 150k tokens). */
@@ -35,10 +46,24 @@ export class CompiledGrammar implements GrammarSource {
   /** Time spent walking the trie for uncached masks, in milliseconds. */
   walkMs = 0;
 
+  /** Tokens without bytes (special ones, ids the tokenizer lacks): only free text takes them. */
+  private textless: Int32Array | undefined;
+
+  /** `specialText`: the text of special tokens that have one (what the reply shows when it keeps them). */
   constructor(
     readonly vocabulary: Vocabulary,
     readonly start: Stack,
+    readonly specialText: ReadonlyMap<number, Uint8Array> = new Map(),
   ) {}
+
+  get textlessTokens(): Int32Array {
+    if (this.textless === undefined) {
+      const ids: number[] = [];
+      for (let token = 0; token < this.vocabulary.size; token++) if (!this.vocabulary.tokenBytes[token]) ids.push(token);
+      this.textless = Int32Array.from(ids);
+    }
+    return this.textless;
+  }
 
   get maskWords(): number {
     return (this.vocabulary.size + 31) >>> 5;
@@ -55,25 +80,33 @@ export class CompiledGrammar implements GrammarSource {
     this.walks++;
     const started = performance.now();
     const mask = new Uint32Array(this.maskWords);
-    walkTrie(this.vocabulary, stack, mask);
+    const run = stack.frame.freeRun();
+    if (run === undefined) walkTrie(this.vocabulary.trie, stack, mask);
+    else {
+      // The class's tokens are allowed by the invariant in free-runs.ts; only the others are walked.
+      const index = this.vocabulary.freeRunIndex(run.tokens);
+      mask.set(index.within(run.budget));
+      walkTrie(index.rest, stack, mask);
+    }
     this.walkMs += performance.now() - started;
     if (this.masks.size >= MASK_CACHE_LIMIT) this.masks.delete(this.masks.keys().next().value!);
     this.masks.set(key, mask);
     return mask;
   }
 
-  matcher(endTokenIds: readonly number[]): GrammarMatcher {
-    return new GrammarMatcher(this, endTokenIds);
+  matcher(endTokenIds: readonly number[], keepsSpecialText = false): GrammarMatcher {
+    return new GrammarMatcher(this, endTokenIds, keepsSpecialText);
   }
 }
 
 /**
- * Depth-first over the trie: a node's subtree is skipped as soon as its
- * prefix is rejected. Inside strings and free text the automaton returns the
- * same stack for most bytes, so the walk allocates almost nothing.
+ * Sets the bit of every token of `trie` that `stack` accepts. Depth-first: a
+ * node's subtree is skipped as soon as its prefix is rejected. Inside strings
+ * and free text the automaton returns the same stack for most bytes, so the
+ * walk allocates almost nothing.
  */
-function walkTrie(vocab: Vocabulary, stack: Stack, mask: Uint32Array): void {
-  const { firstChild, nextSibling, byteOf, tokenAt, sameBytes } = vocab;
+export function walkTrie(trie: TokenTrie, stack: Stack, mask: Uint32Array): void {
+  const { firstChild, nextSibling, byteOf, tokenAt, sameBytes } = trie;
   const visit = (node: number, state: Stack): void => {
     for (let child = firstChild[node]!; child !== -1; child = nextSibling[child]!) {
       const next = advance(state, byteOf[child]!);
@@ -95,6 +128,7 @@ export class GrammarMatcher implements TokenGrammar {
   constructor(
     readonly grammar: CompiledGrammar,
     endTokenIds: readonly number[],
+    private readonly keepsSpecialText = false,
   ) {
     this.states = [grammar.start];
     this.endTokens = new Set(endTokenIds);
@@ -112,13 +146,37 @@ export class GrammarMatcher implements TokenGrammar {
       this.ended = true;
       return true;
     }
-    const bytes = this.grammar.vocabulary.tokenBytes[token];
-    if (!bytes) return false;
-    let s: Stack | null = this.state;
-    for (let i = 0; i < bytes.length && s !== null; i++) s = advance(s, bytes[i]!);
+    const s = this.stateAfter(token);
     if (s === null) return false;
     this.states.push(s);
     return true;
+  }
+
+  /** The state after a token that is not an end token, or null if the grammar rejects it. */
+  private stateAfter(token: number): Stack | null {
+    const state = this.state;
+    let bytes = this.grammar.vocabulary.tokenBytes[token];
+    if (!bytes) {
+      // A token without bytes adds a special token's text when the reply keeps it (read as that
+      // text, wherever the grammar takes it: a marker that is a special token), else nothing,
+      // which only free text takes.
+      if (token < 0 || token >= this.grammar.vocabulary.size) return null;
+      bytes = this.keepsSpecialText ? this.grammar.specialText.get(token) : undefined;
+      if (bytes === undefined) return state.frame.guardBytes === null ? null : state;
+    }
+    let s: Stack | null = state;
+    for (let i = 0; i < bytes.length && s !== null; i++) s = advance(s, bytes[i]!);
+    return s;
+  }
+
+  isFreeText(): boolean {
+    return !this.ended && this.state.frame.guardBytes !== null;
+  }
+
+  allows(token: number): boolean {
+    if (this.ended) return false;
+    if (this.endTokens.has(token)) return canEnd(this.state);
+    return this.stateAfter(token) !== null;
   }
 
   fillMask(mask: Uint32Array): boolean {
@@ -128,6 +186,11 @@ export class GrammarMatcher implements TokenGrammar {
     }
     const state = this.state;
     mask.set(this.grammar.maskOf(state));
+    // Tokens without bytes are not in the trie: free text may take any; elsewhere only special tokens whose text the grammar takes.
+    const candidates = state.frame.guardBytes !== null ? this.grammar.textlessTokens : this.keepsSpecialText ? this.grammar.specialText.keys() : [];
+    for (const token of candidates) {
+      if (!this.endTokens.has(token) && this.stateAfter(token) !== null) mask[token >>> 5]! |= 1 << (token & 31);
+    }
     if (canEnd(state)) for (const token of this.endTokens) if (token < this.grammar.vocabulary.size) mask[token >>> 5]! |= 1 << (token & 31);
     for (let i = 0; i < mask.length; i++) if (mask[i] !== 0) return true;
     return false;

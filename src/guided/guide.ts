@@ -3,13 +3,16 @@
  * request) and the compiled grammars, cached by what they were compiled from,
  * so requests with the same schema or tools share one grammar and its masks.
  */
+import { DEEPSEEK_R1_THINK, QWEN3_THINK, type ReasoningExit } from '../parsers/reasoning/think.js';
 import type { Tokenizer, ToolDefinition } from '../text/types.js';
 import { END_STACK, Stack, type Frame } from './automaton.js';
+import { toolCallsStart } from './call-modes.js';
 import { CompiledGrammar } from './grammar.js';
 import { valueStart } from './json-frames.js';
 import { anyObjectSpec, compileSchema } from './json-schema.js';
 import { AvoidText } from './text-frames.js';
-import { callMarkers, requiredCallGrammar } from './tool-formats.js';
+import { GUIDED_TOOL_PARSERS, callMarkers, isGuidedToolParser } from './tool-formats.js';
+import { InvalidOptionError } from '../errors.js';
 import { Vocabulary } from './vocabulary.js';
 
 export type ResponseFormat = { readonly type: 'json_schema'; readonly schema: unknown; readonly name?: string } | { readonly type: 'json_object' };
@@ -23,13 +26,23 @@ export interface GuidedRequest {
   readonly toolParser?: string;
   /** 'none': no reasoning parser; 'optional': the reply may start with <think>; 'open': the prompt opened it. */
   readonly reasoning: 'none' | 'optional' | 'open';
+  /** The reasoning parser's name (which tags end reasoning into a call). */
+  readonly reasoningParser?: string;
+  /** Tool-guided "auto": with toolChoice "auto", the calls the model chooses to make are guided. */
+  readonly guidedTools?: boolean;
+  /** More than one call per reply where the format allows it. Default true (OpenAI's parallel_tool_calls). */
+  readonly parallelToolCalls?: boolean;
 }
+
+/** How the built-in reasoning parsers end reasoning into a call (parsers/reasoning/think.ts). */
+const REASONING_EXITS: Record<string, readonly ReasoningExit[]> = { qwen3: QWEN3_THINK.exits, deepseek_r1: DEEPSEEK_R1_THINK.exits };
 
 /** Compiled grammars kept per pipeline. */
 const GRAMMAR_CACHE_LIMIT = 64;
 
 export class Guide {
   private vocabulary: Vocabulary | undefined;
+  private specialText: ReadonlyMap<number, Uint8Array> | undefined;
   private readonly grammars = new Map<string, CompiledGrammar>();
 
   constructor(
@@ -41,10 +54,17 @@ export class Guide {
   grammarFor(request: GuidedRequest): CompiledGrammar | undefined {
     const start = this.startFor(request);
     if (start === undefined) return undefined;
-    const key = JSON.stringify([request.responseFormat, request.toolChoice, request.toolParser, request.reasoning, request.toolChoice === undefined || request.toolChoice === 'none' ? [] : request.tools]);
+    const callsMatter = request.toolChoice === 'required' || typeof request.toolChoice === 'object' || (request.guidedTools === true && request.toolChoice !== 'none');
+    const key = JSON.stringify([
+      request.responseFormat,
+      request.toolChoice,
+      request.toolParser,
+      request.reasoning,
+      callsMatter ? [request.tools, request.reasoningParser, request.guidedTools === true, request.parallelToolCalls !== false] : [],
+    ]);
     let grammar = this.grammars.get(key);
     if (grammar === undefined) {
-      grammar = new CompiledGrammar(this.vocab(), new Stack(start(), END_STACK));
+      grammar = new CompiledGrammar(this.vocab(), new Stack(start(), END_STACK), this.specialTexts());
       if (this.grammars.size >= GRAMMAR_CACHE_LIMIT) this.grammars.delete(this.grammars.keys().next().value!);
       this.grammars.set(key, grammar);
     }
@@ -56,6 +76,23 @@ export class Guide {
     return this.vocabulary;
   }
 
+  /** The text of each special token that has one (free text reads it when the reply keeps special tokens). */
+  private specialTexts(): ReadonlyMap<number, Uint8Array> {
+    if (this.specialText === undefined) {
+      const vocab = this.vocab();
+      const encoder = new TextEncoder();
+      const texts = new Map<number, Uint8Array>();
+      const known = Math.min(this.tokenizer.vocabSize, vocab.size);
+      for (let id = 0; id < known; id++) {
+        if (vocab.tokenBytes[id]) continue;
+        const text = this.tokenizer.decode([id], { skipSpecialTokens: false });
+        if (text.length > 0) texts.set(id, encoder.encode(text));
+      }
+      this.specialText = texts;
+    }
+    return this.specialText;
+  }
+
   /** Compiles now (errors surface before the request runs); returns how to start. */
   private startFor(request: GuidedRequest): (() => Frame) | undefined {
     const { responseFormat, toolChoice } = request;
@@ -63,12 +100,25 @@ export class Guide {
       const spec = responseFormat.type === 'json_object' ? anyObjectSpec() : compileSchema(responseFormat.schema, 'responseFormat.schema');
       return () => valueStart(spec);
     }
-    if (toolChoice === undefined || toolChoice === 'auto' || request.toolParser === undefined) return undefined;
-    if (toolChoice === 'none') {
+    if (request.toolParser === undefined) return undefined;
+    const auto = toolChoice === undefined || toolChoice === 'auto';
+    if (auto && request.guidedTools !== true) return undefined;
+    if (auto && !isGuidedToolParser(request.toolParser)) {
+      throw new InvalidOptionError('guidedTools', `the ${request.toolParser} tool parser has no guided grammar yet (guided: ${GUIDED_TOOL_PARSERS.join(', ')})`);
+    }
+    // Tool-guided auto with no tools to call: nothing may start a call, as with "none".
+    if (toolChoice === 'none' || (auto && request.tools.length === 0)) {
       const text = new AvoidText(callMarkers(request.toolParser));
       return () => text.start();
     }
-    const frame = requiredCallGrammar(request.toolParser, request.tools, toolChoice === 'required' ? undefined : toolChoice.name, request.reasoning);
+    const frame = toolCallsStart({
+      parser: request.toolParser,
+      tools: request.tools,
+      choice: auto ? 'auto' : toolChoice,
+      parallel: request.parallelToolCalls !== false,
+      reasoning: request.reasoning,
+      reasoningExits: request.reasoningParser === undefined ? [] : REASONING_EXITS[request.reasoningParser],
+    });
     return () => frame;
   }
 }

@@ -5,6 +5,7 @@
  * control characters).
  */
 import { DONE, Frame, POP_REPROCESS, Push, type Step } from './automaton.js';
+import type { FreeRun, TokenClass } from './free-runs.js';
 import type { ArraySpec, ObjectSpec, StringSpec, ValueSpec } from './json-schema.js';
 
 const QUOTE = 0x22, BACKSLASH = 0x5c, SPACE = 0x20, COMMA = 0x2c, COLON = 0x3a;
@@ -27,7 +28,7 @@ export class ValueStart extends Frame {
     if (byte === 0x7b && spec.objects.length > 0) return new ObjectFrame(spec.objects[0]!, 'open', '', -1);
     if (byte === 0x5b && spec.arrays.length > 0) return new ArrayFrame(spec.arrays[0]!, 'open', 0);
     if (byte === QUOTE && spec.strings.length > 0) return stringStart(spec.strings[0]!);
-    if (spec.number !== undefined && (byte === 0x2d || isDigit(byte))) return new NumberFrame(spec.number === 'integer', 'start', 0).step(byte);
+    if (spec.number !== undefined && (byte === 0x2d || isDigit(byte))) return numberFrame(spec.number === 'integer', 'start', 0).step(byte);
     if (spec.boolean && (byte === 0x74 || byte === 0x66)) return BOOLEAN.step(byte);
     if (spec.null && byte === 0x6e) return NULL.step(byte);
     return null;
@@ -92,6 +93,10 @@ class StringFrame extends Frame {
     super();
     this.key = `s${spec.id}.${phase}.${length}`;
   }
+  /** In content, every token of whole characters (escapes included) stays in this string: see JSON_STRING_TOKENS. */
+  override freeRun(): FreeRun | undefined {
+    return this.phase === 'content' ? { tokens: JSON_STRING_TOKENS, budget: this.spec.maxLength - this.length } : undefined;
+  }
   step(byte: number): Step {
     const { spec, phase } = this;
     switch (phase) {
@@ -149,6 +154,27 @@ function counted(frame: StringFrame): StringFrame {
 }
 export const stringStart = (spec: StringSpec): StringFrame => string(spec, 'content', 0);
 
+const ANY_STRING: StringSpec = { id: -2, minLength: 0, maxLength: Infinity };
+/**
+ * Tokens that are whole string characters (plain, UTF-8, escapes), as many units as characters:
+ * decided by the string frame itself, so the class cannot drift from what the frame accepts.
+ * A bounded frame with `length` characters accepts such a token iff length + units <= maxLength.
+ */
+const JSON_STRING_TOKENS: TokenClass = {
+  key: 'json-string',
+  units(bytes) {
+    let frame = stringStart(ANY_STRING);
+    let characters = 0;
+    for (let i = 0; i < bytes.length; i++) {
+      const next = frame.step(bytes[i]!);
+      if (!(next instanceof StringFrame)) return -1;
+      if (next.phase === 'content') characters++;
+      frame = next;
+    }
+    return frame.phase === 'content' ? characters : -1;
+  },
+};
+
 type NumberPhase = 'start' | 'minus' | 'zero' | 'int' | 'dot' | 'frac' | 'e' | 'esign' | 'exp';
 
 class NumberFrame extends Frame {
@@ -167,7 +193,7 @@ class NumberFrame extends Frame {
   step(byte: number): Step {
     const { integer, phase, digits } = this;
     const digit = isDigit(byte);
-    const to = (p: NumberPhase, d: number): NumberFrame => new NumberFrame(integer, p, d);
+    const to = (p: NumberPhase, d: number): NumberFrame => numberFrame(integer, p, d);
     switch (phase) {
       case 'start':
         if (byte === 0x2d) return to('minus', 0);
@@ -196,6 +222,14 @@ class NumberFrame extends Frame {
         return POP_REPROCESS;
     }
   }
+}
+
+const NUMBER_PHASES: readonly NumberPhase[] = ['start', 'minus', 'zero', 'int', 'dot', 'frac', 'e', 'esign', 'exp'];
+/** Number states are few (kind x phase x digit count), so each has one frame: a mask walk over digit tokens allocates nothing. */
+const numberFrames: NumberFrame[] = [];
+function numberFrame(integer: boolean, phase: NumberPhase, digits: number): NumberFrame {
+  const index = ((integer ? 1 : 0) * NUMBER_PHASES.length + NUMBER_PHASES.indexOf(phase)) * (MAX_DIGITS + 1) + digits;
+  return (numberFrames[index] ??= new NumberFrame(integer, phase, digits));
 }
 
 type ObjectPhase = 'open' | 'afterKey' | 'colon' | 'colonSpace' | 'afterValue' | 'comma' | 'commaSpace';

@@ -5,6 +5,7 @@
  * sequences of sub-grammars.
  */
 import { DONE, Frame, POP_REPROCESS, Push, utf8, type Step } from './automaton.js';
+import { freeTextRun, type FreeRun } from './free-runs.js';
 
 let nextId = 1;
 /** Ids that make frame keys unique per construct. */
@@ -97,8 +98,11 @@ class SequenceFrame extends Frame {
     super();
     this.key = `S${sequence.id}.${index}`;
   }
+  /** The parts left may all be empty (whitespace, calls that may stop): the sequence may end here. */
   override get canPop(): boolean {
-    return this.index >= this.sequence.parts.length;
+    const parts = this.sequence.parts;
+    for (let i = this.index; i < parts.length; i++) if (!parts[i]!.start().canPop) return false;
+    return true;
   }
   override get finished(): boolean {
     return this.index >= this.sequence.parts.length;
@@ -121,11 +125,18 @@ export class AvoidText implements Part {
   private readonly markers: readonly string[];
   private readonly frames = new Map<string, AvoidFrame>();
   private readonly latin1: boolean;
+  /** The markers' last bytes: a marker completes only on one, so tokens without any stay in the text. */
+  readonly guardBytes = new Uint8Array(256);
+  /** Masks: those tokens, then a walk of the others (free-runs.ts). */
+  readonly freeRun: FreeRun;
   constructor(markers: readonly string[]) {
     // Markers are matched bytewise; they are ASCII in every format weft knows.
     this.markers = markers;
+    for (const marker of markers) this.guardBytes[marker.charCodeAt(marker.length - 1)] = 1;
     this.latin1 = markers.every((m) => /^[\x20-\x7e]*$/.test(m));
     if (!this.latin1) throw new Error('AvoidText markers must be printable ASCII');
+    if (markers.some((m) => m.length === 0)) throw new Error('AvoidText markers must not be empty');
+    this.freeRun = freeTextRun(this.guardBytes);
   }
   start(): Frame {
     return this.frame('');
@@ -163,6 +174,12 @@ class AvoidFrame extends Frame {
   override get canPop(): boolean {
     return true;
   }
+  override freeRun(): FreeRun {
+    return this.text.freeRun;
+  }
+  override get guardBytes(): Uint8Array {
+    return this.text.guardBytes;
+  }
   step(byte: number): Step {
     let next = this.transitions.get(byte);
     if (next === undefined) {
@@ -181,9 +198,15 @@ export class TextUntil implements Part {
   /** KMP failure function of the terminator. */
   private readonly failure: Int32Array;
   private readonly frames: UntilFrame[];
+  /** The terminator's last byte: only it can end the text, so tokens without it stay in it. */
+  readonly guardBytes = new Uint8Array(256);
+  /** Masks: those tokens, then a walk of the others (free-runs.ts). */
+  readonly freeRun: FreeRun;
   constructor(terminator: string) {
     this.terminator = utf8(terminator);
     const t = this.terminator;
+    this.guardBytes[t[t.length - 1]!] = 1;
+    this.freeRun = freeTextRun(this.guardBytes);
     this.failure = new Int32Array(t.length);
     for (let i = 1, k = 0; i < t.length; i++) {
       while (k > 0 && t[i] !== t[k]) k = this.failure[k - 1]!;
@@ -213,6 +236,12 @@ class UntilFrame extends Frame {
   ) {
     super();
     this.key = `U${until.id}.${matched}`;
+  }
+  override freeRun(): FreeRun {
+    return this.until.freeRun;
+  }
+  override get guardBytes(): Uint8Array {
+    return this.until.guardBytes;
   }
   step(byte: number): Step {
     return this.until.step(this.matched, byte);

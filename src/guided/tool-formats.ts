@@ -1,16 +1,16 @@
 /**
- * Tool-call grammars in each tool parser's own syntax: the call a request
- * with toolChoice "required" or a named tool must make (arguments valid
- * against the tool's schema), and the markers toolChoice "none" must never
- * write. Optional reasoning (`<think>...</think>`) may come first when a
- * reasoning parser reads the reply.
+ * Tool-call grammars in each tool parser's own syntax: one call (arguments
+ * valid against the tool's schema), how the parser recognises its start
+ * (triggers), and the markers toolChoice "none" must never write.
+ * call-modes.ts builds what a request runs from them: forced calls
+ * ("required", a named tool), tool-guided "auto", parallel calls, reasoning.
  */
 import { InvalidOptionError } from '../errors.js';
 import type { ToolDefinition } from '../text/types.js';
 import { DONE, Frame, POP_REPROCESS, utf8, type Step } from './automaton.js';
 import { valueStart } from './json-frames.js';
 import { compileSchema, type ValueSpec } from './json-schema.js';
-import { Choice, Optional, Sequence, TextUntil, literalPart, newId, type Part } from './text-frames.js';
+import { Choice, Sequence, literalPart, newId, type Part } from './text-frames.js';
 
 /** The tool parsers that have grammars; the others refuse toolChoice "required", a named tool and "none". */
 export const GUIDED_TOOL_PARSERS = ['qwen3coder', 'hermes', 'llama3_json'] as const;
@@ -32,11 +32,28 @@ export function callMarkers(parser: string): readonly string[] {
   return CALL_MARKERS[parser];
 }
 
-interface CallGrammar {
+/** One call in a format's syntax, restricted to some tools. */
+export interface CallGrammar {
   /** The literal that opens a call (a choice lead next to `<think>`). */
   readonly open: string;
-  /** Everything after it. */
+  /** Everything after it, up to the end of the call. */
   readonly rest: Part;
+  /**
+   * Tool-guided "auto": the texts at which the parser starts reading a call. Default: each of the
+   * parser's call markers (CALL_MARKERS) that `open` starts with, anywhere in the text, followed
+   * by the rest of `open` and `rest`. A call marker that is not a trigger is refused in free text.
+   */
+  readonly triggers?: readonly CallTrigger[];
+  /** Between parallel calls of a forced reply: up to `max` characters of `allowed`. Default: up to 2 newlines. */
+  readonly separator?: { readonly allowed: string; readonly max: number };
+}
+
+export interface CallTrigger {
+  readonly text: string;
+  /** 'anywhere' (default), or 'start': only at the start of the reply's content, after whitespace (as pythonic reads `[`). */
+  readonly at?: 'anywhere' | 'start';
+  /** What follows the trigger, up to the end of the call. Default: the rest of `open` (which must start with `text`), then `rest`. */
+  readonly then?: Part;
 }
 
 const jsonPart = (spec: ValueSpec): Part => ({ start: () => valueStart(spec) });
@@ -64,7 +81,14 @@ function jsonCall(tools: readonly ToolDefinition[], indices: readonly number[], 
     'tools',
   );
   const rest = new Sequence([literalPart(hermes ? '{"name": "' : '"name": "'), { start: () => names.start() }]);
-  return { open: hermes ? '<tool_call>\n' : '{', rest };
+  if (hermes) return { open: '<tool_call>\n', rest };
+  // llama3_json: a call starts at any `{`, or at <|python_tag|> (then its object); `;` or whitespace between calls.
+  return {
+    open: '{',
+    rest,
+    triggers: [{ text: '{' }, { text: '<|python_tag|>', then: new Sequence([literalPart('{'), rest]) }],
+    separator: { allowed: '; \n', max: 2 },
+  };
 }
 
 /**
@@ -132,19 +156,58 @@ function qwenValue(schema: unknown, where: string): Part {
 }
 
 /**
- * A raw qwen3coder string value up to its closing tag: any text without `<`
+ * A raw qwen3coder string value up to its closing tag: valid UTF-8 without `<`
  * (so it can hold no tag), ending with the newline the parser strips; the
  * length bounds count characters before that newline.
  */
 class RawText {
   readonly id = newId();
+  readonly bounded: boolean;
+  private readonly frames = new Map<string, RawTextFrame>();
   constructor(
     readonly minLength: number,
     readonly maxLength: number,
-  ) {}
-  start(): Frame {
-    return new RawTextFrame(this, 0, false);
+  ) {
+    this.bounded = minLength > 0 || maxLength !== Infinity;
   }
+  start(): Frame {
+    return this.frame(0, false, 0);
+  }
+  /** Unbounded values do not count their length, so they have few states. */
+  frame(length: number, afterNewline: boolean, utf8: number): RawTextFrame {
+    const key = `${this.bounded ? length : 0}.${afterNewline ? 1 : 0}.${utf8}`;
+    let frame = this.frames.get(key);
+    if (frame === undefined) {
+      frame = new RawTextFrame(this, this.bounded ? length : 0, afterNewline, utf8);
+      this.frames.set(key, frame);
+    }
+    return frame;
+  }
+}
+
+/** UTF-8 inside a character: [lowest, highest] allowed next byte and the state after it (as json-frames.ts checks strings). */
+const UTF8_NEXT: readonly (readonly [number, number, number])[] = [
+  [0, 0, 0],
+  [0x80, 0xbf, 0],
+  [0x80, 0xbf, 1],
+  [0x80, 0xbf, 2],
+  [0xa0, 0xbf, 1], // after E0: no overlong forms
+  [0x80, 0x9f, 1], // after ED: no surrogates
+  [0x90, 0xbf, 2], // after F0: no overlong forms
+  [0x80, 0x8f, 2], // after F4: nothing past U+10FFFF
+];
+
+/** The UTF-8 state after a lead byte, or -1 if it cannot start a character. */
+function utf8Lead(byte: number): number {
+  if (byte < 0x80) return 0;
+  if (byte >= 0xc2 && byte <= 0xdf) return 1;
+  if (byte === 0xe0) return 4;
+  if (byte === 0xed) return 5;
+  if (byte >= 0xe1 && byte <= 0xef) return 2;
+  if (byte === 0xf0) return 6;
+  if (byte === 0xf4) return 7;
+  if (byte >= 0xf1 && byte <= 0xf3) return 3;
+  return -1;
 }
 
 class RawTextFrame extends Frame {
@@ -153,49 +216,32 @@ class RawTextFrame extends Frame {
     readonly raw: RawText,
     readonly length: number,
     readonly afterNewline: boolean,
+    /** 0 between characters, else the UTF8_NEXT entry of the character being read. */
+    readonly utf8: number,
   ) {
     super();
-    const bounded = raw.minLength > 0 || raw.maxLength !== Infinity;
-    this.key = `R${raw.id}.${bounded ? length : 0}.${afterNewline ? 1 : 0}`;
+    this.key = `R${raw.id}.${length}.${afterNewline ? 1 : 0}.${utf8}`;
   }
   step(byte: number): Step {
     const { raw, length } = this;
-    const bounded = raw.minLength > 0 || raw.maxLength !== Infinity;
-    // `length` counts the final newline too (unbounded values do not count at all).
-    if (byte === 0x3c) return this.afterNewline && (!bounded || length - 1 >= raw.minLength) ? POP_REPROCESS : null;
-    if (byte < 0x20 && byte !== 0x0a && byte !== 0x09) return null;
-    const newline = byte === 0x0a;
-    if (bounded) {
-      // Continuation bytes are part of the character before them.
-      const starts = (byte & 0xc0) !== 0x80;
-      if (starts && length >= raw.maxLength && !newline) return null;
-      if (starts && length > raw.maxLength) return null;
-      return new RawTextFrame(raw, starts ? length + 1 : length, newline);
+    if (this.utf8 !== 0) {
+      const [lo, hi, after] = UTF8_NEXT[this.utf8]!;
+      return byte >= lo && byte <= hi ? raw.frame(length, false, after) : null;
     }
-    return newline === this.afterNewline ? this : new RawTextFrame(raw, 0, newline);
+    // `length` counts the final newline too (unbounded values do not count at all).
+    if (byte === 0x3c) return this.afterNewline && (!raw.bounded || length - 1 >= raw.minLength) ? POP_REPROCESS : null;
+    if (byte < 0x20 && byte !== 0x0a && byte !== 0x09) return null;
+    const utf8 = utf8Lead(byte);
+    if (utf8 === -1) return null;
+    const newline = byte === 0x0a;
+    if (raw.bounded && length >= raw.maxLength && !newline) return null;
+    if (raw.bounded && length > raw.maxLength) return null;
+    return raw.frame(length + 1, newline, utf8);
   }
 }
 
-/** The frame a required (or named) call starts from. */
-export function requiredCallGrammar(
-  parser: string,
-  tools: readonly ToolDefinition[],
-  only: string | undefined,
-  reasoning: 'none' | 'optional' | 'open',
-): Frame {
+/** The grammar of one call to one of `tools[indices]` in the parser's syntax. */
+export function callGrammar(parser: string, tools: readonly ToolDefinition[], indices: readonly number[]): CallGrammar {
   if (!isGuidedToolParser(parser)) callMarkers(parser);
-  const indices = tools.map((_, i) => i).filter((i) => only === undefined || tools[i]!.function.name === only);
-  if (indices.length === 0) throw new InvalidOptionError('toolChoice', only === undefined ? 'no tools to call' : `no tool is named "${only}"`);
-  const call = parser === 'qwen3coder' ? qwen3coderCall(tools, indices) : jsonCall(tools, indices, parser === 'hermes');
-  const fullCall = new Sequence([literalPart(call.open), call.rest]);
-  const afterThink = new Sequence([new TextUntil('</think>'), new Optional('\n', 2), fullCall]);
-  if (reasoning === 'open') return afterThink.start();
-  if (reasoning === 'none') return fullCall.start();
-  return choice(
-    [
-      { lead: '<think>', next: () => afterThink.start() },
-      { lead: call.open, next: () => call.rest.start() },
-    ],
-    'toolChoice',
-  ).start();
+  return parser === 'qwen3coder' ? qwen3coderCall(tools, indices) : jsonCall(tools, indices, parser === 'hermes');
 }

@@ -9,6 +9,8 @@
  * emit them as text; the end tokens are allowed separately where the grammar may end.
  */
 import type { Tokenizer } from '../text/types.js';
+import { FreeRunIndex, type TokenClass } from './free-runs.js';
+import { TokenTrie } from './token-trie.js';
 
 /** GPT-2's byte -> printable character table, inverted. */
 function byteLevelDecoder(): Map<string, number> {
@@ -31,13 +33,9 @@ export class Vocabulary {
   /** Bytes of each token id; null for special tokens and ids the tokenizer does not have. */
   readonly tokenBytes: readonly (Uint8Array | null)[];
   readonly size: number;
-  // The trie, as parallel arrays. Node 0 is the root.
-  readonly firstChild: Int32Array;
-  readonly nextSibling: Int32Array;
-  readonly byteOf: Uint8Array;
-  /** First token ending at each node (-1: none); more tokens with the same bytes follow in `sameBytes`. */
-  readonly tokenAt: Int32Array;
-  readonly sameBytes: Int32Array;
+  /** Every token with bytes. */
+  readonly trie: TokenTrie;
+  private readonly freeRuns = new Map<string, FreeRunIndex>();
 
   /** `size` is the logits row length (the backend's vocabulary, which may exceed the tokenizer's). */
   constructor(tokenBytes: readonly (Uint8Array | null)[], size: number) {
@@ -45,59 +43,21 @@ export class Vocabulary {
     this.size = size;
     const ids = [];
     for (let id = 0; id < tokenBytes.length && id < size; id++) if (tokenBytes[id] && tokenBytes[id]!.length > 0) ids.push(id);
-    ids.sort((a, b) => compareBytes(tokenBytes[a]!, tokenBytes[b]!));
-    let capacity = 1024;
-    let firstChild: Int32Array<ArrayBuffer> = new Int32Array(capacity).fill(-1);
-    let nextSibling: Int32Array<ArrayBuffer> = new Int32Array(capacity).fill(-1);
-    let byteOf = new Uint8Array(capacity);
-    let tokenAt: Int32Array<ArrayBuffer> = new Int32Array(capacity).fill(-1);
-    const lastChild: number[] = [-1];
-    let nodes = 1;
-    const sameBytes = new Int32Array(size).fill(-1);
-    // Sorted order: each token shares a prefix with the previous one; `path` holds that prefix's nodes.
-    const path: number[] = [0];
-    let previous: Uint8Array = new Uint8Array(0);
-    for (const id of ids) {
-      const bytes = tokenBytes[id]!;
-      let common = 0;
-      while (common < bytes.length && common < previous.length && bytes[common] === previous[common]) common++;
-      path.length = common + 1;
-      for (let d = common; d < bytes.length; d++) {
-        if (nodes === capacity) {
-          capacity *= 2;
-          firstChild = grow(firstChild, capacity, -1);
-          nextSibling = grow(nextSibling, capacity, -1);
-          tokenAt = grow(tokenAt, capacity, -1);
-          const b = new Uint8Array(capacity);
-          b.set(byteOf);
-          byteOf = b;
-        }
-        const node = nodes++;
-        const parent = path[d]!;
-        byteOf[node] = bytes[d]!;
-        lastChild[node] = -1;
-        if (lastChild[parent] === -1) firstChild[parent] = node;
-        else nextSibling[lastChild[parent]!] = node;
-        lastChild[parent] = node;
-        path.push(node);
-      }
-      const end = path[bytes.length]!;
-      if (tokenAt[end] === -1) tokenAt[end] = id;
-      else {
-        sameBytes[id] = sameBytes[tokenAt[end]!]!;
-        sameBytes[tokenAt[end]!] = id;
-      }
-      previous = bytes;
-    }
-    this.firstChild = firstChild.subarray(0, nodes);
-    this.nextSibling = nextSibling.subarray(0, nodes);
-    this.byteOf = byteOf.subarray(0, nodes);
-    this.tokenAt = tokenAt.subarray(0, nodes);
-    this.sameBytes = sameBytes;
+    this.trie = new TokenTrie(tokenBytes, ids, size);
   }
 
   get numNodes(): number {
-    return this.firstChild.length;
+    return this.trie.numNodes;
+  }
+
+  /** The tokens of `tokens` sorted out of this vocabulary (once per class key: one pass over the tokens). */
+  freeRunIndex(tokens: TokenClass): FreeRunIndex {
+    let index = this.freeRuns.get(tokens.key);
+    if (index === undefined) {
+      index = new FreeRunIndex(this.tokenBytes, this.size, tokens);
+      this.freeRuns.set(tokens.key, index);
+    }
+    return index;
   }
 
   /** The vocabulary of a weft Tokenizer; `size` is the logits row length. */
@@ -127,16 +87,4 @@ export class Vocabulary {
     });
     return new Vocabulary(bytes, size);
   }
-}
-
-function grow(a: Int32Array, capacity: number, fill: number): Int32Array<ArrayBuffer> {
-  const b = new Int32Array(capacity).fill(fill);
-  b.set(a);
-  return b;
-}
-
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return a.length - b.length;
 }

@@ -10,6 +10,7 @@ import type { SchedulingPolicy } from '../engine/scheduler.js';
 import { InvalidOptionError } from '../errors.js';
 import { reasoningParserNames, toolParserNames } from '../parsers/registry.js';
 import type { ResponseFormat, ToolChoice } from '../guided/guide.js';
+import { GUIDED_TOOL_PARSERS, isGuidedToolParser } from '../guided/tool-formats.js';
 import type { SamplingParams } from '../sampling/params.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer, ToolDefinition } from '../text/types.js';
@@ -78,6 +79,11 @@ export interface PipelineOptions {
   scheduler?: SchedulerOptions;
   /** Default parsers for chat() and stream() of messages. */
   parsers?: ParserOptions;
+  /**
+   * Default of chats' `guidedTools`: with toolChoice "auto", the calls the model chooses to make are
+   * guided (their syntax and arguments). Default false. See docs/guided.md.
+   */
+  guidedTools?: boolean;
   /** Called while the model loads. */
   onProgress?: (progress: LoadProgress) => void;
   /** Receives the engine's log lines (a request failed, a step failed). Default: none. */
@@ -151,6 +157,17 @@ export interface ChatOptions extends GenerateOptions {
    * with arguments valid against the tool's schema. See docs/guided.md.
    */
   toolChoice?: ToolChoice;
+  /**
+   * Tool-guided "auto" (OVMS's enable_tool_guided_generation): free text until the model writes the
+   * tool parser's call trigger, then the call in the parser's syntax to one of `tools` with arguments
+   * valid against its schema, then free text again. Default: the pipeline's `guidedTools` (false).
+   */
+  guidedTools?: boolean;
+  /**
+   * Whether a guided reply ("required", a named tool, guidedTools) may make more than one call,
+   * where the format allows it. Default true, as OpenAI's parallel_tool_calls.
+   */
+  parallelToolCalls?: boolean;
 }
 
 /**
@@ -173,6 +190,7 @@ const PIPELINE_KEYS = keysOf<PipelineOptions>({
   kvCache: true,
   scheduler: true,
   parsers: true,
+  guidedTools: true,
   onProgress: true,
   logger: true,
   textSandbox: true,
@@ -204,7 +222,7 @@ const GENERATE_KEYS = keysOf<GenerateOptions>({
   parsers: true,
   responseFormat: true,
 });
-const CHAT_KEYS = keysOf<ChatOptions>({ ...Object.fromEntries(GENERATE_KEYS.map((key) => [key, true])), tools: true, templateKwargs: true, toolChoice: true } as Record<keyof Required<ChatOptions>, true>);
+const CHAT_KEYS = keysOf<ChatOptions>({ ...Object.fromEntries(GENERATE_KEYS.map((key) => [key, true])), tools: true, templateKwargs: true, toolChoice: true, guidedTools: true, parallelToolCalls: true } as Record<keyof Required<ChatOptions>, true>);
 
 export interface ResolvedPipelineOptions {
   readonly kvBytes: number;
@@ -217,6 +235,7 @@ export interface ResolvedPipelineOptions {
   readonly threads: number | undefined;
   readonly quantize: WeightQuantization | undefined;
   readonly textLimits: TextSandboxLimits;
+  readonly guidedTools: boolean;
 }
 
 export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipelineOptions {
@@ -227,6 +246,9 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
     if (options[name] !== undefined && typeof options[name] !== 'function') throw new InvalidOptionError(name, 'expected a function');
   }
   checkParsers('parsers', options.parsers);
+  if (options.guidedTools === true && options.parsers?.tool !== undefined && !isGuidedToolParser(options.parsers.tool)) {
+    throw new InvalidOptionError('guidedTools', `the ${options.parsers.tool} tool parser has no guided grammar yet (guided: ${GUIDED_TOOL_PARSERS.join(', ')})`);
+  }
   if (options.backend === undefined && (typeof options.model !== 'string' || options.model.trim() === '')) {
     throw new InvalidOptionError('model', `give a model folder path, or a backend and a tokenizer (got ${JSON.stringify(options.model) ?? 'undefined'})`);
   }
@@ -275,6 +297,7 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
     threads: options.threads === undefined ? undefined : integer('threads', options.threads, 1, { min: 1, max: 1024 }),
     quantize: checkQuantization(options.quantize),
     textLimits: resolveTextLimits(options.textSandbox ?? {}),
+    guidedTools: boolean('guidedTools', options.guidedTools) ?? false,
   };
 }
 
@@ -302,6 +325,10 @@ export interface ResolvedRequestOptions {
   readonly responseFormat: ResponseFormat | undefined;
   /** Undefined: "auto". */
   readonly toolChoice: ToolChoice | undefined;
+  /** Undefined: the pipeline's default. */
+  readonly guidedTools: boolean | undefined;
+  /** Undefined: true. */
+  readonly parallelToolCalls: boolean | undefined;
 }
 
 /**
@@ -311,7 +338,7 @@ export interface ResolvedRequestOptions {
 export function resolveRequestOptions(options: ChatOptions, defaults: GenerationDefaults, chat: boolean): ResolvedRequestOptions {
   if (!isObject(options as unknown)) throw new InvalidOptionError('options', 'expected an object');
   if (!chat) {
-    for (const key of ['tools', 'templateKwargs', 'toolChoice'] as const) {
+    for (const key of ['tools', 'templateKwargs', 'toolChoice', 'guidedTools', 'parallelToolCalls'] as const) {
       if (key in options) throw new InvalidOptionError(key, 'only a chat takes it: pass an array of messages to chat() or stream()');
     }
   }
@@ -356,6 +383,8 @@ export function resolveRequestOptions(options: ChatOptions, defaults: Generation
     templateKwargs,
     responseFormat: checkResponseFormat(options.responseFormat),
     toolChoice: checkToolChoice(options.toolChoice, options.tools, options.responseFormat),
+    guidedTools: checkGuidedTools(options.guidedTools, options.responseFormat),
+    parallelToolCalls: boolean('parallelToolCalls', options.parallelToolCalls),
   };
 }
 
@@ -390,6 +419,12 @@ function checkToolChoice(choice: unknown, tools: unknown, responseFormat: unknow
   }
   if (responseFormat !== undefined && choice !== 'none') throw new InvalidOptionError('toolChoice', 'cannot force a tool call and a responseFormat at once');
   return typeof choice === 'string' ? choice : { name: choice.name as string };
+}
+
+function checkGuidedTools(value: unknown, responseFormat: unknown): boolean | undefined {
+  const guided = boolean('guidedTools', value);
+  if (guided === true && responseFormat !== undefined) throw new InvalidOptionError('guidedTools', 'cannot guide tool calls and a responseFormat at once');
+  return guided;
 }
 
 /** Unknown parser names fail when the options are given, not at the first chat. */

@@ -228,6 +228,11 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     if (resolved.toolChoice !== undefined && names.tool === undefined) {
       throw new InvalidOptionError('toolChoice', 'needs a tool parser to read the calls (parsers.tool)');
     }
+    if (resolved.guidedTools === true && names.tool === undefined) {
+      throw new InvalidOptionError('guidedTools', 'needs a tool parser to read the calls (parsers.tool)');
+    }
+    // The pipeline's default only applies where a tool parser reads the reply.
+    const guidedTools = names.tool !== undefined && (resolved.guidedTools ?? this.options.guidedTools ?? false);
     // Guided generation's grammar: compiled now so a bad schema is refused at once; which way
     // reasoning may start is known once the prompt is rendered (the same grammar, or a cheap sibling).
     const guide = this.guide;
@@ -237,6 +242,9 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
         ...(resolved.toolChoice !== undefined && { toolChoice: resolved.toolChoice }),
         tools: resolved.tools ?? [],
         ...(names.tool !== undefined && { toolParser: names.tool }),
+        ...(names.reasoning !== undefined && { reasoningParser: names.reasoning }),
+        guidedTools,
+        ...(resolved.parallelToolCalls !== undefined && { parallelToolCalls: resolved.parallelToolCalls }),
         reasoning: names.reasoning === undefined ? 'none' : promptText !== undefined && detectStartsInReasoning(promptText) ? 'open' : 'optional',
       });
     grammarFor(undefined);

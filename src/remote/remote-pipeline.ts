@@ -136,6 +136,7 @@ export class RemotePipeline implements AsyncDisposable {
   private run(input: string | readonly number[] | readonly ChatMessage[], options: ChatOptions): { parts: AsyncIterable<StreamPart>; rawText: () => string } {
     if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
     if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidOptionError('signal', 'expected an AbortSignal');
+    if (options.guidedTools === true) throw new InvalidOptionError('guidedTools', 'the server decides it (weft serve --enable-tool-guided-generation); a request cannot ask');
     const chat = Array.isArray(input) && input.length > 0 && typeof input[0] === 'object';
     if (!chat && typeof input !== 'string' && !(Array.isArray(input) && input.every((id) => Number.isInteger(id)))) {
       throw new InvalidOptionError('prompt', 'expected a string, token ids, or an array of { role, content }');

@@ -3,7 +3,7 @@
  * OpenAI fields, plus the vLLM/OVMS extras those servers accept (`top_k`,
  * `min_p`, `repetition_penalty`, `ignore_eos`, `stop_token_ids`,
  * `chat_template_kwargs`); guided generation as `response_format` and
- * `tool_choice`. Always streamed, with usage.
+ * `tool_choice` (and `parallel_tool_calls`). Always streamed, with usage.
  */
 
 import type { ChatMessage, ChatOptions, GenerateOptions, ResponseFormat, ToolChoice } from '../index.js';
@@ -17,6 +17,7 @@ export function chatBody(model: string, messages: readonly ChatMessage[], option
     ...(options.tools && options.tools.length > 0 && { tools: options.tools }),
     ...(options.templateKwargs && { chat_template_kwargs: options.templateKwargs }),
     ...(options.toolChoice !== undefined && { tool_choice: toOpenAiToolChoice(options.toolChoice) }),
+    ...(options.parallelToolCalls !== undefined && { parallel_tool_calls: options.parallelToolCalls }),
     ...samplingFields(options),
     ...(options.logprobs !== undefined && options.logprobs > 0 && { logprobs: true, top_logprobs: options.logprobs }),
     stream: true,

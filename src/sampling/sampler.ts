@@ -16,6 +16,18 @@ export interface TokenLogprob {
   readonly logprob: number;
 }
 
+/**
+ * Guided free text (docs/guided.md): the token is drawn as if unguided, and only when the
+ * grammar refuses it is the row masked and the token drawn again. Without top-k, top-p or
+ * min-p that is exactly the masked distribution (rejection sampling), and a reply that never
+ * writes a refused token is the unguided reply, token for token.
+ */
+export interface SampleCheck {
+  allows(token: number): boolean;
+  /** Sets every token the grammar refuses to -Infinity in `row` (the request's logits row). */
+  mask(row: Float32Array): void;
+}
+
 export interface SampledToken {
   readonly token: number;
   /** Present when params.logprobs > 0. */
@@ -57,10 +69,11 @@ export class Sampler {
    * Samples from logits[offset .. offset + vocab). May modify that row. `masked`: guided
    * generation already checked the row and set the tokens its grammar forbids to -Infinity.
    */
-  sample(logits: Float32Array, offset: number, vocab: number, options?: { readonly masked?: boolean }): SampledToken {
+  sample(logits: Float32Array, offset: number, vocab: number, options?: { readonly masked?: boolean; readonly check?: SampleCheck }): SampledToken {
     const { temperature, topK, logprobs } = this.params;
     const greedy = temperature === 0 || topK === 1;
-    if (this.isPlainGreedy) {
+    const check = options?.check;
+    if (this.isPlainGreedy && check === undefined) {
       // The hot path of greedy decoding: no copies.
       return { token: argmax(logits, offset, offset + vocab) };
     }
@@ -68,7 +81,11 @@ export class Sampler {
     if (options?.masked !== true && !allFinite(row)) throw new NonFiniteLogitsError();
     const reported = logprobs > 0 ? topLogprobs(row, logprobs) : undefined;
     this.applyPenalties(row);
-    const token = greedy ? argmax(row, 0, vocab) : this.draw(row);
+    let token = greedy ? argmax(row, 0, vocab) : this.draw(row);
+    if (check !== undefined && !check.allows(token)) {
+      check.mask(row);
+      token = greedy ? argmax(row, 0, vocab) : this.draw(row);
+    }
     this.record(token);
     if (reported === undefined) return { token };
     return { token, logprob: reported.row[token]! - reported.logSumExp, topLogprobs: reported.top };

@@ -5,7 +5,8 @@
  * `tool` results) and the vLLM/OVMS extras people send (`chat_template_kwargs`,
  * `top_k`, `min_p`, `repetition_penalty`, `ignore_eos`, `reasoning_content` of
  * earlier turns). `response_format` and `tool_choice` become guided generation
- * (guided-fields.ts).
+ * (guided-fields.ts); `parallel_tool_calls` is `parallelToolCalls`, and with
+ * `--enable-tool-guided-generation` a chat with tools and tool_choice "auto" is tool-guided.
  */
 
 import type { ChatMessage, ChatOptions, ToolCall, ToolDefinition } from '../index.js';
@@ -34,6 +35,9 @@ export function parseChatRequest(input: unknown, served: ServedModel): ChatReque
   const offerTools = choice !== 'none' || guidesToolCalls(served);
   if (tools !== undefined && offerTools) options.tools = tools;
   if (choice !== 'auto' && offerTools) options.toolChoice = choice;
+  if (choice === 'auto' && options.tools !== undefined && served.guidedTools === true) options.guidedTools = true;
+  const parallel = optionalBoolean(body, 'parallel_tool_calls');
+  if (parallel !== undefined) options.parallelToolCalls = parallel;
   const kwargs = optionalObject(body, 'chat_template_kwargs');
   if (kwargs !== undefined) options.templateKwargs = kwargs;
   const wantLogprobs = optionalBoolean(body, 'logprobs') ?? false;

@@ -8,6 +8,7 @@
 
 import { parseArgs } from 'node:util';
 import type { KvPrecision, ParserOptions, PipelineOptions } from '../index.js';
+import { GUIDED_TOOL_PARSERS } from '../guided/tool-formats.js';
 import { reasoningParserNames, toolParserNames } from '../parsers/index.js';
 
 export interface ServeCommand {
@@ -20,6 +21,8 @@ export interface ServeCommand {
   readonly pipeline: Omit<PipelineOptions, 'model' | 'onProgress' | 'logger'>;
   /** Parsers the flags name ('none' turns one off); the rest are inferred from the model. */
   readonly parsers: ParserOptions;
+  /** --enable-tool-guided-generation: chats with tools and tool_choice "auto" are tool-guided. */
+  readonly guidedTools: boolean;
   readonly maxBodyBytes: number | undefined;
   readonly bodyTimeoutMs: number | undefined;
   readonly shutdownTimeoutMs: number;
@@ -41,7 +44,7 @@ const OVMS_ALIASES: Record<string, string> = {
 };
 
 /** Boolean flags that also take an explicit value, as OVMS writes them (`--enable_prefix_caching true`). */
-const VALUED_BOOLEANS = ['enable-prefix-caching'];
+const VALUED_BOOLEANS = ['enable-prefix-caching', 'enable-tool-guided-generation'];
 
 export function parseServeArgs(argv: readonly string[]): ServeCommand {
   const { values, positionals } = parse(normalize(argv));
@@ -79,6 +82,7 @@ export function parseServeArgs(argv: readonly string[]): ServeCommand {
         reasoning: parserName('--reasoning-parser', values['reasoning-parser'], reasoningParserNames()),
       }),
     },
+    guidedTools: values['enable-tool-guided-generation'] === undefined ? false : bool('--enable-tool-guided-generation', values['enable-tool-guided-generation']),
     maxBodyBytes: values['max-body-size'] === undefined ? undefined : integer('--max-body-size', values['max-body-size'], 1),
     bodyTimeoutMs: values['body-timeout'] === undefined ? undefined : integer('--body-timeout', values['body-timeout'], 1),
     shutdownTimeoutMs: 1000 * (values['shutdown-timeout'] === undefined ? 10 : number('--shutdown-timeout', values['shutdown-timeout'])),
@@ -111,6 +115,10 @@ Options (OVMS's spellings work too: --max_num_seqs, --rest_port, --cache_size, .
                                   (default: inferred from the chat template's tool-call markup)
       --reasoning-parser <name>   ${reasoningParserNames().join(', ')}, none
                                   (default: qwen3 when the model has a <think> token or template)
+      --enable-tool-guided-generation [true|false]  with tool_choice "auto", a call the model
+                                  starts is guided: the parser's syntax, a declared tool, arguments
+                                  valid against its schema (default false; needs a tool parser with
+                                  a grammar: ${GUIDED_TOOL_PARSERS.join(', ')})
       --max-body-size <bytes>     largest request body (default 16777216)
       --body-timeout <ms>         most time to receive a request body (default 30000)
       --shutdown-timeout <s>      time running requests get at shutdown (default 10)
@@ -168,6 +176,7 @@ function parse(args: string[]) {
         'enable-prefix-caching': { type: 'string' },
         'tool-parser': { type: 'string' },
         'reasoning-parser': { type: 'string' },
+        'enable-tool-guided-generation': { type: 'string' },
         'max-body-size': { type: 'string' },
         'body-timeout': { type: 'string' },
         'shutdown-timeout': { type: 'string' },

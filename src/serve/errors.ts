@@ -41,6 +41,7 @@ const FIELD_OF_OPTION: Record<string, string> = {
   ignoreEos: 'ignore_eos',
   logprobs: 'top_logprobs',
   skipSpecialTokens: 'skip_special_tokens',
+  parallelToolCalls: 'parallel_tool_calls',
   prompt: 'prompt',
   messages: 'messages',
 };

@@ -26,6 +26,8 @@ export interface RouteContext {
   readonly modelName: string;
   /** Parsers for chat replies (from the flags, or inferred from the chat template). */
   readonly parsers: ParserOptions;
+  /** Tool-guided auto for chats with tools (docs/guided.md). */
+  readonly guidedTools: boolean;
   readonly metrics: PipelineMetrics;
   readonly limits: BodyLimits;
   readonly apiKey: string | undefined;
@@ -75,7 +77,7 @@ async function route(ctx: RouteContext, req: IncomingMessage, res: ServerRespons
 }
 
 async function chatCompletions(ctx: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const request = parseChatRequest(await readJsonBody(req, ctx.limits), { name: ctx.modelName, toolParser: ctx.parsers.tool });
+  const request = parseChatRequest(await readJsonBody(req, ctx.limits), { name: ctx.modelName, toolParser: ctx.parsers.tool, guidedTools: ctx.guidedTools });
   const ids = responseIds(ctx, 'chatcmpl');
   const text = tokenText(ctx.pipeline);
   await generate(ctx, req, res, (signal) => ctx.pipeline.stream(request.messages, { ...request.options, parsers: ctx.parsers, signal }), request.stream

@@ -57,6 +57,7 @@ export async function runServe(argv: readonly string[], io: ServeIo): Promise<nu
       pipeline,
       modelName,
       parsers,
+      guidedTools: command.guidedTools,
       host: command.host,
       port: command.port,
       ...((command.apiKey ?? io.env.WEFT_API_KEY) && { apiKey: command.apiKey ?? io.env.WEFT_API_KEY }),
@@ -67,7 +68,8 @@ export async function runServe(argv: readonly string[], io: ServeIo): Promise<nu
     log(
       `loaded ${command.model} in ${((performance.now() - started) / 1000).toFixed(2)} s; ` +
         `KV cache ${stats.kv.pools[0]?.totalBlocks ?? 0} blocks of ${stats.kv.blockSize} tokens; ` +
-        `parsers: tool ${parsers.tool ?? 'none'}, reasoning ${parsers.reasoning ?? 'none'}`,
+        `parsers: tool ${parsers.tool ?? 'none'}, reasoning ${parsers.reasoning ?? 'none'}` +
+        (command.guidedTools ? '; tool-guided generation on' : ''),
     );
     log(`serving "${modelName}" at ${server.url}/v1`);
     io.onListening?.(server);

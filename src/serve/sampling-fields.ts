@@ -16,6 +16,8 @@ export interface ServedModel {
   readonly name: string;
   /** The tool parser replies are read with, if any (decides how `tool_choice: "none"` is honoured). */
   readonly toolParser?: string | undefined;
+  /** Tool-guided auto for chats with tools (`--enable-tool-guided-generation`). */
+  readonly guidedTools?: boolean;
 }
 
 /** `model` must name the served model; it may be left out (vLLM allows that too). */

@@ -15,7 +15,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ParserOptions, Pipeline } from '../index.js';
 import { PipelineMetrics } from '../metrics/pipeline-metrics.js';
-import { PipelineClosedError } from '../index.js';
+import { InvalidOptionError, PipelineClosedError } from '../index.js';
+import { GUIDED_TOOL_PARSERS, isGuidedToolParser } from '../guided/tool-formats.js';
 import { handleRequest, type RouteContext } from './routes.js';
 
 export interface ServerOptions {
@@ -24,6 +25,12 @@ export interface ServerOptions {
   readonly modelName: string;
   /** Parsers for chat replies. Default: none (the text comes back as it is). */
   readonly parsers?: ParserOptions;
+  /**
+   * Chats with tools and tool_choice "auto" are tool-guided: a call the model starts is written in
+   * the tool parser's syntax with valid arguments (OVMS's enable_tool_guided_generation). Needs a
+   * tool parser with a grammar. Default false.
+   */
+  readonly guidedTools?: boolean;
   /** Default 127.0.0.1: only this machine. Use 0.0.0.0 to listen on every interface. */
   readonly host?: string;
   /** Default 8000; 0 picks a free port. */
@@ -54,6 +61,10 @@ export class WeftServer {
 
   static async start(options: ServerOptions): Promise<WeftServer> {
     const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
+    const toolParser = options.parsers?.tool;
+    if (options.guidedTools === true && (toolParser === undefined || !isGuidedToolParser(toolParser))) {
+      throw new InvalidOptionError('guidedTools', `tool-guided generation needs a tool parser with a grammar (${GUIDED_TOOL_PARSERS.join(', ')}); the tool parser is ${toolParser ?? 'none'}`);
+    }
     const metrics = options.metrics ?? new PipelineMetrics(options.pipeline);
     const http = createServer({
       // A request (headers and body) must arrive within these; a response may stream for as long as it needs.
@@ -65,6 +76,7 @@ export class WeftServer {
       pipeline: options.pipeline,
       modelName: options.modelName,
       parsers: options.parsers ?? {},
+      guidedTools: options.guidedTools === true,
       metrics,
       limits: { maxBytes: options.maxBodyBytes ?? 16 * 1024 * 1024, timeoutMs: bodyTimeoutMs },
       apiKey: options.apiKey,

@@ -108,6 +108,11 @@ describe('toChatOptions', () => {
     const names = (call: ReturnType<typeof toChatOptions>) => call.options.tools?.map((t) => t.function.name);
     expect(names(toChatOptions({ prompt, tools }))).toEqual(['a', 'b']);
     expect(toChatOptions({ prompt, tools }).options.toolChoice).toBeUndefined();
+    // Tool-guided auto and parallel calls are weft settings (a model default or per call).
+    const guided = toChatOptions({ prompt, tools, providerOptions: { weft: { guidedTools: true, parallelToolCalls: false } } }).options;
+    expect([guided.guidedTools, guided.parallelToolCalls]).toEqual([true, false]);
+    expect(toChatOptions({ prompt, tools }, { guidedTools: true }).options.guidedTools).toBe(true);
+    expect(toChatOptions({ prompt }, { guidedTools: true }).options.guidedTools).toBeUndefined();
     for (const [choice, expected] of [
       [{ type: 'none' }, 'none'],
       [{ type: 'required' }, 'required'],

@@ -51,10 +51,19 @@ describe('weft chat --reasoning-parser / --tool-parser / --tools', () => {
     }
   });
 
+  it('--guided-tools asks every turn for tool-guided calls', async () => {
+    const tools = file('tools.json', JSON.stringify([CALCULATOR]));
+    const pipeline = new FakePipeline((_, index) => textReply(`answer ${index}`));
+    const code = await runCli(['chat', '-m', 'x', '-q', '--tool-parser', 'hermes', '--tools', tools, '--guided-tools'], testIo({ stdin: 'one\n' }), { openPipeline: opener(pipeline).open });
+    expect(code).toBe(0);
+    expect(pipeline.calls.map((call) => call.options.guidedTools)).toEqual([true]);
+  });
+
   it.each([
     [['--tool-parser', 'qwen4'], /--tool-parser: unknown parser "qwen4" \(known: .*qwen3coder.*hermes/],
     [['--reasoning-parser', 'r2'], /--reasoning-parser: unknown parser "r2" \(known: qwen3, deepseek_r1.*none\)/],
     [['--tools', join(tmpdir(), 'no-such-weft-tools.json')], /--tools .*no-such-weft-tools\.json: no such file/],
+    [['--guided-tools'], /--guided-tools needs --tools/],
   ])('%j exits 2 with a clear message before loading the model', async (flags, message) => {
     const { open, opened } = opener(new FakePipeline(() => []));
     const io = testIo({ stdin: 'hi\n' });

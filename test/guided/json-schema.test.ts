@@ -5,6 +5,7 @@ import { CompiledGrammar } from '../../src/guided/grammar.js';
 import { valueStart } from '../../src/guided/json-frames.js';
 import { compileSchema } from '../../src/guided/json-schema.js';
 import { InvalidOptionError } from '../../src/errors.js';
+import { SUITE } from './schema-suite.js';
 import { sampleText, syntheticVocabulary } from './synthetic-vocabulary.js';
 
 const { vocabulary, endToken } = syntheticVocabulary(4000);
@@ -12,33 +13,6 @@ const { vocabulary, endToken } = syntheticVocabulary(4000);
 function grammarOf(schema: unknown): CompiledGrammar {
   return new CompiledGrammar(vocabulary, new Stack(valueStart(compileSchema(schema, 'schema')), END_STACK));
 }
-
-/** Schemas with bounded strings, so a uniform random walk ends well within the token budget. */
-const SUITE: Record<string, unknown> = {
-  calculator: {
-    type: 'object',
-    properties: { operation: { type: 'string', enum: ['add', 'subtract', 'multiply', 'divide'] }, a: { type: 'number' }, b: { type: 'number' } },
-    required: ['operation', 'a', 'b'],
-  },
-  optional: { type: 'object', properties: { x: { type: 'integer' }, y: { type: 'boolean' }, z: { type: 'null' } }, required: ['y'], additionalProperties: false },
-  strings: { type: 'object', properties: { name: { type: 'string', maxLength: 6 }, tag: { type: 'string', minLength: 2, maxLength: 3 } }, required: ['name', 'tag'] },
-  array: { type: 'array', items: { type: 'integer' }, minItems: 1, maxItems: 4 },
-  nested: {
-    type: 'object',
-    properties: { points: { type: 'array', maxItems: 3, items: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' } }, required: ['x', 'y'] } } },
-    required: ['points'],
-  },
-  union: { anyOf: [{ type: 'integer' }, { type: 'string', maxLength: 4 }, { type: 'null' }] },
-  typeList: { type: ['boolean', 'integer'] },
-  const: { type: 'object', properties: { kind: { const: 'point' }, n: { enum: [1, 12, 123, 'x'] } }, required: ['kind', 'n'] },
-  refs: {
-    $defs: { unit: { type: 'string', enum: ['m', 'km'] } },
-    type: 'object',
-    properties: { value: { type: 'number' }, unit: { $ref: '#/$defs/unit' } },
-    required: ['value', 'unit'],
-  },
-  escapes: { type: 'object', properties: { 'we"ird\\key': { type: 'boolean' } }, required: ['we"ird\\key'] },
-};
 
 describe('JSON schema grammars', () => {
   const ajv = new Ajv({ strict: false });

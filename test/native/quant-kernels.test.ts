@@ -5,7 +5,8 @@
 //    exactly the baseline kernel's floats: the integer dot products are exact
 //    and every set keeps the baseline's float order (quant.h);
 //  - the baseline is within the bound that quantizing the activations to int8
-//    per 32-block allows, against float64 products of the dequantized weights;
+//    per 32-block (Q8_0, Q4_0) or per 256-block (Q4_K, Q6_K: quant_k.h) allows,
+//    against float64 products of the dequantized weights;
 //  - quantize -> dequantize round trips stay within half a step (Q8_0) or one
 //    step (Q4_0, whose positive end is one level short) of the block's scale.
 import { describe, expect, it } from 'vitest';
@@ -103,9 +104,10 @@ describe.each(cases)('%s, K = %i', (format, K) => {
       const w = dequantize(format, weights.subarray(n * rowBytes, (n + 1) * rowBytes), K);
       for (let t = 0; t < T; t++) {
         let exact = 0, bound = 0, magnitude = 0;
-        for (let u = 0; u < K / 32; u++) {
+        const block = format === 'Q4_K' || format === 'Q6_K' ? 256 : 32; // the activations' quantization block
+        for (let u = 0; u < K / block; u++) {
           let amax = 0, wsum = 0;
-          for (let i = u * 32; i < u * 32 + 32; i++) {
+          for (let i = u * block; i < u * block + block; i++) {
             const x = input[t * K + i] as number, wi = w[i] as number;
             exact += x * wi;
             magnitude += Math.abs(x * wi);

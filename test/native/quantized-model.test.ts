@@ -194,8 +194,10 @@ it('Q4_K, Q6_K and Q8_0 blocks from a file run a whole model: logits close to th
       const exact = (await reference.execute(b)).logits;
       const scale = Math.max(...exact.map(Math.abs));
       // Only the activations' int8 rounding separates the two (the weights are the same values);
-      // through 2 layers of these large random weights it moves logits by 1-6% of the largest
-      // (measured; argmax the same on 19 of 20 rows), where a misread format would move them by ~100%.
+      // through 2 layers of these large random weights it moves logits by 3-11% of the largest
+      // (measured: 10.6% and 3.0% with the Q4_K/Q6_K activations quantized per 256-block, as
+      // llama.cpp does; 5.7% and 3.0% when they were quantized per 32; argmax the same on 19 of 20
+      // rows either way), where a misread format would move them by ~100%.
       const relative = maxAbsDiff(quantized[i]!, exact) / scale;
       expect(relative).toBeGreaterThan(0);
       let agree = 0;
@@ -204,7 +206,7 @@ it('Q4_K, Q6_K and Q8_0 blocks from a file run a whole model: logits close to th
         if (e.indexOf(Math.max(...e)) === q.indexOf(Math.max(...q))) agree++;
       }
       expect(agree).toBeGreaterThanOrEqual(Math.ceil((exact.length / 96) * 0.8));
-      expect(relative).toBeLessThan(0.1);
+      expect(relative).toBeLessThan(0.15);
     }
   } finally {
     await reference.dispose();

@@ -68,11 +68,16 @@ describe.skipIf(!demoPresent)('RemotePipeline over weft serve', () => {
   it('sends toolChoice and responseFormat: the server enforces them as the pipeline does', async () => {
     const messages: ChatMessage[] = [{ role: 'user', content: 'What is the capital of Japan?' }];
     for (const toolChoice of ['required', { name: 'convert_units' }] as const) {
-      const expected = await s.pipe.chat(messages, { ...options, toolChoice, parsers: DEMO_PARSERS });
-      const got = await remote.chat(messages, { ...options, toolChoice });
-      expect(got.finishReason).toBe('tool_calls');
-      expect(got.toolCalls.map((c) => [c.name, c.arguments])).toEqual(expected.toolCalls.map((c) => [c.name, c.arguments]));
+      for (const parallelToolCalls of [undefined, false]) {
+        const guided = { ...options, toolChoice, ...(parallelToolCalls !== undefined && { parallelToolCalls }) };
+        const expected = await s.pipe.chat(messages, { ...guided, parsers: DEMO_PARSERS });
+        const got = await remote.chat(messages, guided);
+        expect(got.finishReason).toBe('tool_calls');
+        expect(got.toolCalls.map((c) => [c.name, c.arguments])).toEqual(expected.toolCalls.map((c) => [c.name, c.arguments]));
+      }
     }
+    // Tool-guided auto is the server's setting (--enable-tool-guided-generation).
+    await expect(remote.chat(messages, { ...options, guidedTools: true })).rejects.toThrow(/guidedTools: the server decides it/);
     const schema = { type: 'object', properties: { city: { type: 'string', maxLength: 12 }, big: { type: 'boolean' } }, required: ['city', 'big'] };
     const expected = await s.pipe.chat(messages, { temperature: 0, responseFormat: { type: 'json_schema', schema }, parsers: DEMO_PARSERS });
     const got = await remote.chat(messages, { temperature: 0, responseFormat: { type: 'json_schema', schema } });

@@ -44,6 +44,11 @@ describe('weft serve command line', () => {
     });
     expect(parseServeArgs(['-m', 'x', '--enable-prefix-caching']).pipeline.scheduler).toEqual({ prefixCaching: true });
     expect(parseServeArgs(['-m', 'x', '--enable-prefix-caching=false']).pipeline.scheduler).toEqual({ prefixCaching: false });
+    // OVMS's tool-guided generation flag, off unless given.
+    expect(parseServeArgs(['-m', 'x', '--enable_tool_guided_generation', 'true']).guidedTools).toBe(true);
+    expect(parseServeArgs(['-m', 'x', '--enable-tool-guided-generation']).guidedTools).toBe(true);
+    expect(parseServeArgs(['-m', 'x', '--enable-tool-guided-generation=false']).guidedTools).toBe(false);
+    expect(parseServeArgs(['-m', 'x']).guidedTools).toBe(false);
   });
 
   it('refuses bad flags with a usage error', () => {

@@ -8,6 +8,7 @@
 import { Ajv } from 'ajv';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WeftServer } from '../../src/serve/server.js';
 import { demoPresent, demoTools, startDemoServer, type InProcessServer } from './harness.js';
 
 const seeds = [1, 2, 3, 4, 5, 6];
@@ -118,6 +119,39 @@ describe.skipIf(!demoPresent)('guided generation through the openai client', () 
       expect(choice.finish_reason).not.toBe('tool_calls');
       expect(choice.message.content ?? '').not.toContain('<tool_call>');
     }
+  });
+
+  it('--enable-tool-guided-generation: calls the model chooses to make are valid; parallel_tool_calls is read', async () => {
+    const guided = await startDemoServer({ guidedTools: true });
+    try {
+      const guidedClient = new OpenAI({ baseURL: guided.baseURL, apiKey: 'unused', maxRetries: 0, timeout: 30_000 });
+      const questions = ['What is 37 times 12.5?', 'Hi!', 'What is the weather in Oslo?'];
+      const replies = await Promise.all(
+        seeds.map((seed) =>
+          guidedClient.chat.completions.create({ model: 'weft-demo', messages: user(questions[seed % 3]!), tools, temperature: 1, seed, max_tokens: 200, parallel_tool_calls: seed % 2 === 0 }),
+        ),
+      );
+      const byName = new Map(tools.map((t) => [(t as OpenAI.ChatCompletionFunctionTool).function.name, ajv.compile((t as OpenAI.ChatCompletionFunctionTool).function.parameters!)]));
+      let calls = 0;
+      for (const reply of replies) {
+        for (const call of (reply.choices[0]!.message.tool_calls ?? []) as OpenAI.ChatCompletionMessageFunctionToolCall[]) {
+          const validate = byName.get(call.function.name);
+          expect(validate, call.function.name).toBeDefined();
+          expect(validate!(JSON.parse(call.function.arguments)), call.function.arguments).toBe(true);
+          calls++;
+        }
+      }
+      expect(calls).toBeGreaterThan(0);
+      // "Hi!" makes no call, guided or not: the same reply as the unguided server's.
+      const hi = { model: 'weft-demo', messages: user('Hi!'), tools, temperature: 1, seed: 4, max_tokens: 120 };
+      const [a, b] = await Promise.all([guidedClient.chat.completions.create(hi), client.chat.completions.create(hi)]);
+      expect(a.choices[0]!.message.content).toBe(b.choices[0]!.message.content);
+      await expect(guidedClient.chat.completions.create({ ...hi, parallel_tool_calls: 'yes' } as never)).rejects.toMatchObject({ status: 400, param: 'parallel_tool_calls' });
+    } finally {
+      await guided.close();
+    }
+    // A tool parser without a grammar cannot be guided: refused before the server listens.
+    await expect(WeftServer.start({ pipeline: s.pipe, modelName: 'x', parsers: { tool: 'mistral' }, guidedTools: true, port: 0 })).rejects.toThrow(/guidedTools: tool-guided generation needs a tool parser with a grammar/);
   });
 
   it('refuses what it cannot guide with a 400 naming the field', async () => {

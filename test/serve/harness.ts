@@ -21,7 +21,9 @@ export interface InProcessServer {
   close(): Promise<void>;
 }
 
-export async function startDemoServer(options: { apiKey?: string; pipeline?: Partial<PipelineOptions>; bodyTimeoutMs?: number; maxBodyBytes?: number } = {}): Promise<InProcessServer> {
+export async function startDemoServer(
+  options: { apiKey?: string; pipeline?: Partial<PipelineOptions>; bodyTimeoutMs?: number; maxBodyBytes?: number; guidedTools?: boolean } = {},
+): Promise<InProcessServer> {
   const pipe = await Pipeline.create({ model: demoModel, threads: 2, ...options.pipeline });
   const server = await WeftServer.start({
     pipeline: pipe,
@@ -31,6 +33,7 @@ export async function startDemoServer(options: { apiKey?: string; pipeline?: Par
     ...(options.apiKey !== undefined && { apiKey: options.apiKey }),
     ...(options.bodyTimeoutMs !== undefined && { bodyTimeoutMs: options.bodyTimeoutMs }),
     ...(options.maxBodyBytes !== undefined && { maxBodyBytes: options.maxBodyBytes }),
+    ...(options.guidedTools !== undefined && { guidedTools: options.guidedTools }),
   });
   return {
     pipe,

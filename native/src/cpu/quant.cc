@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "quant_formats.h"
+#include "quant_k.h"
 
 namespace weft {
 namespace {
@@ -114,6 +115,12 @@ void run(QuantRows kernel, ThreadPool& pool, float* out, const float* in, const 
 
 void quant_matmul(ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type, const float* bias, int T,
                   int N, int K) {
+  // Q4_K and Q6_K have their own super-block kernels (quant_k.h).
+  static const KernelSet k_set = kquant_runs(cpu_kernel_set()) ? cpu_kernel_set() : KernelSet::Baseline;
+  if (is_k_quant(type)) {
+    kquant_matmul(k_set, pool, out, in, w, type, bias, T, N, K);
+    return;
+  }
   static const QuantRows chosen = [] {
     const QuantRows k = kernel_of(cpu_kernel_set());
     return k ? k : quant_rows_baseline;
@@ -124,6 +131,7 @@ void quant_matmul(ThreadPool& pool, float* out, const float* in, const uint8_t* 
 bool quant_matmul_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
                        const float* bias, int T, int N, int K) {
   if (!cpu_supports(set)) return false;
+  if (is_k_quant(type)) return kquant_matmul(set, pool, out, in, w, type, bias, T, N, K);
   const QuantRows kernel = kernel_of(set);
   if (!kernel) return false;
   run(kernel, pool, out, in, w, type, bias, T, N, K);

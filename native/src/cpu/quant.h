@@ -5,7 +5,10 @@
 // output is then a sum over 32-weight units of exact int32 dot products times
 // float scales, in one fixed order (quant.cc), which every kernel set keeps:
 // the baseline, AVX2, AVX-VNNI and AVX512-VNNI kernels give bit-identical
-// results, for any T, thread count or batch.
+// results, for any T, thread count or batch. Q4_K and Q6_K go to their own
+// super-block kernels (quant_k.h: activations per 256-block, the same
+// bit-identity across sets); the Q4_K/Q6_K cases of quant_kernels.h and of
+// quant.cc's baseline are no longer reached.
 #pragma once
 #include <cstddef>
 #include <cstdint>
