@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 #if defined(WEFT_AVX2_KERNELS)
 #include <cpuid.h>
 #endif
@@ -77,5 +78,45 @@ KernelSet cpu_kernel_set() {
 }
 
 bool cpu_supports(KernelSet set) { return supported(set); }
+
+CpuFlags cpu_flags() {
+  CpuFlags f;
+#if defined(WEFT_AVX2_KERNELS)
+  unsigned a, b, c, d;
+  if (__get_cpuid(1, &a, &b, &c, &d)) {
+    f.fma = c & (1u << 12);
+    f.f16c = c & (1u << 29);
+  }
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+    f.avx2 = b & (1u << 5);
+    f.avx512f = b & (1u << 16);
+    f.avx512bw = b & (1u << 30);
+    f.avx512vl = b & (1u << 31);
+    f.avx512_vnni = c & (1u << 11);
+    f.amx_bf16 = d & (1u << 22);
+    f.avx512_fp16 = d & (1u << 23);
+    f.amx_tile = d & (1u << 24);
+    f.amx_int8 = d & (1u << 25);
+  }
+  if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
+    f.avx_vnni = a & (1u << 4);
+    f.avx512_bf16 = a & (1u << 5);
+  }
+#endif
+  return f;
+}
+
+std::string cpu_flag_names(const CpuFlags& f) {
+  const std::pair<bool, const char*> named[] = {
+      {f.avx2, "avx2"},         {f.fma, "fma"},           {f.f16c, "f16c"},
+      {f.avx512f, "avx512f"},   {f.avx512bw, "avx512bw"}, {f.avx512vl, "avx512vl"},
+      {f.avx512_vnni, "avx512_vnni"}, {f.avx512_bf16, "avx512_bf16"}, {f.avx512_fp16, "avx512_fp16"},
+      {f.avx_vnni, "avx_vnni"}, {f.amx_tile, "amx_tile"}, {f.amx_int8, "amx_int8"},
+      {f.amx_bf16, "amx_bf16"}};
+  std::string out;
+  for (const auto& [on, name] : named)
+    if (on) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out.empty() ? "none" : out;
+}
 
 }  // namespace weft

@@ -4,6 +4,7 @@
 // flags (CMakeLists.txt), and are called only when cpu_kernel_set() says the
 // CPU has them. Each set includes the ones before it.
 #pragma once
+#include <string>
 
 namespace weft {
 
@@ -30,6 +31,23 @@ bool cpu_supports(KernelSet set);
 const char* kernel_set_name(KernelSet set);
 
 // Whether the AVX2/FMA/F16C float kernels run (every set above Baseline).
+// (The float matmul of the avx512vnni set uses AVX-512 instead, matmul.cc.)
 inline bool cpu_uses_avx2() { return cpu_kernel_set() != KernelSet::Baseline; }
+
+// What CPUID reports, for benchmarks and logs to name (all false off x86-64).
+// weft has kernels for some of these only: see docs/cpu-backend.md. The AMX
+// bits say what the CPU has; using AMX on Linux would also need the kernel's
+// permission (arch_prctl ARCH_REQ_XCOMP_PERM), which nothing here asks for.
+struct CpuFlags {
+  bool avx2 = false, fma = false, f16c = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512_vnni = false, avx512_bf16 = false,
+       avx512_fp16 = false;
+  bool avx_vnni = false;
+  bool amx_tile = false, amx_int8 = false, amx_bf16 = false;
+};
+CpuFlags cpu_flags();
+
+// The flags that are set, comma-separated (/proc/cpuinfo's names).
+std::string cpu_flag_names(const CpuFlags& flags);
 
 }  // namespace weft

@@ -5,10 +5,13 @@
 // each thread keeps a tile of input rows in cache while its weight rows stream
 // past, and computes small register tiles of outputs at a time.
 //
-// Every kernel exists twice on x86-64: baseline (here) and AVX2/FMA/F16C
-// (matmul_avx2.cc, built with those flags), picked once by the CPU. All
-// kernels of one process come from the same set, so FMA contraction is the
-// same for every weight type.
+// Every kernel exists three times on x86-64: baseline (here), AVX2/FMA/F16C
+// (matmul_avx2.cc) and AVX-512 (matmul_avx512.cc), each built with its flags,
+// picked once by the CPU. All kernels of one process come from the same set,
+// so FMA contraction is the same for every weight type. The AVX2 and AVX-512
+// kernels both contract every multiply-add into an FMA and give bit-identical
+// results; the baseline (no FMA on plain x86-64) rounds each product, so its
+// results differ from theirs in the last bits.
 #include "matmul.h"
 
 #include <algorithm>
@@ -46,11 +49,38 @@ void rows_f16(float* out, const float* in, const void* w, const float* bias, int
 
 namespace {
 
-RowKernel kernel_for(WeightType type) {
-#if defined(WEFT_AVX2_KERNELS)
-  if (cpu_uses_avx2()) return type == WeightType::F32 ? rows_f32_avx2 : type == WeightType::F16 ? rows_f16_avx2 : rows_bf16_avx2;
+// The row kernel of a set for a weight type; nullptr when this build or CPU
+// cannot run that set. avxvnni runs the AVX2 float kernels, avx512vnni the
+// AVX-512 ones (bit-identical to AVX2; the set implies AVX-512 F/BW/VL).
+RowKernel kernel_of(KernelSet set, WeightType type) {
+  if (!cpu_supports(set)) return nullptr;
+  const bool f32 = type == WeightType::F32, f16 = type == WeightType::F16;
+#if defined(WEFT_AVX512_FLOAT_KERNELS)
+  if (set == KernelSet::Avx512Vnni) return f32 ? rows_f32_avx512 : f16 ? rows_f16_avx512 : rows_bf16_avx512;
 #endif
-  return type == WeightType::F32 ? rows_f32 : type == WeightType::F16 ? rows_f16 : rows_bf16;
+#if defined(WEFT_AVX2_KERNELS)
+  if (set != KernelSet::Baseline) return f32 ? rows_f32_avx2 : f16 ? rows_f16_avx2 : rows_bf16_avx2;
+#endif
+  if (set != KernelSet::Baseline) return nullptr;
+  return f32 ? rows_f32 : f16 ? rows_f16 : rows_bf16;
+}
+
+void run(RowKernel kernel, ThreadPool& pool, float* out, const float* in, const void* w, WeightType type, const float* bias,
+         int T, int N, int K) {
+  // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
+  size_t grain = std::max<size_t>(1, 16384 / std::max(1, K));
+  grain = std::min(grain, std::max<size_t>(1, N / (4 * static_cast<size_t>(pool.size()))));
+  grain = (grain + 23) / 24 * 24;  // whole 3-, 6- and 8-row tiles
+  // Below ~64K multiply-adds, waking other threads costs more than it saves.
+  if (static_cast<size_t>(T) * N * K < (1u << 16)) grain = N;
+  const size_t wide_floats = type == WeightType::F32 ? 0 : static_cast<size_t>(8) * K;
+  pool.parallel_for(N, grain, [&](size_t n0, size_t n1, int) {
+    // Room to widen one row block (up to 8 rows) of 16-bit weights, per thread,
+    // kept between calls: no allocation per step once the largest K was seen.
+    static thread_local std::vector<float> wide;
+    if (wide.size() < wide_floats) wide.resize(wide_floats);
+    kernel(out, in, w, bias, T, N, K, n0, n1, wide_floats ? wide.data() : nullptr);
+  });
 }
 
 }  // namespace
@@ -58,18 +88,19 @@ RowKernel kernel_for(WeightType type) {
 void matmul(ThreadPool& pool, float* out, const float* in, const void* w, WeightType type, const float* bias, int T, int N,
             int K) {
   if (is_quantized(type)) return quant_matmul(pool, out, in, static_cast<const uint8_t*>(w), type, bias, T, N, K);
-  // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
-  size_t grain = std::max<size_t>(1, 16384 / std::max(1, K));
-  grain = std::min(grain, std::max<size_t>(1, N / (4 * static_cast<size_t>(pool.size()))));
-  grain = (grain + 23) / 24 * 24;  // whole 3- and 8-row tiles
-  // Below ~64K multiply-adds, waking other threads costs more than it saves.
-  if (static_cast<size_t>(T) * N * K < (1u << 16)) grain = N;
-  const RowKernel kernel = kernel_for(type);
-  // Per thread: room to widen one row block (up to 8 rows) of 16-bit weights.
-  std::vector<float> wide(type == WeightType::F32 ? 0 : static_cast<size_t>(pool.size()) * 8 * K);
-  pool.parallel_for(N, grain, [&](size_t n0, size_t n1, int thread) {
-    kernel(out, in, w, bias, T, N, K, n0, n1, wide.empty() ? nullptr : &wide[static_cast<size_t>(thread) * 8 * K]);
-  });
+  static const RowKernel kernels[3] = {kernel_of(cpu_kernel_set(), WeightType::F32), kernel_of(cpu_kernel_set(), WeightType::F16),
+                                       kernel_of(cpu_kernel_set(), WeightType::BF16)};
+  const RowKernel kernel = kernels[type == WeightType::F32 ? 0 : type == WeightType::F16 ? 1 : 2];
+  run(kernel, pool, out, in, w, type, bias, T, N, K);
+}
+
+bool matmul_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const void* w, WeightType type,
+                 const float* bias, int T, int N, int K) {
+  if (is_quantized(type)) return false;
+  const RowKernel kernel = kernel_of(set, type);
+  if (!kernel) return false;
+  run(kernel, pool, out, in, w, type, bias, T, N, K);
+  return true;
 }
 
 }  // namespace weft

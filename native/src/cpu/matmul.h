@@ -1,4 +1,5 @@
 #pragma once
+#include "cpu_features.h"
 #include "thread_pool.h"
 
 namespace weft {
@@ -17,5 +18,11 @@ enum class WeightType { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K };
 // those of cpu_kernel_set() (cpu_features.h).
 void matmul(ThreadPool& pool, float* out, const float* in, const void* w, WeightType type, const float* bias, int T, int N,
             int K);
+
+// The same with a given kernel set (tests and bench/float-kernels compare
+// sets); F32/F16/BF16 only. Returns false, and computes nothing, when this CPU
+// or build cannot run that set (or `type` is a block format).
+bool matmul_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const void* w, WeightType type,
+                 const float* bias, int T, int N, int K);
 
 }  // namespace weft

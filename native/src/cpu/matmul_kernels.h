@@ -1,5 +1,5 @@
-// The matmul kernels, shared by matmul.cc (baseline) and matmul_avx2.cc
-// (built for AVX2/FMA/F16C). Everything here has internal
+// The matmul kernels, shared by matmul.cc (baseline), matmul_avx2.cc
+// (built for AVX2/FMA/F16C) and matmul_avx512.cc (which adds its own tiles). Everything here has internal
 // linkage, so each translation unit keeps its own copy, compiled for its own
 // instruction set (no std:: templates either: an AVX2 copy of one could be
 // picked by the linker for code that runs on older CPUs).
@@ -145,10 +145,35 @@ struct F16Weights {
 // That is what keeps logits bit-identical across batch shapes. (Widening a
 // 16-bit weight is exact, so a 16-bit matrix gives exactly the results of its
 // float32 copy.)
+//
+// Where the target has FMA (the AVX2 and AVX-512 builds, arm64), every
+// multiply-add is fused, explicitly: left to -ffp-contract, GCC fused some
+// tail loops and not others, so results depended on which tile ran a row.
+// The baseline build on x86-64 has no FMA and rounds each product.
+#if defined(__FMA__) || defined(__aarch64__)
+#define WEFT_FUSED_MADD 1
+#endif
+WEFT_INLINE float madd(float x, float w, float sum) {
+#if defined(WEFT_FUSED_MADD)
+  return __builtin_fmaf(x, w, sum);
+#else
+  return sum + x * w;
+#endif
+}
+WEFT_INLINE lanes8 madd(const lanes8& x, const lanes8& w, const lanes8& acc) {
+#if defined(WEFT_FUSED_MADD) && defined(__x86_64__)
+  return _mm256_fmadd_ps(x, w, acc);
+#else
+  lanes8 sum = acc;  // arm64: contracted to fmla (GCC and Clang contract vector code there by default)
+  sum += x * w;
+  return sum;
+#endif
+}
+
 template <class W>
 WEFT_INLINE float finish(const lanes8& acc, const float* x, const typename W::Element* w, int k8, int K) {
   float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  for (int k = k8; k < K; ++k) sum += x[k] * W::one(w + k);
+  for (int k = k8; k < K; ++k) sum = madd(x[k], W::one(w + k), sum);
   return sum;
 }
 
@@ -166,7 +191,7 @@ WEFT_INLINE void tile(const float* x, const typename W::Element* w, int K, float
     for (int r = 0; r < RB; ++r) wv[r] = W::load(w + static_cast<size_t>(r) * K + k);
     for (int t = 0; t < TB; ++t) {
       const lanes8 xv = load8(x + static_cast<size_t>(t) * K + k);
-      for (int r = 0; r < RB; ++r) acc[t][r] += xv * wv[r];
+      for (int r = 0; r < RB; ++r) acc[t][r] = madd(xv, wv[r], acc[t][r]);
     }
   }
   for (int t = 0; t < TB; ++t)
@@ -245,5 +270,14 @@ void rows_f16_avx2(float* out, const float* in, const void* w, const float* bias
                    float* wide);
 void rows_bf16_avx2(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
                     size_t n1, float* wide);
+
+// Defined in matmul_avx512.cc when the build has it (WEFT_AVX512_FLOAT_KERNELS);
+// bit-identical to the AVX2 ones, `wide` unused.
+void rows_f32_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
+                     size_t n1, float* wide);
+void rows_f16_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
+                     size_t n1, float* wide);
+void rows_bf16_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
+                      size_t n1, float* wide);
 
 }  // namespace weft

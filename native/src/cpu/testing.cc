@@ -1,14 +1,16 @@
-// Test hooks of the native addon (exports.testing): the quantized kernels of a
-// given set on given data, and the row conversions, so tests can compare every
-// kernel set this CPU supports against the baseline in one process. Not used
-// by weft itself. Every size is checked; a bad one throws a JS error.
+// Test hooks of the native addon (exports.testing): the quantized and float
+// matmul kernels of a given set on given data, the CPU's flags and the row
+// conversions, so tests can compare every kernel set this CPU supports against
+// the baseline in one process. Not used by weft itself. Every size is checked; a bad one throws a JS error.
 #include "testing.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cpu_features.h"
+#include "matmul.h"
 #include "quant.h"
 #include "quant_formats.h"
 #include "quant_repack.h"
@@ -95,6 +97,54 @@ Napi::Value grouped_rows_js(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// floatMatmul(set, dtype, weights, input: Float32Array, bias: Float32Array | null, T, N, K, threads) -> Float32Array [T][N]
+// weights: a Float32Array (F32) or a Uint16Array of bits (F16, BF16), N * K elements.
+Napi::Value float_matmul_js(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 9 || !info[2].IsTypedArray() || !info[3].IsTypedArray() || !(info[4].IsNull() || info[4].IsTypedArray()))
+    throw Napi::TypeError::New(env, "floatMatmul(set, dtype, weights, input, bias, T, N, K, threads)");
+  const KernelSet set = kernel_set(env, info[0]);
+  const std::string dtype = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "";
+  const WeightType type = dtype == "F32" ? WeightType::F32 : dtype == "F16" ? WeightType::F16 : WeightType::BF16;
+  if (dtype != "F32" && dtype != "F16" && dtype != "BF16") throw Napi::TypeError::New(env, "dtype must be F32, F16 or BF16");
+  const Napi::TypedArray w = info[2].As<Napi::TypedArray>();
+  const napi_typedarray_type want = type == WeightType::F32 ? napi_float32_array : napi_uint16_array;
+  if (w.TypedArrayType() != want || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array)
+    throw Napi::TypeError::New(env, "weights must be a Float32Array (F32) or Uint16Array (F16, BF16); input a Float32Array");
+  const Napi::Float32Array in = info[3].As<Napi::Float32Array>();
+  const int T = positive(env, info[5], "T"), N = positive(env, info[6], "N"), K = positive(env, info[7], "K");
+  const int threads = positive(env, info[8], "threads");
+  if (w.ElementLength() != static_cast<size_t>(N) * K || in.ElementLength() != static_cast<size_t>(T) * K)
+    throw Napi::RangeError::New(env, "weights or input have the wrong size");
+  const float* bias = nullptr;
+  if (!info[4].IsNull()) {
+    const Napi::TypedArray b = info[4].As<Napi::TypedArray>();
+    if (b.TypedArrayType() != napi_float32_array || b.ElementLength() != static_cast<size_t>(N))
+      throw Napi::RangeError::New(env, "bias must be a Float32Array of N values");
+    bias = b.As<Napi::Float32Array>().Data();
+  }
+  const void* wd = static_cast<const uint8_t*>(w.ArrayBuffer().Data()) + w.ByteOffset();
+  ThreadPool pool(threads);
+  Napi::Float32Array out = Napi::Float32Array::New(env, static_cast<size_t>(T) * N);
+  if (!matmul_with(set, pool, out.Data(), in.Data(), wd, type, bias, T, N, K))
+    throw Napi::Error::New(env, std::string("this CPU or build cannot run the ") + kernel_set_name(set) + " kernels");
+  return out;
+}
+
+// cpuFlags() -> string[]: CPUID's instruction-set flags (cpu_features.h).
+Napi::Value cpu_flags_js(const Napi::CallbackInfo& info) {
+  Napi::Array out = Napi::Array::New(info.Env());
+  const std::string names = cpu_flag_names(cpu_flags());
+  if (names == "none") return out;
+  uint32_t n = 0;
+  for (size_t at = 0; at <= names.size();) {
+    const size_t comma = std::min(names.find(", ", at), names.size());
+    out.Set(n++, names.substr(at, comma - at));
+    at = comma + 2;
+  }
+  return out;
+}
+
 // dequantizeRow(dtype, bytes: Uint8Array, K) -> Float32Array
 Napi::Value dequantize_js(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -130,6 +180,8 @@ void register_testing(Napi::Env env, Napi::Object exports) {
   t.Set("supportedKernelSets", Napi::Function::New(env, supported_sets));
   t.Set("quantMatmul", Napi::Function::New(env, quant_matmul_js));
   t.Set("groupedRows", Napi::Function::New(env, grouped_rows_js));
+  t.Set("floatMatmul", Napi::Function::New(env, float_matmul_js));
+  t.Set("cpuFlags", Napi::Function::New(env, cpu_flags_js));
   t.Set("dequantizeRow", Napi::Function::New(env, dequantize_js));
   t.Set("quantizeRow", Napi::Function::New(env, quantize_js));
   exports.Set("testing", t);

@@ -2,6 +2,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <string>
+#include <utility>
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
 
 namespace weft {
 
@@ -19,13 +29,62 @@ bool spin_until(Pred pred, int micros) {
   }
 }
 constexpr int kSpinMicros = 50;
+
+// WEFT_PIN_THREADS=1: pin the pool's workers, one each, to CPUs of distinct
+// physical cores (sysfs core ids; SMT siblings last), in the process's allowed
+// set. Off by default: on a machine shared with other work a pinned thread
+// cannot move off a busy core. Any failure (no sysfs, a restricted cpuset, a
+// non-Linux OS) leaves the threads unpinned; it never fails the pool.
+std::vector<int> pin_targets() {
+  std::vector<int> cpus;
+#if defined(__linux__)
+  const char* env = std::getenv("WEFT_PIN_THREADS");
+  if (!env || std::strcmp(env, "1") != 0) return cpus;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return cpus;
+  std::set<std::pair<int, int>> seen_cores;  // (package, core id)
+  std::vector<int> siblings;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    const std::string base = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+    int package = -1, core = cpu;
+    std::ifstream(base + "physical_package_id") >> package;
+    std::ifstream(base + "core_id") >> core;
+    (seen_cores.insert({package, core}).second ? cpus : siblings).push_back(cpu);
+  }
+  cpus.insert(cpus.end(), siblings.begin(), siblings.end());
+#endif
+  return cpus;
+}
+
+// Pins the calling thread to `cpu`; failure is ignored (see pin_targets).
+void pin_to(int cpu) {
+#if defined(__linux__)
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  (void)pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+#else
+  (void)cpu;
+#endif
+}
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   const int workers = std::max(1, threads) - 1;
   workers_.reserve(workers);
+  // Worker i takes the (i+1)-th target: the first is left to the calling
+  // thread's core (the caller, a libuv thread, is not pinned).
+  const std::vector<int> targets = pin_targets();
   try {
-    for (int i = 0; i < workers; ++i) workers_.emplace_back([this, i] { worker_loop(i + 1); });
+    for (int i = 0; i < workers; ++i) {
+      const int cpu = i + 1 < static_cast<int>(targets.size()) ? targets[i + 1] : -1;
+      workers_.emplace_back([this, i, cpu] {
+        if (cpu >= 0) pin_to(cpu);
+        worker_loop(i + 1);
+      });
+    }
   } catch (...) {
     // The OS refused a thread: stop and join those already started (a joinable
     // std::thread destroyed by the unwinding would call std::terminate).
@@ -51,7 +110,7 @@ void ThreadPool::run_chunks(int thread_index) {
   for (;;) {
     const size_t begin = next_.fetch_add(job_grain_);
     if (begin >= job_size_) return;
-    (*job_)(begin, std::min(job_size_, begin + job_grain_), thread_index);
+    job_.call(job_.fn, begin, std::min(job_size_, begin + job_grain_), thread_index);
   }
 }
 
@@ -73,14 +132,14 @@ void ThreadPool::worker_loop(int index) {
   }
 }
 
-void ThreadPool::parallel_for(size_t n, size_t grain, const RangeFn& fn) {
+void ThreadPool::run(size_t n, size_t grain, Job job) {
   if (n == 0) return;
   grain = std::max<size_t>(1, grain);
   if (workers_.empty() || n <= grain) {
-    fn(0, n, 0);
+    job.call(job.fn, 0, n, 0);
     return;
   }
-  job_ = &fn;
+  job_ = job;
   job_size_ = n;
   job_grain_ = grain;
   next_.store(0);
@@ -98,7 +157,7 @@ void ThreadPool::parallel_for(size_t n, size_t grain, const RangeFn& fn) {
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, finished);
   }
-  job_ = nullptr;
+  job_ = Job{nullptr, nullptr};
 }
 
 }  // namespace weft

@@ -20,6 +20,8 @@ namespace weft {
 class ThreadPool {
  public:
   // fn(begin, end, thread_index): process items [begin, end); thread_index < size().
+  // parallel_for takes any callable with that signature (a lambda, a
+  // std::function) by reference: nothing is copied or allocated per call.
   using RangeFn = std::function<void(size_t, size_t, int)>;
 
   explicit ThreadPool(int threads);
@@ -33,9 +35,18 @@ class ThreadPool {
   // returns when every item is done. Which thread runs which chunk varies, so fn
   // must compute each item the same way whoever runs it (that keeps results
   // identical across thread counts and batch shapes). n <= grain runs inline.
-  void parallel_for(size_t n, size_t grain, const RangeFn& fn);
+  template <class Fn>
+  void parallel_for(size_t n, size_t grain, const Fn& fn) {
+    run(n, grain, Job{&fn, [](const void* f, size_t b, size_t e, int t) { (*static_cast<const Fn*>(f))(b, e, t); }});
+  }
 
  private:
+  // A borrowed callable: the caller's object and how to call it.
+  struct Job {
+    const void* fn;
+    void (*call)(const void* fn, size_t begin, size_t end, int thread);
+  };
+  void run(size_t n, size_t grain, Job job);
   void worker_loop(int index);
   void run_chunks(int thread_index);
   void stop_workers();  // joins every started worker
@@ -49,7 +60,7 @@ class ThreadPool {
   std::atomic<bool> stopping_{false};
 
   // The current job, published before generation_ is bumped.
-  const RangeFn* job_ = nullptr;
+  Job job_{nullptr, nullptr};
   size_t job_size_ = 0;
   size_t job_grain_ = 1;
   std::atomic<size_t> next_{0};

@@ -91,6 +91,13 @@ export interface NativeTesting {
   quantMatmul(set: KernelSetName, dtype: string, weights: Uint8Array, input: Float32Array, T: number, N: number, K: number, threads: number, bias?: Float32Array): Float32Array;
   /** GGUF rows repacked into row groups and unpacked again (Q8_0, Q4_0): equal to the input. */
   groupedRows(dtype: 'Q8_0' | 'Q4_0', weights: Uint8Array, N: number, K: number): Uint8Array;
+  /**
+   * out[T][N] = input[T][K] @ weights^T (+ bias) with one kernel set's float kernel;
+   * weights: N * K elements of dtype 'F32' (a Float32Array) or 'F16'/'BF16' (a Uint16Array of bits).
+   */
+  floatMatmul(set: KernelSetName, dtype: 'F32' | 'F16' | 'BF16', weights: Float32Array | Uint16Array, input: Float32Array, bias: Float32Array | null, T: number, N: number, K: number, threads: number): Float32Array;
+  /** The CPU's instruction-set flags from CPUID (AMX, AVX512-FP16 included), /proc/cpuinfo's names. */
+  cpuFlags(): string[];
   dequantizeRow(dtype: string, bytes: Uint8Array, K: number): Float32Array;
   quantizeRow(dtype: 'Q8_0' | 'Q4_0', values: Float32Array): Uint8Array;
 }
