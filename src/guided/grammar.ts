@@ -212,15 +212,23 @@ export class GrammarMatcher implements TokenGrammar {
  * Whole words of allowed tokens are skipped, so a permissive mask costs little.
  */
 export function applyMask(logits: Float32Array, offset: number, vocab: number, mask: Uint32Array): void {
+  // Runs of all-refused words are filled with one call: a fill per 32 logits cost ~20 ns of call
+  // overhead each, most of a restrictive state's mask at 150k tokens.
+  let refusedFrom = -1;
   for (let w = 0; w < mask.length; w++) {
     const word = mask[w]!;
+    if (word === 0) {
+      if (refusedFrom < 0) refusedFrom = w << 5;
+      continue;
+    }
+    if (refusedFrom >= 0) {
+      logits.fill(-Infinity, offset + refusedFrom, offset + (w << 5));
+      refusedFrom = -1;
+    }
     if (word === 0xffffffff) continue;
     const base = w << 5;
     const end = Math.min(32, vocab - base);
-    if (word === 0) {
-      logits.fill(-Infinity, offset + base, offset + base + end);
-      continue;
-    }
     for (let b = 0; b < end; b++) if ((word & (1 << b)) === 0) logits[offset + base + b] = -Infinity;
   }
+  if (refusedFrom >= 0) logits.fill(-Infinity, offset + refusedFrom, offset + Math.min(vocab, mask.length << 5));
 }
