@@ -26,8 +26,10 @@ export type WeftRequestOptions = Omit<ChatOptions, 'stop' | 'signal' | 'tools'>;
 export interface ChatWeftCallOptions extends BaseChatModelCallOptions {
   /** Tools in the OpenAI / Hugging Face shape; bindTools() sets these. */
   tools?: ToolDefinition[];
-  /** Per-call weft options (maxTokens, temperature, seed, parsers, templateKwargs, ...). */
+  /** Per-call weft options (maxTokens, temperature, seed, parsers, templateKwargs, guidedTools, ...). */
   weft?: WeftRequestOptions;
+  /** OpenAI's spelling, as ChatOpenAI takes it: weft's parallelToolCalls (false: at most one call). */
+  parallel_tool_calls?: boolean;
 }
 
 export interface ChatWeftFields extends BaseChatModelParams, WeftRequestOptions {
@@ -171,6 +173,7 @@ export class ChatWeft extends BaseChatModel<ChatWeftCallOptions, AIMessageChunk>
       ...(parsers !== undefined && { parsers }),
       ...(tools.length > 0 && { tools }),
       ...(guided && { toolChoice: choice }),
+      ...(options.parallel_tool_calls !== undefined && { parallelToolCalls: options.parallel_tool_calls }),
       ...(options.stop !== undefined && options.stop.length > 0 && { stop: options.stop }),
       ...(options.signal !== undefined && { signal: options.signal }),
     };

@@ -171,6 +171,26 @@ describe.skipIf(!present)('ChatWeft with @langchain/core and the demo model', ()
     await expect(model.invoke([new HumanMessage('Hi')], { weft: { temperature: -1 } })).rejects.toBeInstanceOf(InvalidOptionError);
   });
 
+  it('tool-guided auto (guidedTools) and parallel_tool_calls reach the pipeline', async () => {
+    const tools = demoTools();
+    const guided = new ChatWeft({ pipeline: pipe, guidedTools: true, temperature: 1 });
+    let calls = 0;
+    for (const seed of [1, 2, 3]) {
+      const reply = (await guided.bindTools(tools).invoke([new HumanMessage('What is the weather in Oslo?')], { weft: { seed, maxTokens: 120 } })) as AIMessage;
+      for (const call of reply.tool_calls ?? []) expect(tools.map((tool) => tool.name)).toContain(call.name);
+      calls += reply.tool_calls?.length ?? 0;
+    }
+    expect(calls).toBeGreaterThan(0);
+    // "any" with parallel_tool_calls false: exactly one call, and the request ends with it.
+    const model = new ChatWeft({ pipeline: pipe, temperature: 1 });
+    for (const seed of [1, 2]) {
+      const one = (await model.bindTools(tools, { tool_choice: 'any', parallel_tool_calls: false }).invoke([new HumanMessage('What is 37 times 12.5?')], { weft: { seed } })) as AIMessage;
+      expect(one.tool_calls?.length).toBe(1);
+      expect(one.response_metadata.finish_reason).toBe('tool_calls');
+    }
+    await expect(model.invoke([new HumanMessage('Hi')], { parallel_tool_calls: 'no' as never })).rejects.toBeInstanceOf(InvalidOptionError);
+  });
+
   it('opens and closes a pipeline of its own when given options; leaves yours open', async () => {
     const owning = new ChatWeft({ pipeline: { model: demoModelDir, threads: 1 }, maxTokens: 2 });
     expect((await owning.invoke([new HumanMessage('Hi')])).usage_metadata?.output_tokens).toBe(2);
