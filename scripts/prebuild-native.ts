@@ -7,7 +7,7 @@
  * built like native/build (same flags, in its own folder) and stripped. It links
  * the C and C++ runtimes dynamically: linked statically, GCC 12's libstdc++ pulls
  * in glibc 2.36 symbols, which shuts out Ubuntu 22.04 and RHEL 9; dynamically it
- * needs glibc 2.27 and libstdc++ from GCC 12 (both recorded in the JSON). Where it
+ * needs glibc 2.34 and libstdc++ from GCC 12 (both recorded in the JSON). Where it
  * does not load, the install script compiles from source instead. The JSON
  * records the fingerprint of the sources it came from; the loader refuses a
  * binary whose fingerprint no longer matches native/src (see native-binding.ts).
