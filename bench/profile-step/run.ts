@@ -85,12 +85,12 @@ else process.stderr.write(`profile-step: callgrind files kept in ${out} (callgri
 
 /** The parts, in order; a function goes to the first part whose pattern its name matches. */
 const PARTS: Array<{ part: string; perLayer: boolean; match: (fn: string, ob: string) => boolean }> = [
-  { part: 'weight matmul kernels', perLayer: true, match: (fn) => /\b(quant_)?rows_\w+|\brows<|\btile</.test(fn) },
+  { part: 'weight matmul kernels', perLayer: true, match: (fn) => /\b(k?quant_)?(rows|groups)_\w+|\b(group|k)_(rows|tile|rest)|\brows<|\btile</.test(fn) },
   { part: 'attention', perLayer: true, match: (fn) => /\battend_|\battend_impl|\bload_rows/.test(fn) },
   { part: 'KV cache writes', perLayer: true, match: (fn) => /KvCache::(write_row|copy_block)/.test(fn) },
   { part: 'quantizing activations', perLayer: true, match: (fn) => /quantiz/i.test(fn) },
   { part: 'thread synchronisation', perLayer: true, match: (fn) => /ThreadPool::|spin_until|worker_loop|pthread_cond|pthread_mutex|futex|lll_lock|lll_unlock|sched_yield|condition_variable|this_thread|clock_gettime|steady_clock/.test(fn) },
-  { part: 'norms, RoPE, SiLU, residuals (forward.cc)', perLayer: true, match: (fn, ob) => /weft_native/.test(ob) && /rmsnorm|\brope\b|mlp_block|attention_block|weft::forward|embed\(|lm_head/.test(fn) || /^(__)?(expf?|sinf?|cosf?|sincosf?)(_\w+)?$|__ieee754|__exp|__sin|__cos/.test(fn) },
+  { part: 'norms, RoPE, SiLU, residuals (forward.cc)', perLayer: true, match: (fn, ob) => /weft_native/.test(ob) && /rmsnorm|\brope\b|mlp_block|attention_block|weft::forward|\bembed\b|lm_head/.test(fn) || /^(__)?(expf?|sinf?|cosf?|sincosf?)(_\w+)?$|__ieee754|__exp|__sin|__cos/.test(fn) },
   { part: 'other native (step checks, binding, step setup)', perLayer: false, match: (_fn, ob) => /weft_native/.test(ob) },
   { part: 'allocation (malloc/free, all callers)', perLayer: false, match: (fn) => /malloc|\bfree\b|_int_free|cfree|calloc|realloc|memalign|operator new|operator delete|tcache/.test(fn) },
   { part: 'copies (memcpy/memset, all callers)', perLayer: false, match: (fn) => /mem(cpy|move|set)/.test(fn) },
@@ -99,15 +99,29 @@ const PARTS: Array<{ part: string; perLayer: boolean; match: (fn: string, ob: st
 
 interface Breakdown { byPart: Map<string, number>; kernels: Map<string, number>; lmHead: number; total: number }
 
+/** A demangled name without its trailing argument list (and `const`), nested parentheses included. */
+function withoutArguments(signature: string): string {
+  const end = signature.replace(/\s+const$/, '');
+  if (!end.endsWith(')')) return end;
+  let depth = 0;
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i] === ')') depth++;
+    else if (end[i] === '(' && --depth === 0) return end.slice(0, i);
+  }
+  return end;
+}
+
 function breakdown(p: CallgrindProfile, per: number): Breakdown {
   const byPart = new Map<string, number>(PARTS.map((x) => [x.part, 0]));
   const kernels = new Map<string, number>();
   for (const [key, ir] of p.self) {
-    const [ob, fn] = key.split('\t') as [string, string];
+    const [ob, signature] = key.split('\t') as [string, string];
+    // Matched without the argument list: a parameter type (QuantizedInput) must not name the part.
+    const fn = withoutArguments(signature);
     const part = PARTS.find((x) => x.match(fn, ob))!.part;
     byPart.set(part, byPart.get(part)! + ir / per);
     if (part === 'weight matmul kernels') {
-      const name = fn.replace(/\(.*$/, '').replace(/^weft::(\(anonymous namespace\)::)?/, '');
+      const name = fn.replace(/^(void |bool )?weft::(\(anonymous namespace\)::)?/, '');
       kernels.set(name, (kernels.get(name) ?? 0) + ir / per);
     }
   }

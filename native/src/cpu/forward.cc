@@ -238,8 +238,9 @@ void mlp_block(Model& model, StepState& st, int layer) {
   for (size_t i = 0; i < st.x.size(); ++i) st.x[i] += st.xb[i];
 }
 
-// Final norm and LM head, only for the rows whose logits are wanted.
-void lm_head(Model& model, const StepInput& s, const StepState& st, float* logits) {
+// Final norm and LM head, only for the rows whose logits are wanted. Not
+// inlined, so that profiles (bench/profile-step) can tell the LM head apart.
+__attribute__((noinline)) void lm_head(Model& model, const StepInput& s, const StepState& st, float* logits) {
   const ModelConfig& c = model.config;
   const Weights& w = model.weights;
   const int H = c.hidden;
