@@ -40,8 +40,8 @@ struct Tensor {
   WeightType type = WeightType::F32;
   std::vector<float> data;     // when type == F32
   std::vector<uint16_t> half;  // when type == F16 or BF16 (raw bits)
-  std::vector<uint8_t> blocks; // when quantized: the rows' blocks as GGUF stores them; Q8_0 / Q4_0 then
-                               // rewritten into row groups (quant_repack.h), the same bytes
+  std::vector<uint8_t> blocks; // when quantized: the rows' blocks in row groups (quant_repack.h): Q8_0 /
+                               // Q4_0 rewritten in place (the same bytes), Q4_K / Q6_K in k-groups
   // Or, for a matrix used as it lies in the model file (mapped_file.h): its
   // bytes in the file's mapping, which this tensor keeps alive; the vectors
   // above are empty then.
