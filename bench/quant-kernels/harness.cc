@@ -138,7 +138,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  printf("\n2. memory-bound shapes, one thread, %s: row groups / super-block kernels (new) vs per-row kernel on GGUF rows (old)\n",
+  printf("\n2. memory-bound shapes, one thread, %s: row groups / k-groups (new) vs the kernels on GGUF rows (old: per-row\n"
+         "   for Q8_0 / Q4_0, super-block rows with the scalar quantizer for Q4_K / Q6_K)\n",
          kernel_set_name(best));
   printf("   every supported set checked against the baseline bit for bit; thread CPU ms per call, median of 5 alternating runs\n");
   printf("| type | N x K | T | old ms | new ms | new GMAC/s | new GB/s of weights | old / new |\n|---|---|---|---|---|---|---|---|\n");
