@@ -202,9 +202,9 @@ it('Q4_K, Q6_K and Q8_0 blocks from a file run a whole model: logits close to th
       const scale = Math.max(...exact.map(Math.abs));
       // Only the activations' int8 rounding separates the two (the weights are the same values);
       // through 2 layers of these large random weights it moves logits by 3-11% of the largest
-      // (measured: 10.6% and 3.0% with the Q4_K/Q6_K activations quantized per 256-block, as
-      // llama.cpp does; 5.7% and 3.0% when they were quantized per 32; argmax the same on 19 of 20
-      // rows either way), where a misread format would move them by ~100%.
+      // (measured: 10.6% and 4.7% with the Q4_K/Q6_K activations quantized per 256-block, as
+      // llama.cpp does, in the k-group order; 10.6% and 3.0% in the GGUF-row order before it;
+      // 5.7% and 3.0% when they were quantized per 32), where a misread format would move them by ~100%.
       const relative = maxAbsDiff(quantized[i]!, exact) / scale;
       expect(relative).toBeGreaterThan(0);
       let agree = 0;
