@@ -7,8 +7,9 @@
 //    exact integer sums per super-block and row, one float step per super-block), with and without
 //    a bias: a packing bug that every kernel set shares cannot hide behind their agreement;
 //  - every kernel set this CPU supports gives exactly the baseline's floats, for row counts that
-//    fill no group (or half-group) evenly, several super-blocks per row, 1..70 tokens (the 4- and
-//    8-token tiles and their remainders) and 1 or 3 threads;
+//    fill no group (or half-group) evenly, several super-blocks per row (and rows long enough to go
+//    in passes), 1..70 tokens (the 4- and 8-token tiles and their remainders), with and without a
+//    bias, and 1 or 3 threads;
 //  - the baseline is within the bound that int8 activations per 256-block allow, against
 //    float64 products of the dequantized weights.
 import { describe, expect, it } from 'vitest';
@@ -131,8 +132,9 @@ describe.each(['Q4_K', 'Q6_K'] as const)('%s super-block kernels', (format) => {
 
   it('every supported set equals the baseline for odd row counts, 1..70 tokens and any thread count', () => {
     const sets = testing.supportedKernelSets();
-    // 1, 7: one padded group; 24: a half-group left (AVX2's 8-row halves, AVX-512's masked store); 33: two whole groups + 1 row.
-    for (const [N, K, withBias] of [[1, 256, false], [7, 512, true], [24, 512, false], [33, 768, true]] as const) {
+    // 1, 7: one padded group; 24: a half-group left (AVX2's 8-row halves, AVX-512's masked store); 33: two whole groups + 1 row;
+    // K = 1280 and 2304: passes of 4 super-blocks over the groups once there is more than one token tile (a pass of 1 and of 1).
+    for (const [N, K, withBias] of [[1, 256, false], [7, 512, true], [24, 512, false], [33, 768, true], [40, 1280, true], [17, 2304, false]] as const) {
       const weights = randomRows(format, N, K, N + K);
       const bias = withBias ? Float32Array.from({ length: N }, (_, i) => Math.sin(i)) : undefined;
       for (const T of [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 64, 70]) {
