@@ -12,7 +12,6 @@ namespace weft {
 
 void pack_group(WeightType type, const uint8_t* const* rows, int count, int64_t K, uint8_t* dst) {
   const int units = static_cast<int>(K / kQuantUnit);
-  const size_t unit_bytes = group_unit_bytes(type);
   const int block_bytes = block_format(type).bytes;
   for (int u = 0; u < units; ++u) {
     uint8_t* scales = dst + u * group_unit_stride(type);
@@ -57,13 +56,8 @@ void q4k_pack_scales(const uint8_t sc[8], const uint8_t m[8], uint8_t s[12]) {
   }
 }
 
-// Q6_K's 6-bit value (q + 32) of weight i of a GGUF block.
-int q6k_value(const uint8_t* b, int i) {
-  const int half = i / 128, quarter = i % 128 / 32, at = i % 32;
-  const uint8_t ql = b[64 * half + 32 * (quarter % 2) + at], qh = b[128 + 32 * half + at];
-  return ((quarter >= 2 ? ql >> 4 : ql & 15) | (((qh >> (2 * quarter)) & 3) << 4));
-}
-
+// Q6_K: sets the 6-bit value (q + 32) of weight i of a GGUF block (the
+// layout of decode_unit in quant_formats.h).
 void q6k_set_value(uint8_t* b, int i, int u) {
   const int half = i / 128, quarter = i % 128 / 32, at = i % 32;
   uint8_t& ql = b[64 * half + 32 * (quarter % 2) + at];
@@ -88,17 +82,27 @@ void pack_kblock(WeightType type, const uint8_t* const* b, uint8_t* dst) {
         dst[192 + 32 * (j / 2) + 2 * r + j % 2] = static_cast<uint8_t>(m);
       }
       const uint8_t* qs = b[r] + 16;
-      for (int c = 0; c < 4; ++c)
-        for (int p = 0; p < 32; ++p) dst[320 + 512 * c + 64 * (p / 4) + 4 * r + p % 4] = qs[32 * c + p];
+      for (int c = 0; c < 4; ++c)  // slice s of unit pair c: the GGUF bytes 32c + 4s .. + 3
+        for (int sl = 0; sl < 8; ++sl) std::memcpy(dst + 320 + 512 * c + 64 * sl + 4 * r, qs + 32 * c + 4 * sl, 4);
     } else {
       std::memcpy(dst + 2 * r, b[r] + 208, 2);
       for (int s = 0; s < 16; ++s) dst[32 + 16 * s + r] = b[r][192 + s];
+      // The 256 values u = q + 32 in order first (one pass over ql / qh, the layout
+      // of decode_unit), then regrouped.
+      uint8_t u[256];
+      for (int h = 0; h < 2; ++h)
+        for (int i = 0; i < 32; ++i) {
+          const uint8_t ql0 = b[r][64 * h + i], ql1 = b[r][64 * h + 32 + i], qh = b[r][128 + 32 * h + i];
+          u[128 * h + i] = static_cast<uint8_t>((ql0 & 15) | ((qh & 3) << 4));
+          u[128 * h + 32 + i] = static_cast<uint8_t>((ql1 & 15) | (((qh >> 2) & 3) << 4));
+          u[128 * h + 64 + i] = static_cast<uint8_t>((ql0 >> 4) | (((qh >> 4) & 3) << 4));
+          u[128 * h + 96 + i] = static_cast<uint8_t>((ql1 >> 4) | (((qh >> 6) & 3) << 4));
+        }
       for (int s = 0; s < 16; ++s)
         for (int i = 0; i < 4; ++i) {
-          const int top = q6k_value(b[r], 16 * s + 12 + i);
+          const int top = u[16 * s + 12 + i];
           for (int v = 0; v < 3; ++v)
-            dst[288 + 192 * s + 64 * v + 4 * r + i] =
-                static_cast<uint8_t>(q6k_value(b[r], 16 * s + 4 * v + i) | (((top >> (2 * v)) & 3) << 6));
+            dst[288 + 192 * s + 64 * v + 4 * r + i] = static_cast<uint8_t>(u[16 * s + 4 * v + i] | (((top >> (2 * v)) & 3) << 6));
         }
     }
   }
@@ -171,7 +175,6 @@ void unpack_row(WeightType type, const uint8_t* blocks, int64_t N, int64_t K, in
   const uint8_t* g = blocks + static_cast<size_t>(n / kGroupRows) * kGroupRows * row_bytes;
   const int r = static_cast<int>(n % kGroupRows);
   const int units = static_cast<int>(K / kQuantUnit);
-  const size_t unit_bytes = group_unit_bytes(type);
   const int block_bytes = block_format(type).bytes;
   for (int u = 0; u < units; ++u) {
     uint8_t* b = out + static_cast<size_t>(u) * block_bytes;
