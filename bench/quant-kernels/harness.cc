@@ -60,6 +60,14 @@ static std::vector<uint8_t> stored(WeightType t, std::vector<uint8_t> w, int N, 
   return w;
 }
 
+// What weft runs (k-quants straight to kquant_matmul: quant_matmul_with asks
+// CPUID on every call, which this VM traps for ~14 us).
+static bool new_kernel(KernelSet s, ThreadPool& pool, float* out, const float* x, const uint8_t* w, WeightType t, int T, int N,
+                       int K) {
+  if (is_k_quant(t)) return kquant_matmul(s, pool, out, x, w, t, nullptr, T, N, K);
+  return quant_matmul_with(s, pool, out, x, w, t, nullptr, T, N, K);
+}
+
 // What ran before on GGUF rows.
 static bool old_kernel(KernelSet s, ThreadPool& pool, float* out, const float* x, const uint8_t* rows, WeightType t, int T,
                        int N, int K) {
@@ -122,12 +130,12 @@ int main(int argc, char** argv) {
     for (int T : {1, 3, 16}) {
       std::vector<float> x(T * K), base(T * N), out(T * N);
       for (auto& v : x) v = (rng() % 20001 - 10000) * 1e-4f;
-      quant_matmul_with(KernelSet::Baseline, pool, base.data(), x.data(), w.data(), t, nullptr, T, N, K);
+      new_kernel(KernelSet::Baseline, pool, base.data(), x.data(), w.data(), t, T, N, K);
       double baseline_us = 0;
       for (KernelSet s : sets) {
         if (!cpu_supports(s)) continue;
         const int reps = s == KernelSet::Baseline ? (T == 1 ? 5 : 2) : (T == 1 ? 200 : 30);
-        const double us = time_us([&] { quant_matmul_with(s, pool, out.data(), x.data(), w.data(), t, nullptr, T, N, K); },
+        const double us = time_us([&] { new_kernel(s, pool, out.data(), x.data(), w.data(), t, T, N, K); },
                                   quick ? 1 : reps, quick ? 1 : 3);
         const bool same = memcmp(out.data(), base.data(), out.size() * 4) == 0;
         failures += !same;
@@ -157,10 +165,10 @@ int main(int argc, char** argv) {
         for (auto& v : x) v = (rng() % 20001 - 10000) * 1e-4f;
         // Bit-for-bit across sets (the baseline is slow: only on the smaller shapes).
         if (static_cast<double>(T) * N * K <= 2.1e8) {
-          quant_matmul_with(KernelSet::Baseline, pool, base.data(), x.data(), grouped.data(), t, nullptr, T, N, K);
+          new_kernel(KernelSet::Baseline, pool, base.data(), x.data(), grouped.data(), t, T, N, K);
           for (KernelSet s : sets) {
             if (s == KernelSet::Baseline || !cpu_supports(s)) continue;
-            quant_matmul_with(s, pool, out.data(), x.data(), grouped.data(), t, nullptr, T, N, K);
+            new_kernel(s, pool, out.data(), x.data(), grouped.data(), t, T, N, K);
             if (memcmp(out.data(), base.data(), out.size() * 4) != 0) {
               printf("%s %dx%d T=%d %s DIFFERS from baseline\n", names[ti], N, K, T, kernel_set_name(s));
               ++failures;
@@ -171,7 +179,7 @@ int main(int argc, char** argv) {
         const int reps = std::max(1, static_cast<int>((quick ? 2e8 : 2e9) / macs));
         double old_us, new_us;
         time_pair([&] { old_kernel(best, pool, out.data(), x.data(), rows.data(), t, T, N, K); },
-                  [&] { quant_matmul_with(best, pool, out.data(), x.data(), grouped.data(), t, nullptr, T, N, K); }, reps,
+                  [&] { new_kernel(best, pool, out.data(), x.data(), grouped.data(), t, T, N, K); }, reps,
                   &old_us, &new_us, quick ? 1 : 5);
         printf("| %s | %d x %d | %d | %.3f | %.3f | %.1f | %.1f | %.2fx |\n", names[ti], N, K, T, old_us / 1e3, new_us / 1e3,
                macs / new_us / 1e3, grouped.size() / new_us / 1e3, old_us / new_us);
