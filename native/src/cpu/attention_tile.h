@@ -1,0 +1,142 @@
+// The vector attention kernel for a tile of query rows, included by
+// attention_avx2.cc and attention_avx512.cc after their Vec16 header
+// (attention_vec16_*.h). Internal linkage, so each build keeps its own code.
+//
+// Per cache block, the keys and values are read (f16/u8 widened) once for all
+// rows of the tile (a tile of a few rows reads f16 directly, kDirectF16Rows). Each row then walks the block in chunks of 16 positions
+// (chunk edges at block offsets 0, 16, 32, ...): 16 scores at once (vdots16),
+// positions outside the row's window masked to -inf, a vector exp, and an
+// online-softmax update of the row's running max, sum and output.
+//
+// Invariant (forward.cc): a row's arithmetic depends only on its own query,
+// its window and the absolute positions of blocks and chunks, never on the
+// other rows of the tile, the tile's size or the thread; and both builds do
+// the same operations in the same order (same bits).
+#pragma once
+#include <math.h>
+
+#include <cstdint>
+
+#include "attention.h"
+#include "attention_exp.h"
+#include "attention_kernel.h"
+
+namespace weft {
+namespace {
+
+// Tiles of at most this many rows read an f16 cache directly (each row widens
+// what it reads); larger ones widen each block once for all their rows.
+// Widening is exact, so either way gives the same bits.
+constexpr int kDirectF16Rows = 4;
+
+// out[d0 .. d0 + NV*16) = out * correction + sum over i in [i0, i1) of
+// weights[i] * values[i * hd + ..], in order of i.
+template <int NV, typename T>
+inline void accumulate_values(float* out, float correction, const float* weights, const T* values, int hd, int i0, int i1,
+                              int d0) {
+  Vec16 acc[NV];
+  for (int j = 0; j < NV; ++j) acc[j] = vload(out + d0 + 16 * j);
+  if (correction != 1.0f) {  // x * 1 == x: skipping it changes no bit
+    const Vec16 c = vset1(correction);
+    for (int j = 0; j < NV; ++j) acc[j] = vmul(acc[j], c);
+  }
+  for (int i = i0; i < i1; ++i) {
+    const Vec16 w = vset1(weights[i]);
+    const T* v = values + static_cast<size_t>(i) * hd + d0;
+    for (int j = 0; j < NV; ++j) acc[j] = vfma(w, vload(v + 16 * j), acc[j]);
+  }
+  for (int j = 0; j < NV; ++j) vstore(out + d0 + 16 * j, acc[j]);
+}
+
+// A row's running state: max and sum of its softmax so far, and its output
+// (the weighted sum of values, not yet divided by the sum).
+struct RowState {
+  float* max;
+  float* sum;
+  float* acc;  // [n_rows][hd]
+};
+
+// One block (positions [p0, p0 + n)) for every row of the tile; keys and
+// values are its n rows of hd values (f32 or f16).
+template <typename T>
+inline void attend_block(const T* keys, const T* values, int64_t p0, int n, int hd, float scale, const QueryRow* rows, int n_rows,
+                         const RowState& st) {
+  static thread_local T* pad = nullptr;  // 16 key rows for a chunk the block does not fill
+  static thread_local int pad_hd = 0;
+  for (int c = 0; c < n; c += 16) {
+    const int width = n - c < 16 ? n - c : 16;
+    const int64_t c0 = p0 + c;
+    const T* chunk_keys = keys + static_cast<size_t>(c) * hd;
+    const T* chunk_values = values + static_cast<size_t>(c) * hd;
+    if (width < 16) {  // zero rows after the last (their scores are masked)
+      if (pad_hd < hd) {
+        delete[] pad;
+        pad = new T[static_cast<size_t>(16) * hd];
+        pad_hd = hd;
+      }
+      memcpy(pad, chunk_keys, sizeof(T) * width * hd);
+      memset(pad + static_cast<size_t>(width) * hd, 0, sizeof(T) * (16 - width) * hd);
+      chunk_keys = pad;
+    }
+    for (int r = 0; r < n_rows; ++r) {
+      const int64_t a = max64(c0, rows[r].begin), e = min64(c0 + width, rows[r].end);
+      if (a >= e) continue;  // this chunk is outside the row's window
+      const int i0 = static_cast<int>(a - c0), i1 = static_cast<int>(e - c0);
+      const Vec16 scores = vmask_outside(vmul(vdots16(rows[r].q, chunk_keys, hd), vset1(scale)), i0, i1);
+      const float old_max = st.max[r], new_max = maxf(old_max, vhmax(scores));
+      const float correction = expf(old_max - new_max);  // 0 on the row's first chunk
+      float weights[16];
+      const Vec16 w = exp_nonpositive(vadd(scores, vset1(-new_max)));
+      vstore(weights, w);
+      st.sum[r] = fmaf(st.sum[r], correction, vhsum(w));  // one FMA in both builds
+      st.max[r] = new_max;
+      float* out = st.acc + static_cast<size_t>(r) * hd;
+      int d0 = 0;
+      for (; d0 + 16 * kOutVectors <= hd; d0 += 16 * kOutVectors)
+        accumulate_values<kOutVectors>(out, correction, weights, chunk_values, hd, i0, i1, d0);
+      for (; d0 < hd; d0 += 16) accumulate_values<1>(out, correction, weights, chunk_values, hd, i0, i1, d0);
+    }
+  }
+}
+
+inline void attend_tile(const KvView& kv, int layer, int kv_head, const int32_t* table, const QueryRow* rows, int n_rows,
+                        float* scratch) {
+  const int hd = kv.head_dim;
+  if (hd % 16 != 0) return attend_impl(kv, layer, kv_head, table, rows, n_rows, scratch);  // tiny test models
+  const int64_t bs = kv.block_size;
+  const float scale = 1.0f / sqrtf(static_cast<float>(hd));
+  // Scratch as attention.h sizes it; the scores slot is not used here.
+  float* key_buf = scratch;
+  float* value_buf = key_buf + bs * hd;
+  float* acc = value_buf + bs * hd + bs;
+  const RowState st{acc + static_cast<size_t>(n_rows) * hd, acc + static_cast<size_t>(n_rows) * hd + n_rows, acc};
+  int64_t lo = rows[0].begin, hi = rows[0].end;
+  for (int r = 0; r < n_rows; ++r) {
+    lo = min64(lo, rows[r].begin);
+    hi = max64(hi, rows[r].end);
+    st.max[r] = -INFINITY;
+    st.sum[r] = 0;
+  }
+  for (size_t i = 0; i < static_cast<size_t>(n_rows) * hd; ++i) acc[i] = 0.0f;
+  const bool direct_f16 = kv.precision == KvPrecision::F16 && n_rows <= kDirectF16Rows;
+
+  for (int64_t b = lo / bs; b * bs < hi; ++b) {
+    const int64_t p0 = b * bs;
+    const int n = static_cast<int>(min64(p0 + bs, hi) - p0);
+    const size_t k_at = cache_row_offset(kv, layer, 0, table[b], kv_head, 0), v_at = cache_row_offset(kv, layer, 1, table[b], kv_head, 0);
+    if (direct_f16) {
+      attend_block(kv.f16 + k_at, kv.f16 + v_at, p0, n, hd, scale, rows, n_rows, st);
+    } else {
+      const float* keys = load_rows(kv, k_at, n, hd, key_buf);
+      const float* values = load_rows(kv, v_at, n, hd, value_buf);
+      attend_block(keys, values, p0, n, hd, scale, rows, n_rows, st);
+    }
+  }
+  for (int r = 0; r < n_rows; ++r) {
+    const float inv = 1.0f / st.sum[r];
+    for (int d = 0; d < hd; ++d) rows[r].out[d] = acc[static_cast<size_t>(r) * hd + d] * inv;
+  }
+}
+
+}  // namespace
+}  // namespace weft

@@ -1,0 +1,97 @@
+// 16 floats in one AVX-512 register, the vector type of the attention tile
+// kernel (attention_tile.h) in the AVX-512 build (attention_avx512.cc). The
+// AVX2 build has the same operations on two 8-float halves
+// (attention_vec16_avx2.h) and computes every value with the same operations
+// in the same order, so both builds give the same bits.
+#pragma once
+#include <immintrin.h>
+
+// GCC 12 warns that the "undefined" source operand inside the AVX-512 shuffle
+// intrinsics is uninitialized (a false alarm: an unmasked shuffle never reads
+// it). Only the AVX-512 attention files include this header.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <cstdint>
+
+namespace weft {
+namespace {
+
+struct Vec16 {
+  __m512 v;
+};
+
+inline Vec16 vzero() { return {_mm512_setzero_ps()}; }
+inline Vec16 vset1(float x) { return {_mm512_set1_ps(x)}; }
+inline Vec16 vload(const float* p) { return {_mm512_loadu_ps(p)}; }
+// 16 halves widened (exact).
+inline Vec16 vload(const uint16_t* p) { return {_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))}; }
+inline void vstore(float* p, Vec16 a) { _mm512_storeu_ps(p, a.v); }
+inline Vec16 vadd(Vec16 a, Vec16 b) { return {_mm512_add_ps(a.v, b.v)}; }
+inline Vec16 vmul(Vec16 a, Vec16 b) { return {_mm512_mul_ps(a.v, b.v)}; }
+inline Vec16 vfma(Vec16 a, Vec16 b, Vec16 c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }     // a * b + c
+inline Vec16 vfnma(Vec16 a, Vec16 b, Vec16 c) { return {_mm512_fnmadd_ps(a.v, b.v, c.v)}; }   // c - a * b
+// max(a, b) lane by lane; b where either is NaN (so vmax(constant, x) keeps a NaN x).
+inline Vec16 vmax(Vec16 a, Vec16 b) { return {_mm512_max_ps(a.v, b.v)}; }
+inline Vec16 vround(Vec16 a) { return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)}; }
+// 2^n for lanes holding integers n in [-127, 127] (-127 gives 0).
+inline Vec16 vpow2(Vec16 n) {
+  const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n.v), _mm512_set1_epi32(127)), 23);
+  return {_mm512_castsi512_ps(bits)};
+}
+// Lanes outside [lo, hi) become -infinity.
+inline Vec16 vmask_outside(Vec16 a, int lo, int hi) {
+  const __mmask16 keep = static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
+  return {_mm512_mask_blend_ps(keep, _mm512_set1_ps(-__builtin_inff()), a.v)};
+}
+// The lanes' maximum (exact, any order).
+inline float vhmax(Vec16 a) { return _mm512_reduce_max_ps(a.v); }
+
+// The lane sum by halving: lane j + lane j+8, then j + j+4, j + j+2, j + j+1.
+inline float vhsum(Vec16 a) {
+  const __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(a.v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a.v), 1)));
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
+}
+
+// dots[k] = sum over d of q[d] * keys[k * hd + d] for 16 keys (f32 or f16),
+// hd a multiple of 16: lane j of a per-key accumulator sums d = j, j + 16, ...
+// in order (one FMA each), then the lanes are summed by vhsum's halving, all
+// 16 keys at once.
+template <typename T>
+inline Vec16 vdots16(const float* q, const T* keys, int hd) {
+  __m512 acc[16];
+  for (int k = 0; k < 16; ++k) acc[k] = _mm512_setzero_ps();
+  for (int d = 0; d < hd; d += 16) {
+    const __m512 qd = _mm512_loadu_ps(q + d);
+    for (int k = 0; k < 16; ++k) acc[k] = _mm512_fmadd_ps(qd, vload(keys + static_cast<size_t>(k) * hd + d).v, acc[k]);
+  }
+  // Lanes j and j+8: a pair of keys per register, 8 partial sums each.
+  __m512 l1[8];
+  for (int i = 0; i < 8; ++i)
+    l1[i] = _mm512_add_ps(_mm512_shuffle_f32x4(acc[2 * i], acc[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                          _mm512_shuffle_f32x4(acc[2 * i], acc[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  // j and j+4: four keys per register, one per 128-bit lane.
+  __m512 l2[4];
+  for (int i = 0; i < 4; ++i)
+    l2[i] = _mm512_add_ps(_mm512_shuffle_f32x4(l1[2 * i], l1[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                          _mm512_shuffle_f32x4(l1[2 * i], l1[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+  // j and j+2: 128-bit lane l holds keys 8i + l and 8i + 4 + l, two sums each.
+  __m512 l3[2];
+  for (int i = 0; i < 2; ++i) {
+    const __m512d a = _mm512_castps_pd(l2[2 * i]), b = _mm512_castps_pd(l2[2 * i + 1]);
+    l3[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+  }
+  // j and j+1: lane l holds keys l, 4 + l, 8 + l, 12 + l; then into key order.
+  const __m512 l4 = _mm512_add_ps(_mm512_shuffle_ps(l3[0], l3[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                  _mm512_shuffle_ps(l3[0], l3[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  return {_mm512_permutexvar_ps(order, l4)};
+}
+
+// Vectors of 16 held in registers per pass over a row's output (8: 128 floats).
+constexpr int kOutVectors = 8;
+
+}  // namespace
+}  // namespace weft
