@@ -12,6 +12,9 @@ $CXX $F -c $S/attention.cc -o $O/a.o &
 $CXX $F $X86 -c $S/attention_avx2.cc -o $O/a2.o &
 $CXX $F $X86 $Z -c $S/attention_avx512.cc -o $O/a5.o &
 $CXX $F -c $S/cpu_features.cc -o $O/c.o &
+$CXX $F -c $S/activation.cc -o $O/s.o &
+$CXX $F $X86 -c $S/activation_avx2.cc -o $O/s2.o &
+$CXX $F $X86 $Z -c $S/activation_avx512.cc -o $O/s5.o &
 $CXX $F $X86 -c $B/old_avx2.cc -o $O/old.o &
 $CXX $F $X86 -c $B/exp_avx2.cc -o $O/e2.o &
 $CXX $F $X86 $Z -c $B/exp_avx512.cc -o $O/e5.o &

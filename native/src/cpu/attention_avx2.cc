@@ -1,7 +1,7 @@
 // The attention tile kernel built for AVX2/FMA/F16C (see attention.h); called
 // only after the run-time CPU check (cpu_features.h).
 #if defined(WEFT_AVX2_KERNELS)
-#include "attention_vec16_avx2.h"
+#include "vec16_avx2.h"
 // (the Vec16 header first: attention_tile.h is written against it)
 #include "attention_tile.h"
 

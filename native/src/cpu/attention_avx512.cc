@@ -1,7 +1,7 @@
 // The attention tile kernel built for AVX-512 F/BW/VL (see attention.h);
 // called only in the avx512vnni kernel set, after the run-time CPU check.
 #if defined(WEFT_AVX512_ATTENTION)
-#include "attention_vec16_avx512.h"
+#include "vec16_avx512.h"
 // (the Vec16 header first: attention_tile.h is written against it)
 #include "attention_tile.h"
 

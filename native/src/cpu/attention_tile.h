@@ -1,6 +1,6 @@
 // The vector attention kernel for a tile of query rows, included by
 // attention_avx2.cc and attention_avx512.cc after their Vec16 header
-// (attention_vec16_*.h). Internal linkage, so each build keeps its own code.
+// (vec16_*.h). Internal linkage, so each build keeps its own code.
 //
 // Per cache block, the keys and values are read (f16/u8 widened) once for all
 // rows of the tile (a tile of a few rows reads f16 directly, kDirectF16Rows). Each row then walks the block in chunks of 16 positions
@@ -18,7 +18,7 @@
 #include <cstdint>
 
 #include "attention.h"
-#include "attention_exp.h"
+#include "vec16_exp.h"
 #include "attention_kernel.h"
 
 namespace weft {

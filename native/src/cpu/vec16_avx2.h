@@ -1,7 +1,7 @@
 // 16 floats as two AVX2 registers (lanes 0-7, 8-15): the vector type of the
-// attention tile kernel (attention_tile.h) in the AVX2 build
-// (attention_avx2.cc). Every operation matches attention_vec16_avx512.h lane
-// for lane and sum for sum, so both builds give the same bits.
+// attention tile kernel (attention_tile.h) and the activations
+// (activation_kernel.h) in their AVX2 builds. Every operation matches
+// vec16_avx512.h lane for lane and sum for sum, so both builds give the same bits.
 #pragma once
 #include <immintrin.h>
 
@@ -27,6 +27,8 @@ inline void vstore(float* p, Vec16 a) {
 }
 inline Vec16 vadd(Vec16 a, Vec16 b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
 inline Vec16 vmul(Vec16 a, Vec16 b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
+inline Vec16 vdiv(Vec16 a, Vec16 b) { return {_mm256_div_ps(a.lo, b.lo), _mm256_div_ps(a.hi, b.hi)}; }
+inline Vec16 vmin(Vec16 a, Vec16 b) { return {_mm256_min_ps(a.lo, b.lo), _mm256_min_ps(a.hi, b.hi)}; }
 inline Vec16 vfma(Vec16 a, Vec16 b, Vec16 c) { return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)}; }
 inline Vec16 vfnma(Vec16 a, Vec16 b, Vec16 c) { return {_mm256_fnmadd_ps(a.lo, b.lo, c.lo), _mm256_fnmadd_ps(a.hi, b.hi, c.hi)}; }
 // max(a, b) lane by lane; b where either is NaN (so vmax(constant, x) keeps a NaN x).

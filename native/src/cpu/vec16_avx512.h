@@ -1,14 +1,14 @@
-// 16 floats in one AVX-512 register, the vector type of the attention tile
-// kernel (attention_tile.h) in the AVX-512 build (attention_avx512.cc). The
-// AVX2 build has the same operations on two 8-float halves
-// (attention_vec16_avx2.h) and computes every value with the same operations
-// in the same order, so both builds give the same bits.
+// 16 floats in one AVX-512 register: the vector type of the attention tile
+// kernel (attention_tile.h) and the activations (activation_kernel.h) in their
+// AVX-512 builds. The AVX2 builds have the same operations on two 8-float
+// halves (vec16_avx2.h) and compute every value with the same operations in
+// the same order, so both give the same bits.
 #pragma once
 #include <immintrin.h>
 
 // GCC 12 warns that the "undefined" source operand inside the AVX-512 shuffle
 // intrinsics is uninitialized (a false alarm: an unmasked shuffle never reads
-// it). Only the AVX-512 attention files include this header.
+// it). Only the AVX-512 attention and activation files include this header.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
@@ -29,6 +29,8 @@ inline Vec16 vload(const uint16_t* p) { return {_mm512_cvtph_ps(_mm256_loadu_si2
 inline void vstore(float* p, Vec16 a) { _mm512_storeu_ps(p, a.v); }
 inline Vec16 vadd(Vec16 a, Vec16 b) { return {_mm512_add_ps(a.v, b.v)}; }
 inline Vec16 vmul(Vec16 a, Vec16 b) { return {_mm512_mul_ps(a.v, b.v)}; }
+inline Vec16 vdiv(Vec16 a, Vec16 b) { return {_mm512_div_ps(a.v, b.v)}; }
+inline Vec16 vmin(Vec16 a, Vec16 b) { return {_mm512_min_ps(a.v, b.v)}; }
 inline Vec16 vfma(Vec16 a, Vec16 b, Vec16 c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }     // a * b + c
 inline Vec16 vfnma(Vec16 a, Vec16 b, Vec16 c) { return {_mm512_fnmadd_ps(a.v, b.v, c.v)}; }   // c - a * b
 // max(a, b) lane by lane; b where either is NaN (so vmax(constant, x) keeps a NaN x).
