@@ -21,4 +21,5 @@ $CXX $F $X86 $Z -c $B/exp_avx512.cc -o $O/e5.o &
 $CXX $F -c $B/harness.cc -o $O/h.o &
 wait
 $CXX $O/*.o -o $O/harness
+${HARNESS_KEEP:+cp $O/harness $HARNESS_KEEP}
 $O/harness "$@"

@@ -108,6 +108,14 @@ inline Vec16 vdots16(const float* q, const T* keys, int hd) {
   return {dots8(q, keys, hd), dots8(q, keys + 8 * static_cast<size_t>(hd), hd)};
 }
 
+// Two rows at once would need more than 16 registers: one at a time.
+constexpr bool kPairRows = false;
+template <typename T>
+inline void vdots16_pair(const float* q0, const float* q1, const T* keys, int hd, Vec16& dots0, Vec16& dots1) {
+  dots0 = vdots16(q0, keys, hd);
+  dots1 = vdots16(q1, keys, hd);
+}
+
 // Vectors of 16 held in registers per pass over a row's output (4: 64 floats, 8 registers).
 constexpr int kOutVectors = 4;
 

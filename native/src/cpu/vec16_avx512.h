@@ -57,39 +57,71 @@ inline float vhsum(Vec16 a) {
   return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
 }
 
-// dots[k] = sum over d of q[d] * keys[k * hd + d] for 16 keys (f32 or f16),
-// hd a multiple of 16: lane j of a per-key accumulator sums d = j, j + 16, ...
-// in order (one FMA each), then the lanes are summed by vhsum's halving, all
-// 16 keys at once.
-template <typename T>
-inline Vec16 vdots16(const float* q, const T* keys, int hd) {
-  __m512 acc[16];
-  for (int k = 0; k < 16; ++k) acc[k] = _mm512_setzero_ps();
-  for (int d = 0; d < hd; d += 16) {
-    const __m512 qd = _mm512_loadu_ps(q + d);
-    for (int k = 0; k < 16; ++k) acc[k] = _mm512_fmadd_ps(qd, vload(keys + static_cast<size_t>(k) * hd + d).v, acc[k]);
-  }
-  // Lanes j and j+8: a pair of keys per register, 8 partial sums each.
-  __m512 l1[8];
-  for (int i = 0; i < 8; ++i)
+// Dot products of 16 keys (f32 or f16, rows of hd values, hd a multiple of
+// 16) with a query: lane j of a per-key accumulator sums d = j, j + 16, ... in
+// order (one FMA each), then the lanes are summed by vhsum's halving, 16 keys
+// at once. In two halves of 8 keys; half_sums reduces one half as far as
+// pairs of partial sums (128-bit lane l: keys l and 4 + l of the half), and
+// join_halves finishes both halves into the 16 dots in key order.
+inline __m512 half_sums(const __m512 acc[8]) {
+  __m512 l1[4];  // lanes j and j+8: a pair of keys per register, 8 partial sums each
+  for (int i = 0; i < 4; ++i)
     l1[i] = _mm512_add_ps(_mm512_shuffle_f32x4(acc[2 * i], acc[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
                           _mm512_shuffle_f32x4(acc[2 * i], acc[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
-  // j and j+4: four keys per register, one per 128-bit lane.
-  __m512 l2[4];
-  for (int i = 0; i < 4; ++i)
+  __m512 l2[2];  // j and j+4: four keys per register, one per 128-bit lane
+  for (int i = 0; i < 2; ++i)
     l2[i] = _mm512_add_ps(_mm512_shuffle_f32x4(l1[2 * i], l1[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
                           _mm512_shuffle_f32x4(l1[2 * i], l1[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
-  // j and j+2: 128-bit lane l holds keys 8i + l and 8i + 4 + l, two sums each.
-  __m512 l3[2];
-  for (int i = 0; i < 2; ++i) {
-    const __m512d a = _mm512_castps_pd(l2[2 * i]), b = _mm512_castps_pd(l2[2 * i + 1]);
-    l3[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
-  }
+  const __m512d a = _mm512_castps_pd(l2[0]), b = _mm512_castps_pd(l2[1]);  // j and j+2
+  return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+}
+
+inline Vec16 join_halves(__m512 first, __m512 second) {
   // j and j+1: lane l holds keys l, 4 + l, 8 + l, 12 + l; then into key order.
-  const __m512 l4 = _mm512_add_ps(_mm512_shuffle_ps(l3[0], l3[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                                  _mm512_shuffle_ps(l3[0], l3[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  const __m512 sums = _mm512_add_ps(_mm512_shuffle_ps(first, second, _MM_SHUFFLE(2, 0, 2, 0)),
+                                    _mm512_shuffle_ps(first, second, _MM_SHUFFLE(3, 1, 3, 1)));
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  return {_mm512_permutexvar_ps(order, l4)};
+  return {_mm512_permutexvar_ps(order, sums)};
+}
+
+template <typename T>
+inline Vec16 vdots16(const float* q, const T* keys, int hd) {
+  __m512 halves[2];
+  for (int h = 0; h < 2; ++h) {
+    __m512 acc[8];
+    for (int k = 0; k < 8; ++k) acc[k] = _mm512_setzero_ps();
+    const T* base = keys + static_cast<size_t>(8 * h) * hd;
+    for (int d = 0; d < hd; d += 16) {
+      const __m512 qd = _mm512_loadu_ps(q + d);
+      for (int k = 0; k < 8; ++k) acc[k] = _mm512_fmadd_ps(qd, vload(base + static_cast<size_t>(k) * hd + d).v, acc[k]);
+    }
+    halves[h] = half_sums(acc);
+  }
+  return join_halves(halves[0], halves[1]);
+}
+
+// vdots16 for two queries at once, each key load serving both (same bits as two calls).
+constexpr bool kPairRows = true;
+template <typename T>
+inline void vdots16_pair(const float* q0, const float* q1, const T* keys, int hd, Vec16& dots0, Vec16& dots1) {
+  __m512 halves0[2], halves1[2];
+  for (int h = 0; h < 2; ++h) {
+    __m512 acc0[8], acc1[8];
+    for (int k = 0; k < 8; ++k) acc0[k] = acc1[k] = _mm512_setzero_ps();
+    const T* base = keys + static_cast<size_t>(8 * h) * hd;
+    for (int d = 0; d < hd; d += 16) {
+      const __m512 qa = _mm512_loadu_ps(q0 + d), qb = _mm512_loadu_ps(q1 + d);
+      for (int k = 0; k < 8; ++k) {
+        const __m512 key = vload(base + static_cast<size_t>(k) * hd + d).v;
+        acc0[k] = _mm512_fmadd_ps(qa, key, acc0[k]);
+        acc1[k] = _mm512_fmadd_ps(qb, key, acc1[k]);
+      }
+    }
+    halves0[h] = half_sums(acc0);
+    halves1[h] = half_sums(acc1);
+  }
+  dots0 = join_halves(halves0[0], halves0[1]);
+  dots1 = join_halves(halves1[0], halves1[1]);
 }
 
 // Vectors of 16 held in registers per pass over a row's output (8: 128 floats).
