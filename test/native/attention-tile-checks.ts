@@ -1,6 +1,6 @@
 /**
  * Checks of the attention kernels at the head size they are tuned for
- * (head_dim 128, as Qwen3-0.6B), shared by attention-kernels.test.ts (the
+ * (head_dim 128, as Qwen3-0.6B; with and without a sliding window), shared by attention-kernels.test.ts (the
  * CPU's own kernel set) and attention-kernels-avx2.test.ts (the AVX2 set
  * forced): every position against the float64 oracle, for block sizes that
  * leave 16-position chunks partial (5), exact (16) and two to a block (32);
@@ -15,13 +15,21 @@ import { buildBatch, maxAbsDiff, row, shuffledBlocks } from './helpers.js';
 import { writeRandomModel } from './random-model.js';
 import { referenceForward } from './reference-forward.js';
 
-const config = {
-  architectures: ['Qwen3ForCausalLM'], hidden_size: 64, intermediate_size: 96, num_hidden_layers: 2, num_attention_heads: 4,
-  num_key_value_heads: 2, head_dim: 128, vocab_size: 80, max_position_embeddings: 128, rms_norm_eps: 1e-6,
-  rope_parameters: { rope_type: 'default', rope_theta: 1e6 },
+const base = {
+  hidden_size: 64, intermediate_size: 96, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 128,
+  vocab_size: 80, max_position_embeddings: 128, rms_norm_eps: 1e-6,
 };
+const models: Array<[string, Record<string, unknown>]> = [
+  ['Qwen3 (q/k norm)', { ...base, architectures: ['Qwen3ForCausalLM'], rope_parameters: { rope_type: 'default', rope_theta: 1e6 } }],
+  // A window of 21: rows start mid-block and mid-chunk.
+  ['Mistral with a sliding window of 21', { ...base, architectures: ['MistralForCausalLM'], sliding_window: 21, rope_theta: 10000 }],
+];
 
 export function attentionTileChecks(expectedKernels: (kernels: string | undefined) => void): void {
+  describe.each(models)('%s', (_, config) => modelChecks(config, expectedKernels));
+}
+
+function modelChecks(config: Record<string, unknown>, expectedKernels: (kernels: string | undefined) => void): void {
   const model = writeRandomModel(config, 7);
   const tokens = Array.from({ length: 75 }, (_, i) => (i * 37 + 11) % 80);
   const other = Array.from({ length: 40 }, (_, i) => (i * 13 + 5) % 80);
