@@ -29,6 +29,9 @@ namespace {
 // Widening is exact, so either way gives the same bits.
 constexpr int kDirectF16Rows = 4;
 
+// The widest head the tile kernel takes (its padded chunk lives on the stack: 16 KB of floats).
+constexpr int kMaxTileHeadDim = 256;
+
 // out[d0 .. d0 + NV*16) = out * correction + sum over i in [i0, i1) of
 // weights[i] * values[i * hd + ..], in order of i.
 template <int NV, typename T>
@@ -103,19 +106,13 @@ template <int HD, typename T>
 inline void attend_block(const T* keys, const T* values, int64_t p0, int n, int hd_given, float scale, const QueryRow* rows,
                          int n_rows, const RowState& st) {
   const int hd = HD ? HD : hd_given;
-  static thread_local T* pad = nullptr;  // 16 key rows for a chunk the block does not fill
-  static thread_local int pad_hd = 0;
+  T pad[16 * kMaxTileHeadDim];  // 16 key rows for a chunk the block does not fill
   for (int c = 0; c < n; c += 16) {
     const int width = n - c < 16 ? n - c : 16;
     const int64_t c0 = p0 + c;
     const T* chunk_keys = keys + static_cast<size_t>(c) * hd;
     const T* chunk_values = values + static_cast<size_t>(c) * hd;
     if (width < 16) {  // zero rows after the last (their scores are masked)
-      if (pad_hd < hd) {
-        delete[] pad;
-        pad = new T[static_cast<size_t>(16) * hd];
-        pad_hd = hd;
-      }
       memcpy(pad, chunk_keys, sizeof(T) * width * hd);
       memset(pad + static_cast<size_t>(width) * hd, 0, sizeof(T) * (16 - width) * hd);
       chunk_keys = pad;
@@ -156,7 +153,8 @@ inline void attend_block(const T* keys, const T* values, int64_t p0, int n, int 
 inline void attend_tile(const KvView& kv, int layer, int kv_head, const int32_t* table, const QueryRow* rows, int n_rows,
                         float* scratch) {
   const int hd = kv.head_dim;
-  if (hd % 16 != 0) return attend_impl(kv, layer, kv_head, table, rows, n_rows, scratch);  // tiny test models
+  // Tiny test models (head_dim 8) and heads wider than any model here use the portable kernel.
+  if (hd % 16 != 0 || hd > kMaxTileHeadDim) return attend_impl(kv, layer, kv_head, table, rows, n_rows, scratch);
   const int64_t bs = kv.block_size;
   const float scale = 1.0f / sqrtf(static_cast<float>(hd));
   // Scratch as attention.h sizes it; the scores slot is not used here.
