@@ -80,7 +80,8 @@ int check(bool quick) {
   std::mt19937 rng(7);
   const std::vector<int> Ks = quick ? std::vector<int>{32, 96, 1024} : std::vector<int>{32, 96, 1024, 3072};
   const std::vector<int> Ns = quick ? std::vector<int>{13, 40} : std::vector<int>{8, 13, 24, 40, 1003};
-  const std::vector<int> Ts = quick ? std::vector<int>{16, 33} : std::vector<int>{1, 15, 16, 17, 33, 64, 100};
+  // (64 and 70: the pair-copy path, kPairCopyTokens in quant_amx.cc)
+  const std::vector<int> Ts = quick ? std::vector<int>{16, 33, 70} : std::vector<int>{1, 15, 16, 17, 33, 64, 100};
   int cases = 0, failures = 0, baseline_cases = 0;
   for (int K : Ks)
     for (int N : Ns)
@@ -116,7 +117,7 @@ int check(bool quick) {
           ++cases;
         }
   printf("bit-identity: %d cases (T %s, N %s, K %s; 1 and 3 threads), amx vs avx512vnni and avx2 in each, vs baseline in %d: %s\n",
-         cases, quick ? "16,33" : "1,15,16,17,33,64,100", quick ? "13,40" : "8,13,24,40,1003",
+         cases, quick ? "16,33,70" : "1,15,16,17,33,64,100", quick ? "13,40" : "8,13,24,40,1003",
          quick ? "32,96,1024" : "32,96,1024,3072", baseline_cases, failures ? "DIFFERENCES (above)" : "all bit-identical");
   return failures;
 }

@@ -7,6 +7,7 @@ set -e
 cd "$(dirname "$0")/../.."
 CXX=${CXX:-g++}
 S=native/src/cpu; O=$(mktemp -d)
+trap 'rm -rf "$O"' EXIT
 F="-O3 -std=c++17 -fno-math-errno -DWEFT_AVX2_KERNELS=1 -DWEFT_AVXVNNI_KERNELS=1 -DWEFT_AVX512VNNI_KERNELS=1 -DWEFT_AMX_KERNELS=1"
 F="$F ${WEFT_AMX_CXXFLAGS:-}"  # extra flags, e.g. -DNAME=VALUE for a tuning build
 if [ "$1" = "--emulate" ]; then F="$F -DWEFT_AMX_EMULATE=1"; shift; fi
