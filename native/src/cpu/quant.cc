@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "quant_amx.h"
 #include "quant_formats.h"
 #include "quant_k.h"
 #include "quant_repack.h"
@@ -210,6 +211,9 @@ void run_groups(KernelSet set, QuantGroups kernel, ThreadPool& pool, float* out,
   size_t grain = std::max<size_t>(1, 65536 / (kGroupRows * row_bytes));
   grain = std::min(grain, std::max<size_t>(1, groups / (4 * static_cast<size_t>(pool.size()))));
   if (static_cast<size_t>(T) * N * K < (1u << 16)) grain = groups;
+#if defined(WEFT_AMX_KERNELS)
+  if (kernel == quant_groups_amx) grain += grain % 2;  // AMX tiles take groups in pairs
+#endif
   pool.parallel_for(groups, grain, [&](size_t g0, size_t g1, int) {
     kernel(type, out, x, w, tail.empty() ? nullptr : tail.data(), bias, T, N, K, g0, g1);
   });
@@ -241,7 +245,23 @@ void quant_matmul(ThreadPool& pool, float* out, const float* in, const uint8_t* 
   }
   // The set's kernels, or the baseline where this build has none for it.
   static const KernelSet set = group_kernel_of(cpu_kernel_set()) && kernel_of(cpu_kernel_set()) ? cpu_kernel_set() : KernelSet::Baseline;
+#if defined(WEFT_AMX_KERNELS)
+  // AMX tiles for Q8_0 steps of 16+ tokens where the CPU and OS allow (quant_amx.h; same results).
+  static const bool amx = cpu_uses_amx();
+  if (amx && type == WeightType::Q8_0 && T >= kAmxMinTokens) return run_groups(set, quant_groups_amx, pool, out, in, w, type, bias, T, N, K);
+#endif
   run_with(set, pool, out, in, w, type, bias, T, N, K);
+}
+
+bool quant_matmul_amx_with(ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type, const float* bias,
+                           int T, int N, int K) {
+#if defined(WEFT_AMX_KERNELS)
+  if (!cpu_amx_status().usable || type != WeightType::Q8_0) return false;
+  run_groups(KernelSet::Avx512Vnni, quant_groups_amx, pool, out, in, w, type, bias, T, N, K);
+  return true;
+#else
+  return false;
+#endif
 }
 
 bool quant_matmul_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
