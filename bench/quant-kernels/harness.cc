@@ -7,8 +7,9 @@
 // MLP matrix, which fits in L2/L3), every type, against the baseline set.
 // Part 2 (memory-bound shapes, every type): N = 3072..151936 rows, K =
 // 1024 / 3072, T = 1, 4, 16, 64 tokens: what weft runs (row groups for
-// Q8_0 / Q4_0, super-block kernels for Q4_K / Q6_K) against the per-row
-// kernel on GGUF rows (what it ran before), best set.
+// Q8_0 / Q4_0, k-groups of 16 rows for Q4_K / Q6_K) against the kernel on
+// GGUF rows that ran before (the per-row kernel of quant.cc for Q8_0 / Q4_0,
+// the super-block row kernel of quant_k.cc for Q4_K / Q6_K), best set.
 //
 //   bash bench/quant-kernels/run.sh [--quick]     (needs g++ or clang++; no node)
 #include <time.h>
@@ -22,6 +23,7 @@
 #include "../../native/src/cpu/cpu_features.h"
 #include "../../native/src/cpu/quant.h"
 #include "../../native/src/cpu/quant_formats.h"
+#include "../../native/src/cpu/quant_k.h"
 #include "../../native/src/cpu/quant_repack.h"
 using namespace weft;
 
@@ -47,10 +49,30 @@ static std::vector<uint8_t> random_rows(std::mt19937& rng, WeightType t, int N, 
   return w;
 }
 
-// As weft stores it: Q8_0 / Q4_0 in row groups.
+// As weft stores it: Q8_0 / Q4_0 in row groups, Q4_K / Q6_K in k-groups.
 static std::vector<uint8_t> stored(WeightType t, std::vector<uint8_t> w, int N, int K) {
+  if (is_k_quant(t)) {
+    std::vector<uint8_t> groups(kgroup_matrix_bytes(t, N, K));
+    pack_kgroups(t, w.data(), N, K, groups.data());
+    return groups;
+  }
   if (is_row_grouped(t)) repack_rows(t, w.data(), N, K);
   return w;
+}
+
+// What weft runs (k-quants straight to kquant_matmul: quant_matmul_with asks
+// CPUID on every call, which this VM traps for ~14 us).
+static bool new_kernel(KernelSet s, ThreadPool& pool, float* out, const float* x, const uint8_t* w, WeightType t, int T, int N,
+                       int K) {
+  if (is_k_quant(t)) return kquant_matmul(s, pool, out, x, w, t, nullptr, T, N, K);
+  return quant_matmul_with(s, pool, out, x, w, t, nullptr, T, N, K);
+}
+
+// What ran before on GGUF rows.
+static bool old_kernel(KernelSet s, ThreadPool& pool, float* out, const float* x, const uint8_t* rows, WeightType t, int T,
+                       int N, int K) {
+  if (is_k_quant(t)) return kquant_matmul_gguf_rows(s, pool, out, x, rows, t, nullptr, T, N, K);
+  return quant_matmul_gguf_rows_with(s, pool, out, x, rows, t, nullptr, T, N, K);
 }
 
 // Median of `runs` timings of `reps` calls, in microseconds of thread CPU time per call.
@@ -66,8 +88,31 @@ static double time_us(F&& call, int reps, int runs = 3) {
   return v[v.size() / 2];
 }
 
+// Medians of `runs` alternating timings of a and b (old, new): the machine's
+// load moves both alike. Microseconds of thread CPU time per call.
+template <class A, class B>
+static void time_pair(A&& a, B&& b, int reps, double* a_us, double* b_us, int runs = 5) {
+  std::vector<double> va, vb;
+  for (int r = 0; r < runs; ++r) {
+    double t0 = cpu_now();
+    for (int i = 0; i < reps; ++i) a();
+    va.push_back((cpu_now() - t0) / reps);
+    t0 = cpu_now();
+    for (int i = 0; i < reps; ++i) b();
+    vb.push_back((cpu_now() - t0) / reps);
+  }
+  std::sort(va.begin(), va.end());
+  std::sort(vb.begin(), vb.end());
+  *a_us = va[va.size() / 2];
+  *b_us = vb[vb.size() / 2];
+}
+
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+  bool quick = false, k_only = false;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--quick") == 0) quick = true;
+    if (strcmp(argv[i], "--k") == 0) k_only = true;  // Q4_K and Q6_K only
+  }
   std::mt19937 rng(1);
   ThreadPool pool(1);
   const WeightType types[] = {WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_K, WeightType::Q6_K};
@@ -78,19 +123,19 @@ int main(int argc, char** argv) {
   int failures = 0;
 
   printf("\n1. N = 3072, K = 1024, one thread (weights in L2/L3): every set against the baseline\n");
-  for (int ti = 0; ti < 4; ++ti) {
+  for (int ti = k_only ? 2 : 0; ti < 4; ++ti) {
     const WeightType t = types[ti];
     const int N = 3072, K = 1024;
     const std::vector<uint8_t> w = stored(t, random_rows(rng, t, N, K), N, K);
     for (int T : {1, 3, 16}) {
       std::vector<float> x(T * K), base(T * N), out(T * N);
       for (auto& v : x) v = (rng() % 20001 - 10000) * 1e-4f;
-      quant_matmul_with(KernelSet::Baseline, pool, base.data(), x.data(), w.data(), t, nullptr, T, N, K);
+      new_kernel(KernelSet::Baseline, pool, base.data(), x.data(), w.data(), t, T, N, K);
       double baseline_us = 0;
       for (KernelSet s : sets) {
         if (!cpu_supports(s)) continue;
         const int reps = s == KernelSet::Baseline ? (T == 1 ? 5 : 2) : (T == 1 ? 200 : 30);
-        const double us = time_us([&] { quant_matmul_with(s, pool, out.data(), x.data(), w.data(), t, nullptr, T, N, K); },
+        const double us = time_us([&] { new_kernel(s, pool, out.data(), x.data(), w.data(), t, T, N, K); },
                                   quick ? 1 : reps, quick ? 1 : 3);
         const bool same = memcmp(out.data(), base.data(), out.size() * 4) == 0;
         failures += !same;
@@ -101,13 +146,14 @@ int main(int argc, char** argv) {
     }
   }
 
-  printf("\n2. memory-bound shapes, one thread, %s: row groups / super-block kernels (new) vs per-row kernel on GGUF rows (old)\n",
+  printf("\n2. memory-bound shapes, one thread, %s: row groups / k-groups (new) vs the kernels on GGUF rows (old: per-row\n"
+         "   for Q8_0 / Q4_0, super-block rows with the scalar quantizer for Q4_K / Q6_K)\n",
          kernel_set_name(best));
-  printf("   every supported set checked against the baseline bit for bit; thread CPU ms per call, median of 3\n");
+  printf("   every supported set checked against the baseline bit for bit; thread CPU ms per call, median of 5 alternating runs\n");
   printf("| type | N x K | T | old ms | new ms | new GMAC/s | new GB/s of weights | old / new |\n|---|---|---|---|---|---|---|---|\n");
   struct Shape { int N, K; };
   const Shape shapes[] = {{3072, 1024}, {1024, 3072}, {4096, 1024}, {151936, 1024}};
-  for (int ti = 0; ti < 4; ++ti) {
+  for (int ti = k_only ? 2 : 0; ti < 4; ++ti) {
     const WeightType t = types[ti];
     for (const Shape& sh : shapes) {
       if (quick && sh.N > 4096) continue;
@@ -119,10 +165,10 @@ int main(int argc, char** argv) {
         for (auto& v : x) v = (rng() % 20001 - 10000) * 1e-4f;
         // Bit-for-bit across sets (the baseline is slow: only on the smaller shapes).
         if (static_cast<double>(T) * N * K <= 2.1e8) {
-          quant_matmul_with(KernelSet::Baseline, pool, base.data(), x.data(), grouped.data(), t, nullptr, T, N, K);
+          new_kernel(KernelSet::Baseline, pool, base.data(), x.data(), grouped.data(), t, T, N, K);
           for (KernelSet s : sets) {
             if (s == KernelSet::Baseline || !cpu_supports(s)) continue;
-            quant_matmul_with(s, pool, out.data(), x.data(), grouped.data(), t, nullptr, T, N, K);
+            new_kernel(s, pool, out.data(), x.data(), grouped.data(), t, T, N, K);
             if (memcmp(out.data(), base.data(), out.size() * 4) != 0) {
               printf("%s %dx%d T=%d %s DIFFERS from baseline\n", names[ti], N, K, T, kernel_set_name(s));
               ++failures;
@@ -131,10 +177,10 @@ int main(int argc, char** argv) {
         }
         const double macs = static_cast<double>(T) * N * K;
         const int reps = std::max(1, static_cast<int>((quick ? 2e8 : 2e9) / macs));
-        const double old_us = time_us(
-            [&] { quant_matmul_gguf_rows_with(best, pool, out.data(), x.data(), rows.data(), t, nullptr, T, N, K); }, reps);
-        const double new_us = time_us(
-            [&] { quant_matmul_with(best, pool, out.data(), x.data(), grouped.data(), t, nullptr, T, N, K); }, reps);
+        double old_us, new_us;
+        time_pair([&] { old_kernel(best, pool, out.data(), x.data(), rows.data(), t, T, N, K); },
+                  [&] { new_kernel(best, pool, out.data(), x.data(), grouped.data(), t, T, N, K); }, reps,
+                  &old_us, &new_us, quick ? 1 : 5);
         printf("| %s | %d x %d | %d | %.3f | %.3f | %.1f | %.1f | %.2fx |\n", names[ti], N, K, T, old_us / 1e3, new_us / 1e3,
                macs / new_us / 1e3, grouped.size() / new_us / 1e3, old_us / new_us);
       }

@@ -1,10 +1,15 @@
-// The Q4_K / Q6_K super-block kernels (native/src/cpu/quant_k*.cc) on random blocks:
-//  - the baseline equals, bit for bit, the reference order that quant_k.h states, computed
-//    here independently in float32 steps (activations quantized per 256-block, exact integer
-//    lane sums per super-block, one float step per super-block);
-//  - every kernel set this CPU supports gives exactly the baseline's floats, for row counts
-//    that fill no SIMD width evenly, several super-blocks per row, 1..70 tokens (the 4-token
-//    tiles and their remainders) and 1 or 3 threads;
+// The Q4_K / Q6_K k-group kernels (native/src/cpu/quant_k*.cc; weights repacked into groups of 16
+// interleaved rows, native/src/cpu/quant_repack.h) on random blocks:
+//  - packing GGUF rows into k-groups and unpacking any row gives the GGUF bytes back (padded last
+//    group or not);
+//  - the baseline equals, bit for bit, the reference order that quant_k.h states, computed here
+//    independently from the GGUF bytes in float32 steps (activations quantized per 256-block,
+//    exact integer sums per super-block and row, one float step per super-block), with and without
+//    a bias: a packing bug that every kernel set shares cannot hide behind their agreement;
+//  - every kernel set this CPU supports gives exactly the baseline's floats, for row counts that
+//    fill no group (or half-group) evenly, several super-blocks per row (and rows long enough to go
+//    in passes), 1..70 tokens (the 4- and 8-token tiles and their remainders), with and without a
+//    bias, and 1 or 3 threads;
 //  - the baseline is within the bound that int8 activations per 256-block allow, against
 //    float64 products of the dequantized weights.
 import { describe, expect, it } from 'vitest';
@@ -50,45 +55,44 @@ function q4kScaleMin(s: Uint8Array, j: number): [number, number] {
     : [((s[j + 4] as number) & 15) | (((s[j - 4] as number) >> 6) << 4), ((s[j + 4] as number) >> 4) | (((s[j] as number) >> 6) << 4)];
 }
 
-/** The reference order of quant_k.h for one row and one token. */
-function referenceDot(format: 'Q4_K' | 'Q6_K', row: Uint8Array, x: ReturnType<typeof quantizeActivations>): number {
+/** The reference order of quant_k.h for one row and one token (+ bias). */
+function referenceDot(format: 'Q4_K' | 'Q6_K', row: Uint8Array, x: ReturnType<typeof quantizeActivations>, bias = 0): number {
   const { bytes } = FORMATS[format];
-  const acc = new Array<number>(8).fill(0);
+  let acc = 0;
   for (let blk = 0; blk < row.length / bytes; blk++) {
     const b = row.subarray(blk * bytes, (blk + 1) * bytes);
     const xq = x.q.subarray(256 * blk), xs = x.sum16.slice(16 * blk, 16 * blk + 16) as number[];
-    const isum = new Array<number>(8).fill(0), msum = new Array<number>(8).fill(0);
-    for (let j = 0; j < 8; j++) {
-      for (let l = 0; l < 8; l++) {
-        let p = 0;
-        for (let i = 4 * l; i < 4 * l + 4; i++) {
-          let u: number;
-          if (format === 'Q4_K') u = j % 2 ? (b[16 + 32 * (j >> 1) + i] as number) >> 4 : (b[16 + 32 * (j >> 1) + i] as number) & 15;
-          else {
-            const half = j >> 2, quarter = j % 4;
-            const ql = b[64 * half + 32 * (quarter % 2) + i] as number, qh = b[128 + 32 * half + i] as number;
-            u = ((quarter >= 2 ? ql >> 4 : ql & 15) | (((qh >> (2 * quarter)) & 3) << 4));
-          }
-          p += u * (xq[32 * j + i] as number);
-        }
-        isum[l]! += (format === 'Q4_K' ? q4kScaleMin(b.subarray(4, 16), j)[0] : int8(b[192 + 2 * j + (l >> 2)] as number)) * p;
-      }
-    }
-    for (let l = 0; l < 8; l++) {
-      if (format === 'Q4_K') msum[l] = q4kScaleMin(b.subarray(4, 16), l)[1] * (xs[2 * l]! + xs[2 * l + 1]!);
-      else isum[l]! -= 32 * (int8(b[192 + 2 * l] as number) * xs[2 * l]! + int8(b[193 + 2 * l] as number) * xs[2 * l + 1]!);
-    }
     const xd = x.d[blk] as number;
+    let isum = 0;
     if (format === 'Q4_K') {
+      let msum = 0;
+      for (let j = 0; j < 8; j++) {
+        const [sc, m] = q4kScaleMin(b.subarray(4, 16), j);
+        let p = 0;
+        for (let i = 0; i < 32; i++) {
+          const byte = b[16 + 32 * (j >> 1) + i] as number;
+          p += (j % 2 ? byte >> 4 : byte & 15) * (xq[32 * j + i] as number);
+        }
+        isum += sc * p;
+        msum += m * (xs[2 * j]! + xs[2 * j + 1]!);
+      }
       const fd = f32(f16(b, 0) * xd), fm = f32(f16(b, 2) * xd);
-      for (let l = 0; l < 8; l++) acc[l] = f32(acc[l]! + f32(f32(fd * f32(isum[l]!)) - f32(fm * f32(msum[l]!))));
+      acc = f32(acc + f32(f32(fd * f32(isum)) - f32(fm * f32(msum))));
     } else {
-      const fd = f32(f16(b, 208) * xd);
-      for (let l = 0; l < 8; l++) acc[l] = f32(acc[l]! + f32(fd * f32(isum[l]!)));
+      for (let j = 0; j < 16; j++) {
+        let p = 0;
+        for (let i = 16 * j; i < 16 * j + 16; i++) {
+          const half = i >> 7, quarter = (i >> 5) % 4, at = i % 32;
+          const ql = b[64 * half + 32 * (quarter % 2) + at] as number, qh = b[128 + 32 * half + at] as number;
+          const u = (quarter >= 2 ? ql >> 4 : ql & 15) | (((qh >> (2 * quarter)) & 3) << 4);
+          p += (u - 32) * (xq[i] as number);
+        }
+        isum += int8(b[192 + j] as number) * p;
+      }
+      acc = f32(acc + f32(f32(f16(b, 208) * xd) * f32(isum)));
     }
   }
-  const [a0, a1, a2, a3, a4, a5, a6, a7] = acc as [number, number, number, number, number, number, number, number];
-  return f32(f32(f32(a0 + a1) + f32(a2 + a3)) + f32(f32(a4 + a5) + f32(a6 + a7)));
+  return f32(acc + bias);
 }
 
 function randomInput(T: number, K: number, seed: number): Float32Array {
@@ -100,27 +104,44 @@ function randomInput(T: number, K: number, seed: number): Float32Array {
 describe.each(['Q4_K', 'Q6_K'] as const)('%s super-block kernels', (format) => {
   const { bytes } = FORMATS[format];
 
-  it('the baseline equals the reference order of quant_k.h bit for bit', () => {
-    const N = 5, K = 768, T = 3;
-    const weights = randomRows(format, N, K, 3);
-    const input = randomInput(T, K, 4);
-    const out = testing.quantMatmul('baseline', format, weights, input, T, N, K, 1);
-    const rowBytes = (K / 256) * bytes;
-    for (let t = 0; t < T; t++) {
-      const x = quantizeActivations(input.subarray(t * K, (t + 1) * K));
-      for (let n = 0; n < N; n++) expect(out[t * N + n]).toBe(referenceDot(format, weights.subarray(n * rowBytes, (n + 1) * rowBytes), x));
+  it('packing into k-groups and unpacking any row gives the GGUF bytes back (padded last group or not)', () => {
+    for (const [N, K] of [[1, 256], [7, 512], [16, 256], [17, 768], [40, 256], [64, 512]] as const) {
+      const w = randomRows(format, N, K, N * 31 + K);
+      expect(testing.groupedRows(format, w, N, K)).toEqual(w);
+    }
+  });
+
+  it('the baseline equals the reference order of quant_k.h bit for bit, with and without a bias', () => {
+    for (const [N, K, T] of [[5, 768, 3], [19, 512, 2], [32, 256, 1]] as const) {
+      const weights = randomRows(format, N, K, 3 + N);
+      const input = randomInput(T, K, 4 + K);
+      const bias = Float32Array.from({ length: N }, (_, i) => (i - 6) * 0.37);
+      const out = testing.quantMatmul('baseline', format, weights, input, T, N, K, 1);
+      const withBias = testing.quantMatmul('baseline', format, weights, input, T, N, K, 2, bias);
+      const rowBytes = (K / 256) * bytes;
+      for (let t = 0; t < T; t++) {
+        const x = quantizeActivations(input.subarray(t * K, (t + 1) * K));
+        for (let n = 0; n < N; n++) {
+          const row = weights.subarray(n * rowBytes, (n + 1) * rowBytes);
+          expect(out[t * N + n]).toBe(referenceDot(format, row, x));
+          expect(withBias[t * N + n]).toBe(referenceDot(format, row, x, bias[n]));
+        }
+      }
     }
   });
 
   it('every supported set equals the baseline for odd row counts, 1..70 tokens and any thread count', () => {
     const sets = testing.supportedKernelSets();
-    for (const [N, K] of [[1, 256], [7, 512], [33, 768]] as const) {
+    // 1, 7: one padded group; 24: a half-group left (AVX2's 8-row halves, AVX-512's masked store); 33: two whole groups + 1 row;
+    // K = 1280 and 2304: passes of 4 super-blocks over the groups once there is more than one token tile (a pass of 1 and of 1).
+    for (const [N, K, withBias] of [[1, 256, false], [7, 512, true], [24, 512, false], [33, 768, true], [40, 1280, true], [17, 2304, false]] as const) {
       const weights = randomRows(format, N, K, N + K);
-      for (const T of [1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 33, 64, 70]) {
+      const bias = withBias ? Float32Array.from({ length: N }, (_, i) => Math.sin(i)) : undefined;
+      for (const T of [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 64, 70]) {
         const input = randomInput(T, K, T * 31 + N);
-        const baseline = testing.quantMatmul('baseline', format, weights, input, T, N, K, 1);
+        const baseline = testing.quantMatmul('baseline', format, weights, input, T, N, K, 1, bias);
         for (const set of sets)
-          for (const threads of [1, 3]) expect(testing.quantMatmul(set, format, weights, input, T, N, K, threads)).toEqual(baseline);
+          for (const threads of [1, 3]) expect(testing.quantMatmul(set, format, weights, input, T, N, K, threads, bias)).toEqual(baseline);
       }
     }
   });

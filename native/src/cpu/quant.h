@@ -21,7 +21,8 @@ namespace weft {
 
 // out[T][N] = in[T][K] @ w^T (+ bias), w: N rows of quant_row_bytes(type, K)
 // bytes as weft stores them: Q8_0 and Q4_0 in row groups (quant_repack.h:
-// repack_rows at load), Q4_K and Q6_K as GGUF rows; K a multiple of the
+// repack_rows at load), Q4_K and Q6_K in k-groups (pack_kgroups at load, of
+// kgroup_matrix_bytes); K a multiple of the
 // format's block (checked at load). Uses the kernels of cpu_kernel_set().
 void quant_matmul(ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type, const float* bias, int T,
                   int N, int K);

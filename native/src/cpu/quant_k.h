@@ -1,23 +1,31 @@
 // Matrix products with the k-quant super-block formats Q4_K and Q6_K (256
-// weights per block, GGUF layout as stored, see quant_formats.h), the
-// llama.cpp way: the activations are quantized per 256-block (one float scale
-// and int16 sums of each 16 values), so a whole super-block is one exact int32
-// sum per lane, and floats are touched once per super-block, not per 32-unit.
+// weights per block), the llama.cpp way: the activations are quantized per
+// 256-block (one float scale; int16 sums of each 16 and each 32 values), so a
+// whole super-block is one exact int32 sum per output, and floats are touched
+// once per super-block, not per 32-unit.
 //
-// The reference order (quant_k.cc, the baseline), for one output, per
-// super-block b of the row, with lanes l = 0..7 (lane l of unit j covers
-// weights 32j + 4l .. 32j + 4l + 3):
-//   Q4_K: isum[l] = sum_j sc[j] * (q_j . x over lane l)       (q = nibble 0..15)
-//         msum[l] = m[l] * (xsum16[2l] + xsum16[2l + 1])     (the mins)
-//         acc[l] += (d * xd) * float(isum[l]) - (dmin * xd) * float(msum[l])
-//   Q6_K: isum[l] = sum_j sc[2j + l/4] * (u_j . x over lane l) - 32 * (sc[2l] * xsum16[2l] + sc[2l+1] * xsum16[2l+1])
-//         (u = the 6-bit value 0..63, i.e. q + 32)
-//         acc[l] += (d * xd) * float(isum[l])
-//   out = ((acc0 + acc1) + (acc2 + acc3)) + ((acc4 + acc5) + (acc6 + acc7)) + bias
-// The integers are exact (no int16 or int32 overflow for any block: |pair| <=
-// 2 * 63 * 127, |isum| < 2^26), and every kernel set (baseline, AVX2,
-// AVX-VNNI, AVX512-VNNI) does these float steps in this order without FMA
-// contraction: bit-identical results for any T, thread count or batch.
+// The weights are kept in k-groups of 16 interleaved rows (quant_repack.h),
+// repacked once at load: one vpdpbusd adds 4 weights x 4 activations to each
+// of 16 rows' own int32 lane (8 on 256-bit registers), with no horizontal sums.
+//
+// The reference order (quant_k.cc, the baseline), for one output (row r, token
+// t), per super-block b of the row, with p_j the exact dot product of the
+// 32-weight unit j (Q4_K) or 16-weight sub-block j (Q6_K) of weights and
+// activations (xd = the activation block's scale):
+//   Q4_K: isum = sum_j sc[j] * p_j                (p over the nibbles 0..15)
+//         msum = sum_j m[j] * xsum32[j]           (the mins)
+//         acc += (d * xd) * float(isum) - (dmin * xd) * float(msum)
+//   Q6_K: isum = sum_j sc[j] * p_j                (p over q = u - 32, -32..31)
+//         acc += (d * xd) * float(isum)
+//   out = acc + bias        (acc starts at 0; d, dmin are the row's f16 values)
+// The integers are exact (|isum| < 2^28; float(isum) rounds to nearest even,
+// the same in every set), and every kernel set (baseline, AVX2, AVX-VNNI,
+// AVX512-VNNI) does these float steps in this order without FMA contraction:
+// bit-identical results for any T, thread count or batch.
+//
+// The kernels of the GGUF row layout (the order before the k-groups: 8 float
+// lanes per row) are kept for comparison (kquant_matmul_gguf_rows; the
+// benchmark's "old"); weft runs the k-groups.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -36,21 +44,45 @@ static inline bool is_k_quant(WeightType t) { return t == WeightType::Q4_K || t 
 // Activations of one matmul, quantized per 256-block to int8 (round to nearest
 // even, |q| <= 127): x ~= q * d.
 struct KQuantInput {
-  const int8_t* q;       // [T][K]
-  const float* d;        // [T][K / 256]
-  const int16_t* sum16;  // [T][K / 16]: the sum of each 16 consecutive q
+  const int8_t* q;         // [T][K]
+  const float* d;          // [T][K / 256]
+  const int16_t* sum16;    // [T][K / 16]: the sum of each 16 consecutive q
+  const int16_t* sum32;    // [T][K / 32]: the sum of each 32 (Q4_K's mins)
+  const int32_t* offset16; // [T][K / 16]: -32 * sum16 (Q6_K's stored u = q + 32)
 };
 
-// out[T][N] = in[T][K] @ w^T (+ bias) for w of type Q4_K or Q6_K (K a multiple
-// of 256), with the kernels of `set`. False, computing nothing, when this build
-// or CPU has no such set.
+// out[T][N] = in[T][K] @ w^T (+ bias) for w of type Q4_K or Q6_K in k-groups
+// (quant_repack.h; K a multiple of 256), with the kernels of `set`. False,
+// computing nothing, when this build or CPU has no such set.
 bool kquant_matmul(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
                    const float* bias, int T, int N, int K);
+
+// The same on GGUF rows with the row kernels below (their own float order):
+// what weft ran before the k-groups, for comparisons.
+bool kquant_matmul_gguf_rows(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w,
+                             WeightType type, const float* bias, int T, int N, int K);
 
 // Whether this build and CPU have the set's Q4_K / Q6_K kernels.
 bool kquant_runs(KernelSet set);
 
-// The row kernels: rows [n0, n1) of out for all T tokens.
+// The k-group kernels: groups [g0, g1) of 16 rows (outputs of rows >= N are
+// not written) for all T tokens.
+using KQuantGroups = void (*)(WeightType, float*, const KQuantInput&, const uint8_t*, const float*, int, int, int, size_t,
+                              size_t);
+void kquant_groups_baseline(WeightType type, float* out, const KQuantInput& x, const uint8_t* w, const float* bias, int T,
+                            int N, int K, size_t g0, size_t g1);
+void kquant_groups_avx2(WeightType type, float* out, const KQuantInput& x, const uint8_t* w, const float* bias, int T,
+                        int N, int K, size_t g0, size_t g1);
+void kquant_groups_avxvnni(WeightType type, float* out, const KQuantInput& x, const uint8_t* w, const float* bias, int T,
+                           int N, int K, size_t g0, size_t g1);
+void kquant_groups_avx512vnni(WeightType type, float* out, const KQuantInput& x, const uint8_t* w, const float* bias,
+                              int T, int N, int K, size_t g0, size_t g1);
+
+// The activations' quantization with AVX2 (quant_k_avx2.cc; any set above the
+// baseline uses it): the same values as the baseline's (quant_k.cc).
+void quantize_input_k_avx2(const float* x, int K, int8_t* q, float* d, int16_t* sum16, int16_t* sum32, int32_t* offset16);
+
+// The GGUF row kernels: rows [n0, n1) of out for all T tokens.
 using KQuantRows = void (*)(WeightType, float*, const KQuantInput&, const uint8_t*, const float*, int, int, int, size_t,
                             size_t);
 void kquant_rows_baseline(WeightType type, float* out, const KQuantInput& x, const uint8_t* w, const float* bias, int T,

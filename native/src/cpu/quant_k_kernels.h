@@ -1,4 +1,6 @@
-// The Q4_K / Q6_K matmul kernel for AVX2-class CPUs, included by
+// The Q4_K / Q6_K GGUF-row kernels (what weft ran before the k-groups of
+// quant_k_group_kernels.h; kept for comparisons in bench/quant-kernels), for
+// AVX2-class CPUs, included by
 // quant_k_avx2.cc, quant_k_avxvnni.cc and quant_k_avx512vnni.cc. Each defines
 // WEFT_KQ_ACC(acc, p, s): acc (8 int32) + madd(p, s) (pairs of int16
 // products), madd + add on AVX2, one vpdpwssd with VNNI; no term ever
@@ -7,6 +9,15 @@
 // maddubs per 32 weights never saturates (|pair| <= 2 * 63 * 127). The float
 // steps, once per super-block, are those of the baseline (quant_k.cc) in its
 // order, with FMA contraction off (CMakeLists.txt): bit-identical.
+//
+// Their order, per output and super-block, with lanes l = 0..7 (lane l of
+// unit j covers weights 32j + 4l .. 32j + 4l + 3):
+//   Q4_K: isum[l] = sum_j sc[j] * (q_j . x over lane l)       (q = nibble 0..15)
+//         msum[l] = m[l] * (xsum16[2l] + xsum16[2l + 1])     (the mins)
+//         acc[l] += (d * xd) * float(isum[l]) - (dmin * xd) * float(msum[l])
+//   Q6_K: isum[l] = sum_j sc[2j + l/4] * (u_j . x over lane l) - 32 * (sc[2l] * xsum16[2l] + sc[2l+1] * xsum16[2l+1])
+//         acc[l] += (d * xd) * float(isum[l])
+//   out = ((acc0 + acc1) + (acc2 + acc3)) + ((acc4 + acc5) + (acc6 + acc7)) + bias
 #pragma once
 #include <immintrin.h>
 

@@ -49,6 +49,19 @@ Napi::Value supported_sets(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// N GGUF rows as weft stores them: Q8_0 / Q4_0 row groups (in place), Q4_K /
+// Q6_K k-groups (quant_repack.h).
+std::vector<uint8_t> grouped_copy(WeightType type, const uint8_t* rows, int N, int K) {
+  if (type == WeightType::Q4_K || type == WeightType::Q6_K) {
+    std::vector<uint8_t> groups(kgroup_matrix_bytes(type, N, K));
+    pack_kgroups(type, rows, N, K, groups.data());
+    return groups;
+  }
+  std::vector<uint8_t> stored(rows, rows + static_cast<size_t>(N) * quant_row_bytes(type, K));
+  if (is_row_grouped(type)) repack_rows(type, stored.data(), N, K);
+  return stored;
+}
+
 // amxStatus() -> { usable, reason }: whether the AMX kernels can run here (cpu_features.h).
 Napi::Value amx_status_js(const Napi::CallbackInfo& info) {
   const AmxStatus s = cpu_amx_status();
@@ -80,9 +93,9 @@ Napi::Value quant_matmul_js(const Napi::CallbackInfo& info) {
   const float* bias = has_bias ? info[8].As<Napi::Float32Array>().Data() : nullptr;
   ThreadPool pool(threads);
   Napi::Float32Array out = Napi::Float32Array::New(env, static_cast<size_t>(T) * N);
-  // Weights come as GGUF rows; weft keeps Q8_0 / Q4_0 in row groups (as the loader does).
-  std::vector<uint8_t> stored(w.Data(), w.Data() + w.ByteLength());
-  if (is_row_grouped(type)) repack_rows(type, stored.data(), N, K);
+  // Weights come as GGUF rows; weft keeps them in row groups (as the loader
+  // does): Q8_0 / Q4_0 in place, Q4_K / Q6_K in k-groups.
+  std::vector<uint8_t> stored = grouped_copy(type, w.Data(), N, K);
   if (amx) {
     if (!cpu_amx_status().usable) throw Napi::Error::New(env, "this CPU or build cannot run the amx kernels: " + cpu_amx_status().reason);
     if (type != WeightType::Q8_0) throw Napi::TypeError::New(env, "the amx kernels take Q8_0 only");
@@ -103,11 +116,10 @@ Napi::Value grouped_rows_js(const Napi::CallbackInfo& info) {
   const WeightType type = quant_type(env, info[0]);
   const Napi::Uint8Array w = info[1].As<Napi::Uint8Array>();
   const int N = positive(env, info[2], "N"), K = positive(env, info[3], "K");
-  if (!is_row_grouped(type)) throw Napi::RangeError::New(env, "only Q8_0 and Q4_0 are kept in row groups");
+  if (!is_row_grouped(type)) throw Napi::RangeError::New(env, "only Q8_0, Q4_0, Q4_K and Q6_K are kept in row groups");
   if (K % block_format(type).weights != 0 || w.ByteLength() != static_cast<size_t>(N) * quant_row_bytes(type, K))
     throw Napi::RangeError::New(env, "weights have the wrong size");
-  std::vector<uint8_t> grouped(w.Data(), w.Data() + w.ByteLength());
-  repack_rows(type, grouped.data(), N, K);
+  const std::vector<uint8_t> grouped = grouped_copy(type, w.Data(), N, K);
   const size_t row_bytes = quant_row_bytes(type, K);
   Napi::Uint8Array out = Napi::Uint8Array::New(env, w.ByteLength());
   for (int n = 0; n < N; ++n) unpack_row(type, grouped.data(), N, K, n, out.Data() + n * row_bytes);

@@ -16,6 +16,7 @@
 #include "half.h"
 #include "quant.h"
 #include "quant_formats.h"
+#include "quant_k.h"
 #include "quant_repack.h"
 
 namespace weft {
@@ -211,8 +212,9 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
   slot.clear_storage();
 
   // A matrix kept as stored is used where it lies in the file's mapping.
-  // Row-grouped formats (Q8_0, Q4_0) are repacked for their kernels, so they
-  // take the copy path below and their mapping is never touched. Where the
+  // Row-grouped formats (Q8_0, Q4_0, Q4_K, Q6_K) are repacked for their
+  // kernels, so they take the copy path below and their mapping is never
+  // touched (each weight is once in memory: in its groups). Where the
   // file cannot be mapped, it is read like the rest.
   if (mapped_files != nullptr && stored == source.type && !is_row_grouped(stored) && !slot.vector &&
       offset % kMapAlignment == 0) {
@@ -243,18 +245,38 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
 
   const size_t stored_row_bytes = is_quantized(stored) ? quant_row_bytes(stored, slot.cols)
                                   : stored == WeightType::F32 ? slot.cols * 4 : slot.cols * 2;
+  // Q4_K / Q6_K are kept in k-groups (quant_repack.h), a layout of its own size.
+  const bool k_grouped = is_k_quant(stored);
+  const size_t stored_bytes = k_grouped ? kgroup_matrix_bytes(stored, slot.rows, slot.cols) : slot.rows * stored_row_bytes;
   try {
-    if (is_quantized(stored)) slot.blocks.assign(slot.rows * stored_row_bytes, 0);
+    if (is_quantized(stored)) slot.blocks.assign(stored_bytes, 0);
     else if (stored == WeightType::F32) slot.data.assign(static_cast<size_t>(count), 0.0f);
     else slot.half.assign(static_cast<size_t>(count), 0);
   } catch (const std::bad_alloc&) {
-    return "out of memory allocating " + std::to_string(slot.rows * stored_row_bytes) + " bytes";
+    return "out of memory allocating " + std::to_string(stored_bytes) + " bytes";
   }
   slot.type = stored;
 
   // The file is little-endian, as are all supported hosts.
   std::string error;
-  if (stored == source.type) {
+  if (k_grouped) {
+    // Read a chunk of whole 16-row groups at a time and pack it straight into
+    // its k-groups, the chunk's groups spread over the model's threads: the
+    // GGUF rows never exist in memory beyond one chunk.
+    const size_t group_rows_bytes = kKGroupRows * row_bytes;
+    const size_t group_bytes = kgroup_matrix_bytes(stored, kKGroupRows, slot.cols);
+    size_t first_group = 0;
+    error = read_chunks(file, path, offset, bytes, group_rows_bytes, [&](const char* p, size_t n) {
+      const size_t rows = n / row_bytes, groups = (rows + kKGroupRows - 1) / kKGroupRows;
+      const uint8_t* src = reinterpret_cast<const uint8_t*>(p);
+      pool.parallel_for(groups, 1, [&](size_t g0, size_t g1, int) {
+        const size_t r0 = g0 * kKGroupRows, r1 = std::min(rows, g1 * kKGroupRows);
+        pack_kgroups(stored, src + r0 * row_bytes, static_cast<int64_t>(r1 - r0), slot.cols,
+                     &slot.blocks[(first_group + g0) * group_bytes]);
+      });
+      first_group += groups;
+    });
+  } else if (stored == source.type) {
     // Copied as they are: F32, 16-bit matrices, block formats.
     char* dst = is_quantized(stored) ? reinterpret_cast<char*>(slot.blocks.data())
                 : stored == WeightType::F32 ? reinterpret_cast<char*>(slot.data.data())
@@ -297,7 +319,7 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
     slot.clear_storage();
     return error;
   }
-  if (is_row_grouped(slot.type)) {
+  if (is_q8_grouped(slot.type)) {
     // Q8_0 / Q4_0 matmuls read row groups (quant_repack.h): rewritten in
     // place, a range of whole groups per thread.
     const size_t group_bytes = kGroupRows * stored_row_bytes, groups = static_cast<size_t>(slot.rows) / kGroupRows;

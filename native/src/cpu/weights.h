@@ -40,8 +40,8 @@ struct Tensor {
   WeightType type = WeightType::F32;
   std::vector<float> data;     // when type == F32
   std::vector<uint16_t> half;  // when type == F16 or BF16 (raw bits)
-  std::vector<uint8_t> blocks; // when quantized: the rows' blocks as GGUF stores them; Q8_0 / Q4_0 then
-                               // rewritten into row groups (quant_repack.h), the same bytes
+  std::vector<uint8_t> blocks; // when quantized: the rows' blocks in row groups (quant_repack.h): Q8_0 /
+                               // Q4_0 rewritten in place (the same bytes), Q4_K / Q6_K in k-groups
   // Or, for a matrix used as it lies in the model file (mapped_file.h): its
   // bytes in the file's mapping, which this tensor keeps alive; the vectors
   // above are empty then.
@@ -106,10 +106,12 @@ double weight_bytes(const Weights& w);
 // Reads the slot's tensor of `dtype` ("F32", "F16", "BF16", or the block
 // formats "Q8_0", "Q4_0", "Q4_K", "Q6_K" laid out as GGUF stores them, rows
 // along the innermost dimension) at byte `offset` of `path`. Block formats are
-// kept as read (matrices only); float matrices are quantized to `quantize_to`
-// when that is a block format and their rows are whole blocks, else 16-bit
-// matrices keep their dtype; vectors become float32. Conversions run on
-// `pool`. With `mapped_files`, a matrix kept as stored whose bytes start
+// kept in row groups (matrices only; quant_repack.h: Q8_0 / Q4_0 rewritten in
+// place, Q4_K / Q6_K packed into k-groups as they are read); float matrices
+// are quantized to `quantize_to` when that is a block format and their rows
+// are whole blocks, else 16-bit matrices keep their dtype; vectors become
+// float32. Conversions run on `pool`. With `mapped_files`, a float matrix kept
+// as stored whose bytes start
 // kMapAlignment-aligned in the file is used in place from the file's mapping
 // (nothing is read or copied); every other tensor is read into its own
 // memory. Returns "" or an error.

@@ -93,8 +93,8 @@ export interface NativeTesting {
   supportedKernelSets(): KernelSetName[];
   /** out[T][N] = input[T][K] @ weights^T (+ bias) with one kernel set's quantized kernel; weights as GGUF rows. */
   quantMatmul(set: KernelSetName, dtype: string, weights: Uint8Array, input: Float32Array, T: number, N: number, K: number, threads: number, bias?: Float32Array): Float32Array;
-  /** GGUF rows repacked into row groups and unpacked again (Q8_0, Q4_0): equal to the input. */
-  groupedRows(dtype: 'Q8_0' | 'Q4_0', weights: Uint8Array, N: number, K: number): Uint8Array;
+  /** GGUF rows repacked into row groups (Q8_0, Q4_0) or k-groups (Q4_K, Q6_K) and unpacked again: equal to the input. */
+  groupedRows(dtype: 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K', weights: Uint8Array, N: number, K: number): Uint8Array;
   /**
    * out[T][N] = input[T][K] @ weights^T (+ bias) with one kernel set's float kernel;
    * weights: N * K elements of dtype 'F32' (a Float32Array) or 'F16'/'BF16' (a Uint16Array of bits).
