@@ -192,19 +192,9 @@ KQuantRows kernel_of(KernelSet set) {
   }
 }
 
-// cpu_supports() runs CPUID, which a virtual machine traps (14 us a call
-// measured on the VM here: 2.7 ms per decode token of a 28-layer Q4_K_M model
-// when asked per matmul), so each set is asked once.
-bool set_supported(KernelSet set) {
-  static const bool supported[] = {cpu_supports(KernelSet::Baseline), cpu_supports(KernelSet::Avx2),
-                                   cpu_supports(KernelSet::AvxVnni), cpu_supports(KernelSet::Avx512Vnni)};
-  const size_t i = static_cast<size_t>(set);
-  return i < sizeof(supported) / sizeof(supported[0]) && supported[i];
-}
-
 }  // namespace
 
-bool kquant_runs(KernelSet set) { return set_supported(set) && kernel_of(set) != nullptr && group_kernel_of(set) != nullptr; }
+bool kquant_runs(KernelSet set) { return cpu_supports(set) && kernel_of(set) != nullptr && group_kernel_of(set) != nullptr; }
 
 namespace {
 
@@ -241,7 +231,7 @@ void quantize_activations_k(KernelSet set, ThreadPool& pool, const float* in, in
 
 bool kquant_matmul(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
                    const float* bias, int T, int N, int K) {
-  const KQuantGroups kernel = is_k_quant(type) && set_supported(set) ? group_kernel_of(set) : nullptr;
+  const KQuantGroups kernel = is_k_quant(type) && cpu_supports(set) ? group_kernel_of(set) : nullptr;
   if (!kernel) return false;
   KActivations a;
   quantize_activations_k(set, pool, in, T, K, a);
@@ -258,7 +248,7 @@ bool kquant_matmul(KernelSet set, ThreadPool& pool, float* out, const float* in,
 
 bool kquant_matmul_gguf_rows(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w,
                              WeightType type, const float* bias, int T, int N, int K) {
-  const KQuantRows kernel = is_k_quant(type) && set_supported(set) ? kernel_of(set) : nullptr;
+  const KQuantRows kernel = is_k_quant(type) && cpu_supports(set) ? kernel_of(set) : nullptr;
   if (!kernel) return false;
   KActivations a;
   quantize_activations_k(KernelSet::Baseline, pool, in, T, K, a);  // the scalar quantizer too: all as it ran before
