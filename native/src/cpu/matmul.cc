@@ -65,42 +65,99 @@ RowKernel kernel_of(KernelSet set, WeightType type) {
   return f32 ? rows_f32 : f16 ? rows_f16 : rows_bf16;
 }
 
-void run(RowKernel kernel, ThreadPool& pool, float* out, const float* in, const void* w, WeightType type, const float* bias,
-         int T, int N, int K) {
-  // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
+// Rows per chunk of a float pass over `rows` rows of K columns: ~64 KB of
+// weights, enough chunks to keep every thread busy, whole 3-, 6- and 8-row tiles.
+size_t float_grain(size_t rows, int K, int threads) {
   size_t grain = std::max<size_t>(1, 16384 / std::max(1, K));
-  grain = std::min(grain, std::max<size_t>(1, N / (4 * static_cast<size_t>(pool.size()))));
-  grain = (grain + 23) / 24 * 24;  // whole 3-, 6- and 8-row tiles
-  // Below ~64K multiply-adds, waking other threads costs more than it saves.
-  if (static_cast<size_t>(T) * N * K < (1u << 16)) grain = N;
-  const size_t wide_floats = type == WeightType::F32 ? 0 : static_cast<size_t>(8) * K;
-  pool.parallel_for(N, grain, [&](size_t n0, size_t n1, int) {
+  grain = std::min(grain, std::max<size_t>(1, rows / (4 * static_cast<size_t>(threads))));
+  return (grain + 23) / 24 * 24;
+}
+
+// One pass over the rows of every part (each with its kernel): chunks never
+// straddle two parts, and a row is computed the same whichever chunk holds it.
+void run_parts(const RowKernel* kernels, ThreadPool& pool, const float* in, int T, int K, const MatmulPart* parts, int count) {
+  size_t rows = 0;
+  bool widens = false;
+  for (int p = 0; p < count; ++p) {
+    rows += static_cast<size_t>(parts[p].N);
+    widens = widens || parts[p].type != WeightType::F32;
+  }
+  // Below ~64K multiply-adds, waking other threads costs more than it saves: one chunk per part, inline.
+  const bool inline_only = static_cast<size_t>(T) * rows * K < (1u << 16);
+  const size_t grain = inline_only ? rows : float_grain(rows, K, pool.size());
+  size_t first_chunk[kMaxMatmulParts + 1] = {0};
+  for (int p = 0; p < count; ++p) first_chunk[p + 1] = first_chunk[p] + (static_cast<size_t>(parts[p].N) + grain - 1) / grain;
+  const size_t wide_floats = widens ? static_cast<size_t>(8) * K : 0;
+  auto chunks = [&](size_t c0, size_t c1, int) {
     // Room to widen one row block (up to 8 rows) of 16-bit weights, per thread,
     // kept between calls: no allocation per step once the largest K was seen.
     static thread_local std::vector<float> wide;
     if (wide.size() < wide_floats) wide.resize(wide_floats);
-    kernel(out, in, w, bias, T, N, K, n0, n1, wide_floats ? wide.data() : nullptr);
-  });
+    for (size_t c = c0; c < c1; ++c) {
+      int p = 0;
+      while (c >= first_chunk[p + 1]) ++p;
+      const MatmulPart& part = parts[p];
+      const size_t n0 = (c - first_chunk[p]) * grain, n1 = std::min<size_t>(part.N, n0 + grain);
+      kernels[p](part.out, in, part.w, part.bias, T, part.N, K, n0, n1,
+                 part.type != WeightType::F32 ? wide.data() : nullptr);
+    }
+  };
+  if (inline_only) chunks(0, first_chunk[count], 0);
+  else pool.parallel_for(first_chunk[count], 1, chunks);
 }
 
 }  // namespace
 
-void matmul(ThreadPool& pool, float* out, const float* in, const void* w, WeightType type, const float* bias, int T, int N,
-            int K) {
-  if (is_quantized(type)) return quant_matmul(pool, out, in, static_cast<const uint8_t*>(w), type, bias, T, N, K);
+bool project_with(KernelSet set, ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K,
+                  const MatmulPart* parts, int count) {
+  int quantized = 0;
+  for (int p = 0; p < count; ++p) quantized += is_quantized(parts[p].type) ? 1 : 0;
+  if (quantized == count) return quant_project_with(set, pool, scratch, in, T, K, parts, count);
+  if (quantized > 0) {  // float and block matrices together: each on its own
+    for (int p = 0; p < count; ++p)
+      if (!project_with(set, pool, scratch, in, T, K, &parts[p], 1)) return false;
+    return true;
+  }
+  RowKernel kernels[kMaxMatmulParts];
+  for (int p = 0; p < count; ++p)
+    if (!(kernels[p] = kernel_of(set, parts[p].type))) return false;
+  run_parts(kernels, pool, in, T, K, parts, count);
+  return true;
+}
+
+void project(ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K, const MatmulPart* parts, int count) {
+  int quantized = 0;
+  for (int p = 0; p < count; ++p) quantized += is_quantized(parts[p].type) ? 1 : 0;
+  if (quantized == count) return quant_project(pool, scratch, in, T, K, parts, count);
+  if (quantized > 0) {
+    for (int p = 0; p < count; ++p) project(pool, scratch, in, T, K, &parts[p], 1);
+    return;
+  }
   static const RowKernel kernels[3] = {kernel_of(cpu_kernel_set(), WeightType::F32), kernel_of(cpu_kernel_set(), WeightType::F16),
                                        kernel_of(cpu_kernel_set(), WeightType::BF16)};
-  const RowKernel kernel = kernels[type == WeightType::F32 ? 0 : type == WeightType::F16 ? 1 : 2];
-  run(kernel, pool, out, in, w, type, bias, T, N, K);
+  RowKernel chosen[kMaxMatmulParts];
+  for (int p = 0; p < count; ++p) {
+    const WeightType t = parts[p].type;
+    chosen[p] = kernels[t == WeightType::F32 ? 0 : t == WeightType::F16 ? 1 : 2];
+  }
+  run_parts(chosen, pool, in, T, K, parts, count);
+}
+
+void matmul(ThreadPool& pool, float* out, const float* in, const void* w, WeightType type, const float* bias, int T, int N,
+            int K) {
+  MatmulScratch scratch;
+  MatmulPart part;
+  part.out = out, part.w = w, part.type = type, part.bias = bias, part.N = N;
+  project(pool, scratch, in, T, K, &part, 1);
 }
 
 bool matmul_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const void* w, WeightType type,
                  const float* bias, int T, int N, int K) {
   if (is_quantized(type)) return false;
-  const RowKernel kernel = kernel_of(set, type);
-  if (!kernel) return false;
-  run(kernel, pool, out, in, w, type, bias, T, N, K);
-  return true;
+  MatmulScratch scratch;
+  MatmulPart part;
+  part.out = out, part.w = w, part.type = type, part.bias = bias, part.N = N;
+  return project_with(set, pool, scratch, in, T, K, &part, 1);
 }
 
 }  // namespace weft

@@ -31,6 +31,13 @@ void quant_matmul(ThreadPool& pool, float* out, const float* in, const uint8_t* 
 bool quant_matmul_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
                        const float* bias, int T, int N, int K);
 
+// project() (matmul.h) for parts that are all of block formats: one
+// quantization of the input and one pass when they are all Q8_0 or all Q4_0;
+// each part on its own otherwise (k-quants: quant_k.h).
+void quant_project(ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K, const MatmulPart* parts, int count);
+bool quant_project_with(KernelSet set, ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K,
+                        const MatmulPart* parts, int count);
+
 // The per-row kernels on GGUF rows of any type (what Q8_0 and Q4_0 ran before
 // the row groups; kept for Q4_K and Q6_K, and for comparisons in
 // bench/quant-kernels). Its float order differs from the row groups'.
