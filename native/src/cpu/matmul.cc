@@ -65,45 +65,49 @@ RowKernel kernel_of(KernelSet set, WeightType type) {
   return f32 ? rows_f32 : f16 ? rows_f16 : rows_bf16;
 }
 
-// Rows per chunk of a float pass over `rows` rows of K columns: ~64 KB of
-// weights, enough chunks to keep every thread busy, whole 3-, 6- and 8-row tiles.
-size_t float_grain(size_t rows, int K, int threads) {
-  size_t grain = std::max<size_t>(1, 16384 / std::max(1, K));
-  grain = std::min(grain, std::max<size_t>(1, rows / (4 * static_cast<size_t>(threads))));
-  return (grain + 23) / 24 * 24;
-}
+// Float passes hand out rows in blocks of 24 (whole 3-, 6- and 8-row tiles).
+constexpr size_t kRowBlock = 24;
 
-// One pass over the rows of every part (each with its kernel): chunks never
-// straddle two parts, and a row is computed the same whichever chunk holds it.
+// One pass over the rows of every part (each with its kernel), in blocks of
+// kRowBlock rows; a chunk may span the end of one part and the start of the
+// next. A row is computed the same whichever chunk holds it.
 void run_parts(const RowKernel* kernels, ThreadPool& pool, const float* in, int T, int K, const MatmulPart* parts, int count) {
-  size_t rows = 0;
+  size_t rows = 0, first_block[kMaxMatmulParts + 1] = {0};
   bool widens = false;
   for (int p = 0; p < count; ++p) {
     rows += static_cast<size_t>(parts[p].N);
+    first_block[p + 1] = first_block[p] + (static_cast<size_t>(parts[p].N) + kRowBlock - 1) / kRowBlock;
     widens = widens || parts[p].type != WeightType::F32;
   }
-  // Below ~64K multiply-adds, waking other threads costs more than it saves: one chunk per part, inline.
-  const bool inline_only = static_cast<size_t>(T) * rows * K < (1u << 16);
-  const size_t grain = inline_only ? rows : float_grain(rows, K, pool.size());
-  size_t first_chunk[kMaxMatmulParts + 1] = {0};
-  for (int p = 0; p < count; ++p) first_chunk[p + 1] = first_chunk[p] + (static_cast<size_t>(parts[p].N) + grain - 1) / grain;
+  const size_t blocks = first_block[count];
   const size_t wide_floats = widens ? static_cast<size_t>(8) * K : 0;
-  auto chunks = [&](size_t c0, size_t c1, int) {
+  auto chunk = [&](size_t b0, size_t b1, int) {
     // Room to widen one row block (up to 8 rows) of 16-bit weights, per thread,
     // kept between calls: no allocation per step once the largest K was seen.
     static thread_local std::vector<float> wide;
     if (wide.size() < wide_floats) wide.resize(wide_floats);
-    for (size_t c = c0; c < c1; ++c) {
-      int p = 0;
-      while (c >= first_chunk[p + 1]) ++p;
+    for (int p = 0; p < count; ++p) {
+      const size_t from = std::max(b0, first_block[p]), to = std::min(b1, first_block[p + 1]);
+      if (from >= to) continue;
       const MatmulPart& part = parts[p];
-      const size_t n0 = (c - first_chunk[p]) * grain, n1 = std::min<size_t>(part.N, n0 + grain);
-      kernels[p](part.out, in, part.w, part.bias, T, part.N, K, n0, n1,
-                 part.type != WeightType::F32 ? wide.data() : nullptr);
+      const size_t n0 = (from - first_block[p]) * kRowBlock, n1 = std::min<size_t>(part.N, (to - first_block[p]) * kRowBlock);
+      kernels[p](part.out, in, part.w, part.bias, T, part.N, K, n0, n1, part.type != WeightType::F32 ? wide.data() : nullptr);
     }
   };
-  if (inline_only) chunks(0, first_chunk[count], 0);
-  else pool.parallel_for(first_chunk[count], 1, chunks);
+  // Below ~64K multiply-adds, waking other threads costs more than it saves.
+  if (static_cast<size_t>(T) * rows * K < (1u << 16)) return chunk(0, blocks, 0);
+  const size_t block_bytes = kRowBlock * static_cast<size_t>(K) * (widens ? 2 : 4);
+  if (T <= kGuidedTokens) {
+    // Few tokens: each block's rows are read once, so chunks may be large;
+    // guided chunks (at most ~512 KB of weights) cut the hand-offs.
+    pool.parallel_for_guided(blocks, std::max<size_t>(1, (size_t{512} << 10) / block_bytes), chunk);
+  } else {
+    // ~64 KB of weights per chunk (they stay in cache while every 16-token
+    // tile passes), and enough chunks to keep every thread busy.
+    size_t grain = std::max<size_t>(1, 16384 / std::max(1, K));
+    grain = std::min(grain, std::max<size_t>(1, rows / (4 * static_cast<size_t>(pool.size()))));
+    pool.parallel_for(blocks, (grain + kRowBlock - 1) / kRowBlock, chunk);
+  }
 }
 
 }  // namespace

@@ -60,6 +60,9 @@ struct MatmulScratch {
 // each part runs on its own: quant.cc's quant_project is the seam where
 // k-quant parts could be fused too. count <= kMaxMatmulParts.
 constexpr int kMaxMatmulParts = 4;
+// Up to this many tokens a projection's pass hands out guided chunks
+// (ThreadPool::parallel_for_guided): its weights are read once either way.
+constexpr int kGuidedTokens = 16;
 void project(ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K, const MatmulPart* parts, int count);
 
 // The same with a given kernel set (tests). False, computing nothing, when

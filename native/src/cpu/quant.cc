@@ -215,29 +215,29 @@ void run_group_parts(KernelSet set, QuantGroups kernel, ThreadPool& pool, Matmul
       tails[p] = packed[p].data();
     }
   }
-  // ~64 KB of weights per chunk, and enough chunks to keep every thread busy;
-  // below ~64K multiply-adds, one chunk per part, inline.
-  const bool inline_only = static_cast<size_t>(T) * rows * K < (1u << 16);
-  size_t grain = std::max<size_t>(1, 65536 / (kGroupRows * row_bytes));
-  grain = std::min(grain, std::max<size_t>(1, groups / (4 * static_cast<size_t>(pool.size()))));
-  if (inline_only) grain = groups;
-  size_t first_chunk[kMaxMatmulParts + 1] = {0};
-  for (int p = 0; p < count; ++p) {
-    const size_t part_groups = (static_cast<size_t>(parts[p].N) + kGroupRows - 1) / kGroupRows;
-    first_chunk[p + 1] = first_chunk[p] + (part_groups + grain - 1) / grain;
-  }
-  auto chunks = [&](size_t c0, size_t c1, int) {
-    for (size_t c = c0; c < c1; ++c) {
-      int p = 0;
-      while (c >= first_chunk[p + 1]) ++p;
-      const MatmulPart& part = parts[p];
-      const size_t part_groups = (static_cast<size_t>(part.N) + kGroupRows - 1) / kGroupRows;
-      const size_t g0 = (c - first_chunk[p]) * grain, g1 = std::min(part_groups, g0 + grain);
-      kernel(type, part.out, x, static_cast<const uint8_t*>(part.w), tails[p], part.bias, T, part.N, K, g0, g1);
+  // Groups of all parts in a row; a chunk may span the end of one part and the start of the next.
+  size_t first_group[kMaxMatmulParts + 1] = {0};
+  for (int p = 0; p < count; ++p) first_group[p + 1] = first_group[p] + (static_cast<size_t>(parts[p].N) + kGroupRows - 1) / kGroupRows;
+  auto chunk = [&](size_t c0, size_t c1, int) {
+    for (int p = 0; p < count; ++p) {
+      const size_t from = std::max(c0, first_group[p]), to = std::min(c1, first_group[p + 1]);
+      if (from < to)
+        kernel(type, parts[p].out, x, static_cast<const uint8_t*>(parts[p].w), tails[p], parts[p].bias, T, parts[p].N, K,
+               from - first_group[p], to - first_group[p]);
     }
   };
-  if (inline_only) chunks(0, first_chunk[count], 0);
-  else pool.parallel_for(first_chunk[count], 1, chunks);
+  // Below ~64K multiply-adds, waking other threads costs more than it saves.
+  if (static_cast<size_t>(T) * rows * K < (1u << 16)) return chunk(0, groups, 0);
+  const size_t group_bytes = kGroupRows * row_bytes;
+  if (T <= kGuidedTokens) {
+    // Few tokens: guided chunks (at most ~512 KB of weights) cut the hand-offs.
+    pool.parallel_for_guided(groups, std::max<size_t>(1, (size_t{512} << 10) / group_bytes), chunk);
+  } else {
+    // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
+    size_t grain = std::max<size_t>(1, 65536 / group_bytes);
+    grain = std::min(grain, std::max<size_t>(1, groups / (4 * static_cast<size_t>(pool.size()))));
+    pool.parallel_for(groups, grain, chunk);
+  }
 }
 
 // The parts of a projection, given the set for Q8_0/Q4_0 and the set for Q4_K/Q6_K.
