@@ -1,8 +1,7 @@
-// The baseline attention kernel and the choice between it and the AVX2 one.
+// The baseline attention kernel and the choice of kernel by kernel set.
 #include "attention.h"
 
 #include "attention_kernel.h"
-#include "cpu_features.h"
 
 namespace weft {
 
@@ -11,11 +10,22 @@ void attend_baseline(const KvView& kv, int layer, int kv_head, const int32_t* ta
   attend_impl(kv, layer, kv_head, table, rows, n_rows, scratch);
 }
 
-AttentionFn attention_kernel() {
-#if defined(WEFT_AVX2_KERNELS)
-  if (cpu_uses_avx2()) return attend_avx2;
+AttentionFn attention_kernel_of(KernelSet set) {
+  if (!cpu_supports(set)) return nullptr;
+  if (set == KernelSet::Baseline) return attend_baseline;
+#if defined(WEFT_AVX512_ATTENTION)
+  if (set == KernelSet::Avx512Vnni) return attend_avx512;
 #endif
-  return attend_baseline;
+#if defined(WEFT_AVX2_KERNELS)
+  return attend_avx2;
+#else
+  return nullptr;
+#endif
+}
+
+AttentionFn attention_kernel() {
+  static const AttentionFn kernel = attention_kernel_of(cpu_kernel_set());
+  return kernel ? kernel : attend_baseline;
 }
 
 }  // namespace weft

@@ -234,6 +234,13 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
   explicit CpuModel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<CpuModel>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "CpuModel(config): config must be an object");
+    // WEFT_CPU_KERNELS=amx asks for AMX: refuse rather than run without it.
+    // (code AMX_UNAVAILABLE: cpu-backend.ts makes it a NativeBackendUnavailableError.)
+    if (cpu_amx_forced() && !cpu_uses_amx()) {
+      Napi::Error e = Napi::Error::New(env, "WEFT_CPU_KERNELS=amx, but the AMX kernels cannot run here: " + cpu_amx_status().reason);
+      e.Set("code", Napi::String::New(env, "AMX_UNAVAILABLE"));
+      throw e;
+    }
     const Napi::Object o = info[0].As<Napi::Object>();
     auto model = std::make_unique<Model>();
     ModelConfig& c = model->config;
@@ -426,9 +433,10 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
     return Napi::Number::New(info.Env(), model_ ? model_->pool->size() : 0);
   }
 
-  // Which kernel set this process runs (cpu_features.h): "baseline", "avx2", ...
+  // Which kernel set this process runs (cpu_features.h): "baseline", "avx2", ...,
+  // "amx" for avx512vnni plus the AMX tiles.
   Napi::Value kernels(const Napi::CallbackInfo& info) {
-    return Napi::String::New(info.Env(), kernel_set_name(cpu_kernel_set()));
+    return Napi::String::New(info.Env(), cpu_uses_amx() ? "amx" : kernel_set_name(cpu_kernel_set()));
   }
 
   // The slots this model needs, from the slot table (weights.cc): what the

@@ -1,11 +1,20 @@
 // The run-time choice of kernel set (see cpu_features.h).
 #include "cpu_features.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 #include <utility>
 #if defined(WEFT_AVX2_KERNELS)
 #include <cpuid.h>
+#endif
+#if defined(WEFT_AMX_KERNELS) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #endif
 
 namespace weft {
@@ -49,10 +58,66 @@ KernelSet requested() {
   const char* baseline = std::getenv("WEFT_CPU_BASELINE");
   if (baseline && std::string(baseline) == "1") return KernelSet::Baseline;
   const char* named = std::getenv("WEFT_CPU_KERNELS");
-  if (named)
+  if (named) {
+    if (std::string(named) == "amx") return KernelSet::Avx512Vnni;  // plus AMX (cpu_uses_amx)
     for (KernelSet s : kAllSets)
       if (std::string(named) == kernel_set_name(s)) return s;
+  }
   return KernelSet::Avx512Vnni;  // unset or unknown: no limit
+}
+
+// Asks for the AMX tile state once per process (see cpu_amx_status).
+AmxStatus probe_amx() {
+  AmxStatus s;
+#if defined(WEFT_AMX_EMULATE)  // bench/amx/run.sh --emulate: the tiles are plain C++
+  s.usable = true;
+  s.reason = "EMULATED tiles (bench/amx --emulate), not the real instructions";
+  return s;
+#endif
+#if !defined(WEFT_AMX_KERNELS)
+  s.reason = "this build has no AMX kernels (the compiler lacked -mamx-tile -mamx-int8)";
+#else
+  const CpuFlags f = cpu_flags();
+  if (!f.amx_tile || !f.amx_int8) {
+    s.reason = "the CPU has no AMX-INT8 (CPUID amx_tile, amx_int8)";
+    return s;
+  }
+  if (!supported(KernelSet::Avx512Vnni)) {
+    s.reason = "the AMX kernels need the avx512vnni set, which this CPU or OS does not run";
+    return s;
+  }
+  // XCR0 bits 17 (XTILECFG) and 18 (XTILEDATA): the OS manages the tile state.
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) {  // OSXSAVE
+    s.reason = "the OS does not enable XSAVE";
+    return s;
+  }
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if ((lo & (3u << 17)) != (3u << 17)) {
+    s.reason = "the OS does not enable the AMX tile state (XCR0 bits 17, 18)";
+    return s;
+  }
+#if defined(__linux__)
+  // Linux (5.16+) hands the 8 KB tile state to a process only on request;
+  // without it the first tile instruction kills the process with SIGILL.
+  constexpr int kArchGetXcompPerm = 0x1022, kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) {
+    s.reason = std::string("Linux refused the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM: ") + std::strerror(errno) + ")";
+    return s;
+  }
+  unsigned long granted = 0;
+  if (syscall(SYS_arch_prctl, kArchGetXcompPerm, &granted) != 0 || !(granted & (1ul << kXfeatureXtiledata))) {
+    s.reason = "Linux did not grant the AMX tile state (arch_prctl ARCH_GET_XCOMP_PERM)";
+    return s;
+  }
+  s.usable = true;
+  s.reason = "AMX-INT8 tiles granted by Linux";
+#else
+  s.reason = "AMX is enabled on Linux only";
+#endif
+#endif
+  return s;
 }
 
 }  // namespace
@@ -78,6 +143,27 @@ KernelSet cpu_kernel_set() {
 }
 
 bool cpu_supports(KernelSet set) { return supported(set); }
+
+AmxStatus cpu_amx_status() {
+  static const AmxStatus status = probe_amx();
+  return status;
+}
+
+bool cpu_amx_forced() {
+  const char* named = std::getenv("WEFT_CPU_KERNELS");
+  return named && std::string(named) == "amx" && !(std::getenv("WEFT_CPU_BASELINE") && std::string(std::getenv("WEFT_CPU_BASELINE")) == "1");
+}
+
+bool cpu_uses_amx() {
+  static const bool uses = [] {
+    const char* named = std::getenv("WEFT_CPU_KERNELS");
+    const bool allowed = cpu_amx_forced() || !named || std::string(named) == "" ||
+                         std::none_of(std::begin(kAllSets), std::end(kAllSets),
+                                      [&](KernelSet s) { return std::string(named) == kernel_set_name(s); });
+    return allowed && cpu_kernel_set() == KernelSet::Avx512Vnni && cpu_amx_status().usable;
+  }();
+  return uses;
+}
 
 CpuFlags cpu_flags() {
   CpuFlags f;

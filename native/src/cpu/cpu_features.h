@@ -34,10 +34,31 @@ const char* kernel_set_name(KernelSet set);
 // (The float matmul of the avx512vnni set uses AVX-512 instead, matmul.cc.)
 inline bool cpu_uses_avx2() { return cpu_kernel_set() != KernelSet::Baseline; }
 
+// AMX-INT8 tiles (Intel Sapphire Rapids and later): not a kernel set of their
+// own but an addition to avx512vnni, used for the Q8_0 row-group matmuls of
+// kAmxMinTokens or more tokens (quant_amx.h; fewer tokens, Q4_0 and every
+// other matmul keep the avx512vnni kernels). Usable when this build has the
+// kernels (WEFT_AMX_KERNELS), CPUID says amx_tile + amx_int8, the avx512vnni
+// set runs, XCR0 enables the tile state and Linux grants it to the process
+// (arch_prctl ARCH_REQ_XCOMP_PERM, asked once, here).
+struct AmxStatus {
+  bool usable = false;
+  std::string reason;  // why not, or what was granted
+};
+AmxStatus cpu_amx_status();
+
+// Whether this process runs the AMX kernels: usable, the kernel set is
+// avx512vnni, and WEFT_CPU_KERNELS is unset or "amx" (any other forced set,
+// avx512vnni included, turns AMX off, so the sets can be compared).
+bool cpu_uses_amx();
+
+// Whether WEFT_CPU_KERNELS=amx asks for AMX. Where AMX is not usable the
+// native model refuses to be created (binding.cc) rather than silently run
+// without it.
+bool cpu_amx_forced();
+
 // What CPUID reports, for benchmarks and logs to name (all false off x86-64).
-// weft has kernels for some of these only: see docs/cpu-backend.md. The AMX
-// bits say what the CPU has; using AMX on Linux would also need the kernel's
-// permission (arch_prctl ARCH_REQ_XCOMP_PERM), which nothing here asks for.
+// weft has kernels for some of these only: see docs/cpu-backend.md.
 struct CpuFlags {
   bool avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512_vnni = false, avx512_bf16 = false,

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "quant_amx.h"
 #include "quant_formats.h"
 #include "quant_k.h"
 #include "quant_repack.h"
@@ -229,24 +230,37 @@ void run_group_parts(KernelSet set, QuantGroups kernel, ThreadPool& pool, Matmul
   // Below ~64K multiply-adds, waking other threads costs more than it saves.
   if (static_cast<size_t>(T) * rows * K < (1u << 16)) return chunk(0, groups, 0);
   const size_t group_bytes = kGroupRows * row_bytes;
-  if (T <= kGuidedTokens) {
+#if defined(WEFT_AMX_KERNELS)
+  const bool amx = kernel == quant_groups_amx;
+#else
+  const bool amx = false;
+#endif
+  if (T <= kGuidedTokens && !amx) {
     // Few tokens: guided chunks (at most ~512 KB of weights) cut the hand-offs.
     pool.parallel_for_guided(groups, std::max<size_t>(1, (size_t{512} << 10) / group_bytes), chunk);
   } else {
     // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
     size_t grain = std::max<size_t>(1, 65536 / group_bytes);
     grain = std::min(grain, std::max<size_t>(1, groups / (4 * static_cast<size_t>(pool.size()))));
+    if (amx) grain += grain % 2;  // AMX tiles take groups in pairs (a part's groups start at its own 0)
     pool.parallel_for(groups, grain, chunk);
   }
 }
 
-// The parts of a projection, given the set for Q8_0/Q4_0 and the set for Q4_K/Q6_K.
-bool project_parts(KernelSet group_set, KernelSet k_set, ThreadPool& pool, MatmulScratch& scratch, const float* in, int T,
-                   int K, const MatmulPart* parts, int count) {
+// The parts of a projection, given the set for Q8_0/Q4_0 and the set for
+// Q4_K/Q6_K; with `amx`, Q8_0 steps of kAmxMinTokens+ tokens take the AMX
+// kernel (quant_amx.h; the same results).
+bool project_parts(KernelSet group_set, KernelSet k_set, bool amx, ThreadPool& pool, MatmulScratch& scratch, const float* in,
+                   int T, int K, const MatmulPart* parts, int count) {
   bool one_grouped_type = is_row_grouped(parts[0].type);
   for (int p = 1; p < count; ++p) one_grouped_type = one_grouped_type && parts[p].type == parts[0].type;
   if (one_grouped_type) {
-    const QuantGroups kernel = group_kernel_of(group_set);
+    QuantGroups kernel = group_kernel_of(group_set);
+#if defined(WEFT_AMX_KERNELS)
+    if (amx && parts[0].type == WeightType::Q8_0 && T >= kAmxMinTokens) kernel = quant_groups_amx;
+#else
+    (void)amx;
+#endif
     if (!kernel) return false;
     run_group_parts(group_set, kernel, pool, scratch, in, T, K, parts, count);
     return true;
@@ -260,7 +274,7 @@ bool project_parts(KernelSet group_set, KernelSet k_set, ThreadPool& pool, Matmu
       // rows through kquant_rows in one pass, as run_group_parts does.
       if (!kquant_matmul(k_set, pool, part.out, in, static_cast<const uint8_t*>(part.w), part.type, part.bias, T, part.N, K))
         return false;
-    } else if (!project_parts(group_set, k_set, pool, scratch, in, T, K, &part, 1)) {
+    } else if (!project_parts(group_set, k_set, amx, pool, scratch, in, T, K, &part, 1)) {
       return false;
     }
   }
@@ -273,7 +287,7 @@ bool run_with(KernelSet set, ThreadPool& pool, float* out, const float* in, cons
     MatmulScratch scratch;
     MatmulPart part;
     part.out = out, part.w = w, part.type = type, part.bias = bias, part.N = N;
-    return project_parts(set, set, pool, scratch, in, T, K, &part, 1);
+    return project_parts(set, set, false, pool, scratch, in, T, K, &part, 1);
   }
   const QuantRows kernel = kernel_of(set);
   if (!kernel) return false;
@@ -291,6 +305,15 @@ KernelSet default_k_set() {
   static const KernelSet set = kquant_runs(cpu_kernel_set()) ? cpu_kernel_set() : KernelSet::Baseline;
   return set;
 }
+// Whether Q8_0 steps of kAmxMinTokens+ tokens take the AMX kernel (where the CPU and OS allow).
+bool default_amx() {
+#if defined(WEFT_AMX_KERNELS)
+  static const bool amx = cpu_uses_amx();
+  return amx;
+#else
+  return false;
+#endif
+}
 
 }  // namespace
 
@@ -299,17 +322,31 @@ void quant_matmul(ThreadPool& pool, float* out, const float* in, const uint8_t* 
   MatmulScratch scratch;
   MatmulPart part;
   part.out = out, part.w = w, part.type = type, part.bias = bias, part.N = N;
-  project_parts(default_group_set(), default_k_set(), pool, scratch, in, T, K, &part, 1);
+  project_parts(default_group_set(), default_k_set(), default_amx(), pool, scratch, in, T, K, &part, 1);
 }
 
 void quant_project(ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K, const MatmulPart* parts, int count) {
-  project_parts(default_group_set(), default_k_set(), pool, scratch, in, T, K, parts, count);
+  project_parts(default_group_set(), default_k_set(), default_amx(), pool, scratch, in, T, K, parts, count);
 }
 
 bool quant_project_with(KernelSet set, ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K,
                         const MatmulPart* parts, int count) {
   if (!cpu_supports(set)) return false;
-  return project_parts(set, set, pool, scratch, in, T, K, parts, count);
+  return project_parts(set, set, false, pool, scratch, in, T, K, parts, count);
+}
+
+bool quant_matmul_amx_with(ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type, const float* bias,
+                           int T, int N, int K) {
+#if defined(WEFT_AMX_KERNELS)
+  if (!cpu_amx_status().usable || type != WeightType::Q8_0) return false;
+  MatmulScratch scratch;
+  MatmulPart part;
+  part.out = out, part.w = w, part.type = type, part.bias = bias, part.N = N;
+  run_group_parts(KernelSet::Avx512Vnni, quant_groups_amx, pool, scratch, in, T, K, &part, 1);
+  return true;
+#else
+  return false;
+#endif
 }
 
 bool quant_matmul_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,

@@ -38,6 +38,12 @@ void quant_project(ThreadPool& pool, MatmulScratch& scratch, const float* in, in
 bool quant_project_with(KernelSet set, ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K,
                         const MatmulPart* parts, int count);
 
+// The AMX-INT8 kernel (quant_amx.h) on row-grouped Q8_0, for any T (quant_matmul
+// uses it from kAmxMinTokens where cpu_uses_amx()). Returns false, and
+// computes nothing, unless cpu_amx_status().usable and type is Q8_0.
+bool quant_matmul_amx_with(ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
+                           const float* bias, int T, int N, int K);
+
 // The per-row kernels on GGUF rows of any type (what Q8_0 and Q4_0 ran before
 // the row groups; kept for Q4_K and Q6_K, and for comparisons in
 // bench/quant-kernels). Its float order differs from the row groups'.

@@ -49,12 +49,23 @@ Napi::Value supported_sets(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// amxStatus() -> { usable, reason }: whether the AMX kernels can run here (cpu_features.h).
+Napi::Value amx_status_js(const Napi::CallbackInfo& info) {
+  const AmxStatus s = cpu_amx_status();
+  Napi::Object out = Napi::Object::New(info.Env());
+  out.Set("usable", s.usable);
+  out.Set("reason", s.reason);
+  return out;
+}
+
 // quantMatmul(set, dtype, weights: Uint8Array, input: Float32Array, T, N, K, threads, bias?: Float32Array) -> Float32Array [T][N]
+// set "amx": the AMX-INT8 kernel (Q8_0 only, any T); throws where it cannot run, saying why.
 Napi::Value quant_matmul_js(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 8 || !info[2].IsTypedArray() || !info[3].IsTypedArray())
     throw Napi::TypeError::New(env, "quantMatmul(set, dtype, weights, input, T, N, K, threads)");
-  const KernelSet set = kernel_set(env, info[0]);
+  const bool amx = info[0].IsString() && info[0].As<Napi::String>().Utf8Value() == "amx";
+  const KernelSet set = amx ? KernelSet::Avx512Vnni : kernel_set(env, info[0]);
   const WeightType type = quant_type(env, info[1]);
   const Napi::Uint8Array w = info[2].As<Napi::Uint8Array>();
   const Napi::Float32Array in = info[3].As<Napi::Float32Array>();
@@ -72,6 +83,12 @@ Napi::Value quant_matmul_js(const Napi::CallbackInfo& info) {
   // Weights come as GGUF rows; weft keeps Q8_0 / Q4_0 in row groups (as the loader does).
   std::vector<uint8_t> stored(w.Data(), w.Data() + w.ByteLength());
   if (is_row_grouped(type)) repack_rows(type, stored.data(), N, K);
+  if (amx) {
+    if (!cpu_amx_status().usable) throw Napi::Error::New(env, "this CPU or build cannot run the amx kernels: " + cpu_amx_status().reason);
+    if (type != WeightType::Q8_0) throw Napi::TypeError::New(env, "the amx kernels take Q8_0 only");
+    quant_matmul_amx_with(pool, out.Data(), in.Data(), stored.data(), type, bias, T, N, K);
+    return out;
+  }
   if (!quant_matmul_with(set, pool, out.Data(), in.Data(), stored.data(), type, bias, T, N, K))
     throw Napi::Error::New(env, std::string("this CPU or build cannot run the ") + kernel_set_name(set) + " kernels");
   return out;
@@ -251,6 +268,7 @@ void register_testing(Napi::Env env, Napi::Object exports) {
   t.Set("floatMatmul", Napi::Function::New(env, float_matmul_js));
   t.Set("project", Napi::Function::New(env, project_js));
   t.Set("cpuFlags", Napi::Function::New(env, cpu_flags_js));
+  t.Set("amxStatus", Napi::Function::New(env, amx_status_js));
   t.Set("dequantizeRow", Napi::Function::New(env, dequantize_js));
   t.Set("quantizeRow", Napi::Function::New(env, quantize_js));
   exports.Set("testing", t);

@@ -3,7 +3,7 @@
  * in C++ (native/src/cpu), run off the main thread.
  */
 import { availableParallelism, totalmem } from 'node:os';
-import { BackendError, InvalidOptionError, ModelLoadError } from '../../errors.js';
+import { BackendError, InvalidOptionError, ModelLoadError, NativeBackendUnavailableError } from '../../errors.js';
 import type { ModelConfig } from '../../model-files/config.js';
 import { loadModelConfig } from '../../model-files/config.js';
 import { ropeInverseFrequencies } from '../../model-files/rope.js';
@@ -177,6 +177,8 @@ export class CpuBackend implements Backend {
     try {
       return new binding.CpuModel(config);
     } catch (cause) {
+      // WEFT_CPU_KERNELS=amx where AMX cannot run (binding.cc): the forced kernels are unavailable, not the model.
+      if ((cause as { code?: unknown }).code === 'AMX_UNAVAILABLE') throw new NativeBackendUnavailableError((cause as Error).message, { cause });
       throw new ModelLoadError(`${source}: the native model rejected the config: ${(cause as Error).message}`, source, undefined, { cause });
     }
   }
@@ -211,7 +213,8 @@ export class CpuBackend implements Backend {
   /**
    * The matmul and attention kernels this process runs: 'avx2' on x86-64 CPUs
    * with AVX2/FMA/F16C, else 'baseline' (forced by WEFT_CPU_KERNELS=baseline or
-   * WEFT_CPU_BASELINE=1). See docs/cpu-backend.md.
+   * WEFT_CPU_BASELINE=1); 'amx' is 'avx512vnni' plus AMX-INT8 tiles for Q8_0
+   * matmuls of 16+ tokens. See docs/cpu-backend.md.
    */
   get kernels(): KernelSetName | undefined {
     return this.#queue.native?.kernels;

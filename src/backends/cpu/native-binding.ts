@@ -49,8 +49,12 @@ export interface NativeWeightSlot {
   readonly shape: readonly number[];
 }
 
-/** The kernel sets of native/src/cpu/cpu_features.h, slowest first. */
-export type KernelSetName = 'baseline' | 'avx2' | 'avxvnni' | 'avx512vnni';
+/**
+ * The kernel sets of native/src/cpu/cpu_features.h, slowest first. 'amx' is
+ * 'avx512vnni' plus AMX-INT8 tiles for the Q8_0 matmuls of 16+ tokens (a name
+ * `kernels` reports and quantMatmul takes; not a float kernel set).
+ */
+export type KernelSetName = 'baseline' | 'avx2' | 'avxvnni' | 'avx512vnni' | 'amx';
 
 export interface NativeCpuModel {
   readonly threads: number;
@@ -104,6 +108,8 @@ export interface NativeTesting {
   project(set: KernelSetName, parts: ReadonlyArray<{ dtype: string; weights: Float32Array | Uint16Array | Uint8Array; N: number; bias?: Float32Array; packTail?: boolean }>, input: Float32Array, T: number, K: number, threads: number): Float32Array[];
   /** The CPU's instruction-set flags from CPUID (AMX, AVX512-FP16 included), /proc/cpuinfo's names. */
   cpuFlags(): string[];
+  /** Whether the AMX-INT8 kernels can run here (CPUID, build, OS permission), and why not. quantMatmul('amx', 'Q8_0', ...) runs them. */
+  amxStatus(): { readonly usable: boolean; readonly reason: string };
   dequantizeRow(dtype: string, bytes: Uint8Array, K: number): Float32Array;
   quantizeRow(dtype: 'Q8_0' | 'Q4_0', values: Float32Array): Uint8Array;
 }
