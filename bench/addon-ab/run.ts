@@ -5,13 +5,15 @@
  * thread, not wall time). Alternating rounds, one process per (addon, round),
  * medians.
  *
- *   tsx bench/addon-ab/run.ts --model file.gguf --before old/weft_native.node [--after new.node] [--rounds 3]
+ *   tsx bench/addon-ab/run.ts --model file.gguf --before old/weft_native.node [--after new.node] [--rounds 3] [--threads 1]
  *
  * --after defaults to this checkout's addon (native/build/Release). Each child
- * (this file with --child) loads the model through Pipeline with 1 thread and
- * prints {decode1, agg16, prefill512}: CPU ms per generated token (decode: the
- * difference between generating 33 and 1 tokens for the same prompts, so
- * prefill cancels) and per prompt token (512-token prefill).
+ * (this file with --child) loads the model through Pipeline with --threads
+ * threads (default 1) and prints {decode1, agg16, prefill512}: CPU ms per
+ * generated token (decode: the difference between generating 33 and 1 tokens
+ * for the same prompts, so prefill cancels) and per prompt token (512-token
+ * prefill), and the same as wall ms (`wall` in the summary: what a change to
+ * thread hand-offs or memory streams moves, with more than one thread).
  */
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -21,10 +23,10 @@ import { loadavg } from 'node:os';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
-  options: { model: { type: 'string' }, before: { type: 'string' }, after: { type: 'string' }, rounds: { type: 'string', default: '3' }, child: { type: 'boolean' } },
+  options: { model: { type: 'string' }, before: { type: 'string' }, after: { type: 'string' }, rounds: { type: 'string', default: '3' }, threads: { type: 'string', default: '1' }, child: { type: 'boolean' } },
 });
 const model = values.model!;
-type Figures = { decode1: number; agg16: number; prefill512: number; kernels: string };
+type Figures = { decode1: number; agg16: number; prefill512: number; wall: { decode1: number; agg16: number; prefill512: number }; kernels: string };
 
 const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
 function ids(count: number, stream: number): number[] {
@@ -34,26 +36,34 @@ function ids(count: number, stream: number): number[] {
 
 async function child(): Promise<void> {
   const { Pipeline } = await import('../../src/index.js');
-  const pipe = await Pipeline.create({ model, threads: 1, kvCache: { size: 256 * 2 ** 20, precision: 'f16' }, scheduler: { maxNumSeqs: 16, maxNumBatchedTokens: 1024 } });
+  const pipe = await Pipeline.create({ model, threads: Number(values.threads), kvCache: { size: 256 * 2 ** 20, precision: 'f16' }, scheduler: { maxNumSeqs: 16, maxNumBatchedTokens: 1024 } });
   const gen = (streams: number, prompt: number, tokens: number, salt: number) =>
     Promise.all(Array.from({ length: streams }, (_, s) => pipe.generate(ids(prompt, salt + s), { maxTokens: tokens, temperature: 0, ignoreEos: true })));
+  // CPU ms of the call; its wall ms go to `lastWall`.
+  let lastWall = 0;
   const cost = async (f: () => Promise<unknown>) => {
     const start = process.cpuUsage();
+    const wallStart = performance.now();
     await f();
+    lastWall = performance.now() - wallStart;
     return cpuMs(process.cpuUsage(start));
   };
   await gen(1, 8, 4, 999); // warm-up
-  const perDecodeToken = async (streams: number) => {
+  const wall = { decode1: 0, agg16: 0, prefill512: 0 };
+  const perDecodeToken = async (streams: number, key: 'decode1' | 'agg16') => {
     const one = await cost(() => gen(streams, 16, 1, 10 * streams));
+    const oneWall = lastWall;
     const many = await cost(() => gen(streams, 16, 33, 10 * streams + 1000));
+    wall[key] = (lastWall - oneWall) / (streams * 32);
     return (many - one) / (streams * 32);
   };
-  const decode1 = await perDecodeToken(1);
-  const agg16 = await perDecodeToken(16);
+  const decode1 = await perDecodeToken(1, 'decode1');
+  const agg16 = await perDecodeToken(16, 'agg16');
   const prefill512 = (await cost(() => gen(1, 512, 1, 7))) / 512;
+  wall.prefill512 = lastWall / 512;
   const kernels = String((pipe as unknown as { backend: { kernels?: string } }).backend.kernels ?? 'unknown');
   await pipe.close();
-  console.log(JSON.stringify({ decode1, agg16, prefill512, kernels }));
+  console.log(JSON.stringify({ decode1, agg16, prefill512, wall, kernels }));
 }
 
 if (values.child) await child();
@@ -64,7 +74,7 @@ else {
   for (let r = 0; r < Number(values.rounds); r++)
     for (const side of (r % 2 ? ['after', 'before'] : ['before', 'after']) as Array<'before' | 'after'>) {
       loads.push(loadavg()[0]!);
-      const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', '--model', model], {
+      const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', '--model', model, '--threads', values.threads!], {
         env: { ...process.env, WEFT_NATIVE_PATH: addons[side] },
         encoding: 'utf8',
       });
@@ -73,10 +83,16 @@ else {
       results[side].push(figures);
     }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
-  const summary: Record<string, unknown> = { model, kernels: results.after[0]!.kernels, loadAverage: median(loads) };
+  const summary: Record<string, unknown> = { model, kernels: results.after[0]!.kernels, threads: Number(values.threads), loadAverage: median(loads) };
+  const compare = (pick: (f: Figures) => number) => {
+    const b = median(results.before.map(pick)), a = median(results.after.map(pick));
+    return { beforeMs: Number(b.toFixed(2)), afterMs: Number(a.toFixed(2)), speedup: Number((b / a).toFixed(2)) };
+  };
+  const wall: Record<string, unknown> = {};
   for (const key of ['decode1', 'agg16', 'prefill512'] as const) {
-    const b = median(results.before.map((f) => f[key])), a = median(results.after.map((f) => f[key]));
-    summary[key] = { beforeMs: Number(b.toFixed(2)), afterMs: Number(a.toFixed(2)), speedup: Number((b / a).toFixed(2)) };
+    summary[key] = compare((f) => f[key]);
+    wall[key] = compare((f) => f.wall[key]);
   }
+  summary.wall = wall;
   console.log(JSON.stringify(summary));
 }

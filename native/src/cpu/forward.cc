@@ -26,14 +26,29 @@
 #include "quant.h"
 #include "quant_formats.h"
 #include "quant_repack.h"
+#include "step_state.h"
 
 namespace weft {
 namespace {
 
-// out[T][w.rows] = in[T][w.cols] @ w^T (+ bias, when the model has that bias).
-void matmul(ThreadPool& pool, float* out, const float* in, const Tensor& w, const Tensor* bias, int T) {
-  const float* b = bias && bias->required ? bias->data.data() : nullptr;
-  weft::matmul(pool, out, in, w.raw(), w.type, b, T, static_cast<int>(w.rows), static_cast<int>(w.cols));
+// out[T][w.rows] = in[T][w.cols] @ w^T (+ bias, when the model has that bias), as one part of a projection.
+MatmulPart part(float* out, const Tensor& w, const Tensor* bias) {
+  MatmulPart p;
+  p.out = out;
+  p.w = w.raw();
+  p.type = w.type;
+  p.bias = bias && bias->required ? bias->data.data() : nullptr;
+  p.N = static_cast<int>(w.rows);
+  p.group_tail = w.group_tail.empty() ? nullptr : w.group_tail.data();
+  return p;
+}
+
+// Matrices sharing the input `in` (T rows of their common column count):
+// one quantization of it and one thread-pool pass where the types allow
+// (project(), matmul.h).
+template <int Count>
+void project(Model& model, StepState& st, const float* in, int T, const Tensor& first, const MatmulPart (&parts)[Count]) {
+  weft::project(*model.pool, st.matmul, in, T, static_cast<int>(first.cols), parts, Count);
 }
 
 void rmsnorm(float* out, const float* x, const float* weight, int n, float eps) {
@@ -53,40 +68,15 @@ void rope(float* v, const float* cos, const float* sin, int half) {
   }
 }
 
-// Attention work item: up to kTile consecutive new tokens of one sequence with
-// the query heads of one kv head.
-constexpr int kTile = 16;
-struct AttentionTile {
-  int seq, t0, t1, kv_head;
-};
-
-// What every layer of one step shares: where each token sits, its RoPE
-// angles, the attention work split, and the step's activation buffers.
-struct StepState {
-  int T = 0;
-  std::vector<int> seq_of;              // [T] the token's sequence
-  std::vector<int64_t> pos_in_cache;    // [T] past + index within the step
-  std::vector<float> cos, sin;          // [T][head_dim / 2]
-  std::vector<AttentionTile> tiles;
-  size_t tiles_per_chunk = 1;           // all tiles on one thread when attention is small
-  size_t token_grain = 4;               // tokens per chunk of the per-token loops
-  int max_rows = 0;                     // query rows per tile, at most
-  size_t scratch_per_thread = 0;
-  std::vector<float> scratch;           // attention scratch, per thread
-  std::vector<QueryRow> row_buf;        // attention rows, per thread
-  // Activations: x is the residual stream, xb the normalised/projected one.
-  std::vector<float> x, xb, q, k, v, att, gate, up;
-};
-
-StepState prepare_step(const ModelConfig& c, const StepInput& s, int block_size, int threads) {
-  StepState st;
+// Fills the Model's StepState for this step (its buffers grown as needed, see step_state.h).
+void prepare_step(StepState& st, const ModelConfig& c, const StepInput& s, int block_size, int threads) {
   const int T = st.T = static_cast<int>(s.input_ids.size());
   const int B = static_cast<int>(s.past_lens.size());
   const int H = c.hidden, hd = c.head_dim, half = hd / 2;
   const size_t q_dim = static_cast<size_t>(c.heads) * hd, kv_dim = static_cast<size_t>(c.kv_heads) * hd;
 
-  st.seq_of.resize(T);
-  st.pos_in_cache.resize(T);
+  grow(st.seq_of, T);
+  grow(st.pos_in_cache, T);
   for (int i = 0; i < B; ++i)
     for (int t = s.subsequence_begins[i]; t < s.subsequence_begins[i + 1]; ++t) {
       st.seq_of[t] = i;
@@ -94,8 +84,8 @@ StepState prepare_step(const ModelConfig& c, const StepInput& s, int block_size,
     }
 
   // RoPE angles per token, from the explicit positions (HF computes them in float32).
-  st.cos.resize(static_cast<size_t>(T) * half);
-  st.sin.resize(static_cast<size_t>(T) * half);
+  grow(st.cos, static_cast<size_t>(T) * half);
+  grow(st.sin, static_cast<size_t>(T) * half);
   for (int t = 0; t < T; ++t)
     for (int j = 0; j < half; ++j) {
       const float angle = static_cast<float>(s.positions[t]) * static_cast<float>(c.inv_freq[j]);
@@ -103,39 +93,40 @@ StepState prepare_step(const ModelConfig& c, const StepInput& s, int block_size,
       st.sin[static_cast<size_t>(t) * half + j] = std::sin(angle);
     }
 
+  st.tiles.clear();  // keeps its capacity
   for (int i = 0; i < B; ++i)
-    for (int t0 = s.subsequence_begins[i]; t0 < s.subsequence_begins[i + 1]; t0 += kTile)
+    for (int t0 = s.subsequence_begins[i]; t0 < s.subsequence_begins[i + 1]; t0 += kAttentionTile)
       for (int g = 0; g < c.kv_heads; ++g)
-        st.tiles.push_back({i, t0, std::min(t0 + kTile, s.subsequence_begins[i + 1]), g});
+        st.tiles.push_back({i, t0, std::min(t0 + kAttentionTile, s.subsequence_begins[i + 1]), g});
   // Small attention work (tiny models, short contexts) runs on one thread.
   size_t attention_work = 0;
   for (int t = 0; t < T; ++t) attention_work += static_cast<size_t>(st.pos_in_cache[t] + 1) * c.heads * hd;
   st.tiles_per_chunk = attention_work < (1u << 16) ? st.tiles.size() : 1;
-  st.max_rows = kTile * (c.heads / c.kv_heads);
+  st.max_rows = kAttentionTile * (c.heads / c.kv_heads);
   st.scratch_per_thread = 2 * static_cast<size_t>(block_size) * hd + block_size + static_cast<size_t>(st.max_rows) * (hd + 2);
-  st.scratch.resize(st.scratch_per_thread * threads);
-  st.row_buf.resize(static_cast<size_t>(st.max_rows) * threads);
+  grow(st.scratch, st.scratch_per_thread * threads);
+  grow(st.row_buf, static_cast<size_t>(st.max_rows) * threads);
 
   // Per-token loops go 4 tokens per chunk, or all inline when the step is small.
   st.token_grain = static_cast<size_t>(T) * (H + c.intermediate) < (1u << 14) ? T : 4;
 
-  st.x.resize(static_cast<size_t>(T) * H);
-  st.xb.resize(static_cast<size_t>(T) * H);
-  st.q.resize(T * q_dim);
-  st.k.resize(T * kv_dim);
-  st.v.resize(T * kv_dim);
-  st.att.resize(T * q_dim);
-  st.gate.resize(static_cast<size_t>(T) * c.intermediate);
-  st.up.resize(static_cast<size_t>(T) * c.intermediate);
-  return st;
+  grow(st.x, static_cast<size_t>(T) * H);
+  grow(st.xb, static_cast<size_t>(T) * H);
+  grow(st.q, T * q_dim);
+  grow(st.k, T * kv_dim);
+  grow(st.v, T * kv_dim);
+  grow(st.att, T * q_dim);
+  grow(st.gate, static_cast<size_t>(T) * c.intermediate);
+  grow(st.up, static_cast<size_t>(T) * c.intermediate);
+  grow(st.head_rows, s.logits_indices.size() * H);
 }
 
 // x[t] = the embedding row of token t, widened from 16 bits or dequantized when stored so.
 // The table may be copied or mapped (Tensor::raw()).
-void embed(const Tensor& table, const StepInput& s, int H, float* x) {
+void embed(const Tensor& table, const StepInput& s, int H, float* x, std::vector<uint8_t>& row) {
   // Row-grouped tables (Q8_0, Q4_0; never mapped): a token's row is unpacked back to GGUF bytes first.
   const void* raw = table.raw();
-  std::vector<uint8_t> row(is_row_grouped(table.type) ? quant_row_bytes(table.type, H) : 0);
+  if (is_row_grouped(table.type)) grow(row, quant_row_bytes(table.type, H));
   for (size_t t = 0; t < s.input_ids.size(); ++t) {
     const size_t from = static_cast<size_t>(s.input_ids[t]) * H;
     float* to = x + t * H;
@@ -150,24 +141,38 @@ void embed(const Tensor& table, const StepInput& s, int H, float* x) {
   }
 }
 
-// x += o_proj(attention(rope(q), rope(k), v)) for one layer; writes the new
-// tokens' keys and values into the cache first.
+// The first pass of a block: x += the previous block's output (in xb; none
+// before the first layer), then xb = norm(x), token by token. (Adding here
+// rather than right after the block's last matmul saves a pass; it is the
+// same float addition.)
+void add_and_norm(Model& model, StepState& st, const Tensor& norm, bool add_pending) {
+  const ModelConfig& c = model.config;
+  const size_t H = c.hidden;
+  model.pool->parallel_for(st.T, st.token_grain, [&](size_t t0, size_t t1, int) {
+    for (size_t t = t0; t < t1; ++t) {
+      if (add_pending)
+        for (size_t i = 0; i < H; ++i) st.x[t * H + i] += st.xb[t * H + i];
+      rmsnorm(&st.xb[t * H], &st.x[t * H], norm.data.data(), static_cast<int>(H), c.rms_eps);
+    }
+  });
+}
+
+// xb = o_proj(attention(rope(q), rope(k), v)) for one layer, after adding the
+// previous layer's output to x; writes the new tokens' keys and values into
+// the cache first.
 void attention_block(Model& model, const StepInput& s, StepState& st, int layer) {
   const ModelConfig& c = model.config;
   const LayerWeights& l = model.weights.layers[layer];
   KvCache& cache = model.cache;
   ThreadPool& pool = *model.pool;
-  const int T = st.T, H = c.hidden, hd = c.head_dim, half = hd / 2;
+  const int T = st.T, hd = c.head_dim, half = hd / 2;
   const int q_dim = c.heads * hd, kv_dim = c.kv_heads * hd;
   const int group = c.heads / c.kv_heads;  // query heads per kv head
   const size_t bs = cache.block_size;
 
-  pool.parallel_for(T, st.token_grain, [&](size_t t0, size_t t1, int) {
-    for (size_t t = t0; t < t1; ++t) rmsnorm(&st.xb[t * H], &st.x[t * H], l.attn_norm.data.data(), H, c.rms_eps);
-  });
-  matmul(pool, st.q.data(), st.xb.data(), l.wq, &l.bq, T);
-  matmul(pool, st.k.data(), st.xb.data(), l.wk, &l.bk, T);
-  matmul(pool, st.v.data(), st.xb.data(), l.wv, &l.bv, T);
+  add_and_norm(model, st, l.attn_norm, layer > 0);
+  const MatmulPart qkv[] = {part(st.q.data(), l.wq, &l.bq), part(st.k.data(), l.wk, &l.bk), part(st.v.data(), l.wv, &l.bv)};
+  project(model, st, st.xb.data(), T, l.wq, qkv);
 
   // Per token: q/k norm (Qwen3), RoPE, then write k and v into the cache.
   pool.parallel_for(T, st.token_grain, [&](size_t t0, size_t t1, int) {
@@ -213,45 +218,45 @@ void attention_block(Model& model, const StepInput& s, StepState& st, int layer)
     }
   });
 
-  matmul(pool, st.xb.data(), st.att.data(), l.wo, &l.bo, T);
+  const MatmulPart o[] = {part(st.xb.data(), l.wo, &l.bo)};
+  project(model, st, st.att.data(), T, l.wo, o);
 }
 
-// x += down_proj(silu(gate_proj(norm(x))) * up_proj(norm(x))), after adding
-// the attention output (in xb) to the residual stream.
+// xb = down_proj(silu(gate_proj(norm(x))) * up_proj(norm(x))), after adding
+// the attention output (in xb) to the residual stream x.
 void mlp_block(Model& model, StepState& st, int layer) {
   const ModelConfig& c = model.config;
   const LayerWeights& l = model.weights.layers[layer];
   ThreadPool& pool = *model.pool;
-  const int T = st.T, H = c.hidden;
-  pool.parallel_for(T, st.token_grain, [&](size_t t0, size_t t1, int) {
-    for (size_t t = t0; t < t1; ++t) {
-      for (int i = 0; i < H; ++i) st.x[t * H + i] += st.xb[t * H + i];
-      rmsnorm(&st.xb[t * H], &st.x[t * H], l.ffn_norm.data.data(), H, c.rms_eps);
-    }
-  });
-  matmul(pool, st.gate.data(), st.xb.data(), l.w_gate, nullptr, T);
-  matmul(pool, st.up.data(), st.xb.data(), l.w_up, nullptr, T);
+  const int T = st.T;
+  add_and_norm(model, st, l.ffn_norm, true);
+  const MatmulPart gate_up[] = {part(st.gate.data(), l.w_gate, nullptr), part(st.up.data(), l.w_up, nullptr)};
+  project(model, st, st.xb.data(), T, l.w_gate, gate_up);
   const size_t I = c.intermediate;
   pool.parallel_for(T, st.token_grain, [&](size_t t0, size_t t1, int) {
     silu_mul(&st.gate[t0 * I], &st.up[t0 * I], (t1 - t0) * I);  // silu(gate) * up, activation.h
   });
-  matmul(pool, st.xb.data(), st.gate.data(), l.w_down, nullptr, T);
-  for (size_t i = 0; i < st.x.size(); ++i) st.x[i] += st.xb[i];
+  const MatmulPart down[] = {part(st.xb.data(), l.w_down, nullptr)};
+  project(model, st, st.gate.data(), T, l.w_down, down);
 }
 
-// Final norm and LM head, only for the rows whose logits are wanted. Not
-// inlined, so that profiles (bench/profile-step) can tell the LM head apart.
-__attribute__((noinline)) void lm_head(Model& model, const StepInput& s, const StepState& st, float* logits) {
+// Final norm and LM head, only for the rows whose logits are wanted, after
+// adding the last layer's output (in xb) to those rows of x. Not inlined, so
+// that profiles (bench/profile-step) can tell the LM head apart.
+__attribute__((noinline)) void lm_head(Model& model, const StepInput& s, StepState& st, float* logits) {
   const ModelConfig& c = model.config;
   const Weights& w = model.weights;
-  const int H = c.hidden;
+  const size_t H = c.hidden;
   const int R = static_cast<int>(s.logits_indices.size());
   if (R == 0) return;
-  std::vector<float> rows(static_cast<size_t>(R) * H);
-  for (int r = 0; r < R; ++r)
-    rmsnorm(&rows[static_cast<size_t>(r) * H], &st.x[static_cast<size_t>(s.logits_indices[r]) * H], w.final_norm.data.data(), H,
-            c.rms_eps);
-  matmul(*model.pool, logits, rows.data(), c.tied_embeddings ? w.embed : w.lm_head, nullptr, R);
+  for (int r = 0; r < R; ++r) {
+    const size_t t = static_cast<size_t>(s.logits_indices[r]);
+    for (size_t i = 0; i < H; ++i) st.x[t * H + i] += st.xb[t * H + i];
+    rmsnorm(&st.head_rows[r * H], &st.x[t * H], w.final_norm.data.data(), static_cast<int>(H), c.rms_eps);
+  }
+  const Tensor& head = c.tied_embeddings ? w.embed : w.lm_head;
+  const MatmulPart out[] = {part(logits, head, nullptr)};
+  project(model, st, st.head_rows.data(), R, head, out);
 }
 
 }  // namespace
@@ -259,8 +264,9 @@ __attribute__((noinline)) void lm_head(Model& model, const StepInput& s, const S
 void forward(Model& model, const StepInput& s, float* logits) {
   // Copy-on-write block copies come first: this step may read the copies.
   for (size_t k = 0; k + 1 < s.block_copies.size(); k += 2) model.cache.copy_block(s.block_copies[k], s.block_copies[k + 1]);
-  StepState st = prepare_step(model.config, s, model.cache.block_size, model.pool->size());
-  embed(model.weights.embed, s, model.config.hidden, st.x.data());
+  StepState& st = model.step;
+  prepare_step(st, model.config, s, model.cache.block_size, model.pool->size());
+  embed(model.weights.embed, s, model.config.hidden, st.x.data(), st.embed_row);
   for (int layer = 0; layer < model.config.layers; ++layer) {
     attention_block(model, s, st, layer);
     mlp_block(model, st, layer);

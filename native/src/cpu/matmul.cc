@@ -65,42 +65,103 @@ RowKernel kernel_of(KernelSet set, WeightType type) {
   return f32 ? rows_f32 : f16 ? rows_f16 : rows_bf16;
 }
 
-void run(RowKernel kernel, ThreadPool& pool, float* out, const float* in, const void* w, WeightType type, const float* bias,
-         int T, int N, int K) {
-  // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
-  size_t grain = std::max<size_t>(1, 16384 / std::max(1, K));
-  grain = std::min(grain, std::max<size_t>(1, N / (4 * static_cast<size_t>(pool.size()))));
-  grain = (grain + 23) / 24 * 24;  // whole 3-, 6- and 8-row tiles
-  // Below ~64K multiply-adds, waking other threads costs more than it saves.
-  if (static_cast<size_t>(T) * N * K < (1u << 16)) grain = N;
-  const size_t wide_floats = type == WeightType::F32 ? 0 : static_cast<size_t>(8) * K;
-  pool.parallel_for(N, grain, [&](size_t n0, size_t n1, int) {
+// Float passes hand out rows in blocks of 24 (whole 3-, 6- and 8-row tiles).
+constexpr size_t kRowBlock = 24;
+
+// One pass over the rows of every part (each with its kernel), in blocks of
+// kRowBlock rows; a chunk may span the end of one part and the start of the
+// next. A row is computed the same whichever chunk holds it.
+void run_parts(const RowKernel* kernels, ThreadPool& pool, const float* in, int T, int K, const MatmulPart* parts, int count) {
+  size_t rows = 0, first_block[kMaxMatmulParts + 1] = {0};
+  bool widens = false;
+  for (int p = 0; p < count; ++p) {
+    rows += static_cast<size_t>(parts[p].N);
+    first_block[p + 1] = first_block[p] + (static_cast<size_t>(parts[p].N) + kRowBlock - 1) / kRowBlock;
+    widens = widens || parts[p].type != WeightType::F32;
+  }
+  const size_t blocks = first_block[count];
+  const size_t wide_floats = widens ? static_cast<size_t>(8) * K : 0;
+  auto chunk = [&](size_t b0, size_t b1, int) {
     // Room to widen one row block (up to 8 rows) of 16-bit weights, per thread,
     // kept between calls: no allocation per step once the largest K was seen.
     static thread_local std::vector<float> wide;
     if (wide.size() < wide_floats) wide.resize(wide_floats);
-    kernel(out, in, w, bias, T, N, K, n0, n1, wide_floats ? wide.data() : nullptr);
-  });
+    for (int p = 0; p < count; ++p) {
+      const size_t from = std::max(b0, first_block[p]), to = std::min(b1, first_block[p + 1]);
+      if (from >= to) continue;
+      const MatmulPart& part = parts[p];
+      const size_t n0 = (from - first_block[p]) * kRowBlock, n1 = std::min<size_t>(part.N, (to - first_block[p]) * kRowBlock);
+      kernels[p](part.out, in, part.w, part.bias, T, part.N, K, n0, n1, part.type != WeightType::F32 ? wide.data() : nullptr);
+    }
+  };
+  // Below ~64K multiply-adds, waking other threads costs more than it saves.
+  if (static_cast<size_t>(T) * rows * K < (1u << 16)) return chunk(0, blocks, 0);
+  const size_t block_bytes = kRowBlock * static_cast<size_t>(K) * (widens ? 2 : 4);
+  if (T <= kGuidedTokens) {
+    // Few tokens: each block's rows are read once, so chunks may be large;
+    // guided chunks (at most ~512 KB of weights) cut the hand-offs.
+    pool.parallel_for_guided(blocks, std::max<size_t>(1, (size_t{512} << 10) / block_bytes), chunk);
+  } else {
+    // ~64 KB of weights per chunk (they stay in cache while every 16-token
+    // tile passes), and enough chunks to keep every thread busy.
+    size_t grain = std::max<size_t>(1, 16384 / std::max(1, K));
+    grain = std::min(grain, std::max<size_t>(1, rows / (4 * static_cast<size_t>(pool.size()))));
+    pool.parallel_for(blocks, (grain + kRowBlock - 1) / kRowBlock, chunk);
+  }
 }
 
 }  // namespace
 
-void matmul(ThreadPool& pool, float* out, const float* in, const void* w, WeightType type, const float* bias, int T, int N,
-            int K) {
-  if (is_quantized(type)) return quant_matmul(pool, out, in, static_cast<const uint8_t*>(w), type, bias, T, N, K);
+bool project_with(KernelSet set, ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K,
+                  const MatmulPart* parts, int count) {
+  int quantized = 0;
+  for (int p = 0; p < count; ++p) quantized += is_quantized(parts[p].type) ? 1 : 0;
+  if (quantized == count) return quant_project_with(set, pool, scratch, in, T, K, parts, count);
+  if (quantized > 0) {  // float and block matrices together: each on its own
+    for (int p = 0; p < count; ++p)
+      if (!project_with(set, pool, scratch, in, T, K, &parts[p], 1)) return false;
+    return true;
+  }
+  RowKernel kernels[kMaxMatmulParts];
+  for (int p = 0; p < count; ++p)
+    if (!(kernels[p] = kernel_of(set, parts[p].type))) return false;
+  run_parts(kernels, pool, in, T, K, parts, count);
+  return true;
+}
+
+void project(ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K, const MatmulPart* parts, int count) {
+  int quantized = 0;
+  for (int p = 0; p < count; ++p) quantized += is_quantized(parts[p].type) ? 1 : 0;
+  if (quantized == count) return quant_project(pool, scratch, in, T, K, parts, count);
+  if (quantized > 0) {
+    for (int p = 0; p < count; ++p) project(pool, scratch, in, T, K, &parts[p], 1);
+    return;
+  }
   static const RowKernel kernels[3] = {kernel_of(cpu_kernel_set(), WeightType::F32), kernel_of(cpu_kernel_set(), WeightType::F16),
                                        kernel_of(cpu_kernel_set(), WeightType::BF16)};
-  const RowKernel kernel = kernels[type == WeightType::F32 ? 0 : type == WeightType::F16 ? 1 : 2];
-  run(kernel, pool, out, in, w, type, bias, T, N, K);
+  RowKernel chosen[kMaxMatmulParts];
+  for (int p = 0; p < count; ++p) {
+    const WeightType t = parts[p].type;
+    chosen[p] = kernels[t == WeightType::F32 ? 0 : t == WeightType::F16 ? 1 : 2];
+  }
+  run_parts(chosen, pool, in, T, K, parts, count);
+}
+
+void matmul(ThreadPool& pool, float* out, const float* in, const void* w, WeightType type, const float* bias, int T, int N,
+            int K) {
+  MatmulScratch scratch;
+  MatmulPart part;
+  part.out = out, part.w = w, part.type = type, part.bias = bias, part.N = N;
+  project(pool, scratch, in, T, K, &part, 1);
 }
 
 bool matmul_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const void* w, WeightType type,
                  const float* bias, int T, int N, int K) {
   if (is_quantized(type)) return false;
-  const RowKernel kernel = kernel_of(set, type);
-  if (!kernel) return false;
-  run(kernel, pool, out, in, w, type, bias, T, N, K);
-  return true;
+  MatmulScratch scratch;
+  MatmulPart part;
+  part.out = out, part.w = w, part.type = type, part.bias = bias, part.N = N;
+  return project_with(set, pool, scratch, in, T, K, &part, 1);
 }
 
 }  // namespace weft

@@ -1,4 +1,7 @@
 #pragma once
+#include <cstdint>
+#include <vector>
+
 #include "cpu_features.h"
 #include "thread_pool.h"
 
@@ -24,5 +27,47 @@ void matmul(ThreadPool& pool, float* out, const float* in, const void* w, Weight
 // or build cannot run that set (or `type` is a block format).
 bool matmul_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const void* w, WeightType type,
                  const float* bias, int T, int N, int K);
+
+// One matrix of a projection: out[T][N] = in[T][K] @ w^T (+ bias), with w's
+// elements of `type` (as matmul() takes them).
+struct MatmulPart {
+  float* out = nullptr;
+  const void* w = nullptr;
+  WeightType type = WeightType::F32;
+  const float* bias = nullptr;  // [N], or nullptr
+  int N = 0;
+  // Q8_0 / Q4_0 with N % 8 rows after the last whole row group: those rows
+  // packed as one more group (pack_group, quant_repack.h), once at load
+  // (weights.cc). nullptr otherwise; a part without it has its tail packed per call.
+  const uint8_t* group_tail = nullptr;
+};
+
+// What a projection keeps between calls: the quantized activations of its
+// input (quant_formats.h). Invariant: the vectors only grow (to the largest
+// T * K seen), so steps of a size seen before allocate nothing; their contents
+// are written by each call before they are read and mean nothing after it.
+struct MatmulScratch {
+  std::vector<int8_t> q;
+  std::vector<float> scale;
+  std::vector<int32_t> sum, offset_sum;
+};
+
+// Several matrices that take the same input (q/k/v; gate/up): each part's out
+// as matmul() of that part alone computes it, bit for bit, but with one
+// quantization of the input and one thread-pool pass over all the parts' rows
+// when the parts allow it: all float (F32/F16/BF16, any mix), or all the same
+// row-grouped type (Q8_0 or Q4_0). Otherwise (Q4_K/Q6_K, mixed block types)
+// each part runs on its own: quant.cc's quant_project is the seam where
+// k-quant parts could be fused too. count <= kMaxMatmulParts.
+constexpr int kMaxMatmulParts = 4;
+// Up to this many tokens a projection's pass hands out guided chunks
+// (ThreadPool::parallel_for_guided): its weights are read once either way.
+constexpr int kGuidedTokens = 16;
+void project(ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K, const MatmulPart* parts, int count);
+
+// The same with a given kernel set (tests). False, computing nothing, when
+// this CPU or build cannot run that set.
+bool project_with(KernelSet set, ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K,
+                  const MatmulPart* parts, int count);
 
 }  // namespace weft

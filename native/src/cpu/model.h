@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "kv_cache.h"
+#include "step_state.h"
 #include "thread_pool.h"
 #include "weights.h"
 
@@ -32,6 +33,9 @@ struct Model {
   Weights weights;
   KvCache cache;
   std::unique_ptr<ThreadPool> pool;
+  // The buffers of the step being run, kept for the next one (grown, never
+  // shrunk: step_state.h); only forward() touches them, one step at a time.
+  StepState step;
 };
 
 // Checks every length, offset and index of a step against the model and cache.

@@ -147,41 +147,39 @@ QuantRows kernel_of(KernelSet set) {
   }
 }
 
-// The activations of one matmul, quantized (quant_formats.h).
-struct Activations {
-  std::vector<int8_t> q;
-  std::vector<float> scale;
-  std::vector<int32_t> sum, offset_sum;
-  QuantizedInput view() const { return {q.data(), scale.data(), sum.data(), offset_sum.empty() ? nullptr : offset_sum.data()}; }
-};
-
-void quantize_activations(KernelSet set, ThreadPool& pool, const float* in, WeightType type, int T, int K, Activations& a) {
+// Quantizes T rows of K inputs into `a` (grown when too small, never shrunk)
+// and returns the view the kernels read. Row-grouped weights of `type` also
+// need - offset * sum per block (quant_repack.h).
+QuantizedInput quantize_activations(KernelSet set, ThreadPool& pool, const float* in, WeightType type, int T, int K,
+                                    MatmulScratch& a) {
   auto quantize = quantize_input;
 #if defined(WEFT_AVX2_KERNELS)
   if (set != KernelSet::Baseline) quantize = quantize_input_avx2;
 #endif
   const int units = K / kQuantUnit;
-  a.q.resize(static_cast<size_t>(T) * K);
-  a.scale.resize(static_cast<size_t>(T) * units);
-  a.sum.resize(static_cast<size_t>(T) * units);
-  if (is_row_grouped(type)) a.offset_sum.resize(a.sum.size());
-  const int offset = group_offset(type);
+  const size_t blocks = static_cast<size_t>(T) * units;
+  const bool grouped = is_q8_grouped(type);
+  if (a.q.size() < static_cast<size_t>(T) * K) a.q.resize(static_cast<size_t>(T) * K);
+  if (a.scale.size() < blocks) a.scale.resize(blocks);
+  if (a.sum.size() < blocks) a.sum.resize(blocks);
+  if (grouped && a.offset_sum.size() < blocks) a.offset_sum.resize(blocks);
+  const int offset = grouped ? group_offset(type) : 0;
   const size_t token_grain = static_cast<size_t>(T) * K < (1u << 15) ? T : 4;
   pool.parallel_for(T, token_grain, [&](size_t t0, size_t t1, int) {
     for (size_t t = t0; t < t1; ++t) {
       quantize(in + t * K, K, &a.q[t * K], &a.scale[t * units], &a.sum[t * units]);
-      if (!a.offset_sum.empty())
+      if (grouped)
         for (int u = 0; u < units; ++u) a.offset_sum[t * units + u] = -offset * a.sum[t * units + u];
     }
   });
+  return {a.q.data(), a.scale.data(), a.sum.data(), grouped ? a.offset_sum.data() : nullptr};
 }
 
 // Per-row kernels on GGUF rows (Q4_K, Q6_K; Q8_0/Q4_0 only for comparison).
 void run_rows(KernelSet set, QuantRows kernel, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
               const float* bias, int T, int N, int K) {
-  Activations a;
-  quantize_activations(set, pool, in, WeightType::F32, T, K, a);
-  const QuantizedInput x = a.view();
+  MatmulScratch a;
+  const QuantizedInput x = quantize_activations(set, pool, in, WeightType::F32, T, K, a);
   // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
   const size_t row_bytes = quant_row_bytes(type, K);
   size_t grain = std::max<size_t>(1, 65536 / std::max<size_t>(1, row_bytes));
@@ -190,74 +188,161 @@ void run_rows(KernelSet set, QuantRows kernel, ThreadPool& pool, float* out, con
   pool.parallel_for(N, grain, [&](size_t n0, size_t n1, int) { kernel(type, out, x, w, bias, T, N, K, n0, n1); });
 }
 
-// Row-group kernels on row-grouped Q8_0 / Q4_0 (quant_repack.h).
-void run_groups(KernelSet set, QuantGroups kernel, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
-                const float* bias, int T, int N, int K) {
-  Activations a;
-  quantize_activations(set, pool, in, type, T, K, a);
-  const QuantizedInput x = a.view();
+// Row-group kernels on row-grouped Q8_0 / Q4_0 (quant_repack.h), parts all of
+// one type: the input quantized once, then one pass over every part's groups
+// (chunks never straddle two parts; a group's outputs do not depend on the
+// chunk that holds it).
+void run_group_parts(KernelSet set, QuantGroups kernel, ThreadPool& pool, MatmulScratch& scratch, const float* in, int T,
+                     int K, const MatmulPart* parts, int count) {
+  const WeightType type = parts[0].type;
+  const QuantizedInput x = quantize_activations(set, pool, in, type, T, K, scratch);
   const size_t row_bytes = quant_row_bytes(type, K);
-  const size_t whole = static_cast<size_t>(N) / kGroupRows, groups = (static_cast<size_t>(N) + kGroupRows - 1) / kGroupRows;
-  // The N % 8 rows after the last whole group, packed as one more group.
-  std::vector<uint8_t> tail;
-  if (groups > whole) {
-    tail.resize(kGroupRows * row_bytes);
-    const uint8_t* rows[kGroupRows];
-    const int count = N % kGroupRows;
-    for (int r = 0; r < count; ++r) rows[r] = w + (whole * kGroupRows + r) * row_bytes;
-    pack_group(type, rows, count, K, tail.data());
+  // The N % 8 rows after a part's last whole group, as one more group: packed
+  // at load for the model's matrices (MatmulPart::group_tail), here otherwise.
+  const uint8_t* tails[kMaxMatmulParts];
+  std::vector<uint8_t> packed[kMaxMatmulParts];
+  size_t rows = 0, groups = 0;
+  for (int p = 0; p < count; ++p) {
+    const size_t N = static_cast<size_t>(parts[p].N), whole = N / kGroupRows;
+    rows += N;
+    groups += (N + kGroupRows - 1) / kGroupRows;
+    tails[p] = parts[p].group_tail;
+    if (N % kGroupRows != 0 && !tails[p]) {
+      packed[p].resize(kGroupRows * row_bytes);
+      const uint8_t* tail_rows[kGroupRows];
+      const uint8_t* w = static_cast<const uint8_t*>(parts[p].w);
+      for (size_t r = 0; r < N % kGroupRows; ++r) tail_rows[r] = w + (whole * kGroupRows + r) * row_bytes;
+      pack_group(type, tail_rows, static_cast<int>(N % kGroupRows), K, packed[p].data());
+      tails[p] = packed[p].data();
+    }
   }
-  // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
-  size_t grain = std::max<size_t>(1, 65536 / (kGroupRows * row_bytes));
-  grain = std::min(grain, std::max<size_t>(1, groups / (4 * static_cast<size_t>(pool.size()))));
-  if (static_cast<size_t>(T) * N * K < (1u << 16)) grain = groups;
+  // Groups of all parts in a row; a chunk may span the end of one part and the start of the next.
+  size_t first_group[kMaxMatmulParts + 1] = {0};
+  for (int p = 0; p < count; ++p) first_group[p + 1] = first_group[p] + (static_cast<size_t>(parts[p].N) + kGroupRows - 1) / kGroupRows;
+  auto chunk = [&](size_t c0, size_t c1, int) {
+    for (int p = 0; p < count; ++p) {
+      const size_t from = std::max(c0, first_group[p]), to = std::min(c1, first_group[p + 1]);
+      if (from < to)
+        kernel(type, parts[p].out, x, static_cast<const uint8_t*>(parts[p].w), tails[p], parts[p].bias, T, parts[p].N, K,
+               from - first_group[p], to - first_group[p]);
+    }
+  };
+  // Below ~64K multiply-adds, waking other threads costs more than it saves.
+  if (static_cast<size_t>(T) * rows * K < (1u << 16)) return chunk(0, groups, 0);
+  const size_t group_bytes = kGroupRows * row_bytes;
 #if defined(WEFT_AMX_KERNELS)
-  if (kernel == quant_groups_amx) grain += grain % 2;  // AMX tiles take groups in pairs
+  const bool amx = kernel == quant_groups_amx;
+#else
+  const bool amx = false;
 #endif
-  pool.parallel_for(groups, grain, [&](size_t g0, size_t g1, int) {
-    kernel(type, out, x, w, tail.empty() ? nullptr : tail.data(), bias, T, N, K, g0, g1);
-  });
+  if (T <= kGuidedTokens && !amx) {
+    // Few tokens: guided chunks (at most ~512 KB of weights) cut the hand-offs.
+    pool.parallel_for_guided(groups, std::max<size_t>(1, (size_t{512} << 10) / group_bytes), chunk);
+  } else {
+    // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
+    size_t grain = std::max<size_t>(1, 65536 / group_bytes);
+    grain = std::min(grain, std::max<size_t>(1, groups / (4 * static_cast<size_t>(pool.size()))));
+    if (amx) grain += grain % 2;  // AMX tiles take groups in pairs (a part's groups start at its own 0)
+    pool.parallel_for(groups, grain, chunk);
+  }
+}
+
+// The parts of a projection, given the set for Q8_0/Q4_0 and the set for
+// Q4_K/Q6_K; with `amx`, Q8_0 steps of kAmxMinTokens+ tokens take the AMX
+// kernel (quant_amx.h; the same results).
+bool project_parts(KernelSet group_set, KernelSet k_set, bool amx, ThreadPool& pool, MatmulScratch& scratch, const float* in,
+                   int T, int K, const MatmulPart* parts, int count) {
+  bool one_grouped_type = is_q8_grouped(parts[0].type);
+  for (int p = 1; p < count; ++p) one_grouped_type = one_grouped_type && parts[p].type == parts[0].type;
+  if (one_grouped_type) {
+    QuantGroups kernel = group_kernel_of(group_set);
+#if defined(WEFT_AMX_KERNELS)
+    if (amx && parts[0].type == WeightType::Q8_0 && T >= kAmxMinTokens) kernel = quant_groups_amx;
+#else
+    (void)amx;
+#endif
+    if (!kernel) return false;
+    run_group_parts(group_set, kernel, pool, scratch, in, T, K, parts, count);
+    return true;
+  }
+  for (int p = 0; p < count; ++p) {
+    const MatmulPart& part = parts[p];
+    if (is_k_quant(part.type)) {
+      // The k-quant seam: one kquant_matmul per matrix, each quantizing the
+      // input per 256-block again and making its own pass. Fusing them means
+      // quantizing once into a KQuantInput (quant_k.h) and running the parts'
+      // rows through kquant_rows in one pass, as run_group_parts does.
+      if (!kquant_matmul(k_set, pool, part.out, in, static_cast<const uint8_t*>(part.w), part.type, part.bias, T, part.N, K))
+        return false;
+    } else if (!project_parts(group_set, k_set, amx, pool, scratch, in, T, K, &part, 1)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 bool run_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
               const float* bias, int T, int N, int K) {
-  if (is_row_grouped(type)) {
-    const QuantGroups kernel = group_kernel_of(set);
-    if (!kernel) return false;
-    run_groups(set, kernel, pool, out, in, w, type, bias, T, N, K);
-  } else {
-    const QuantRows kernel = kernel_of(set);
-    if (!kernel) return false;
-    run_rows(set, kernel, pool, out, in, w, type, bias, T, N, K);
+  if (is_q8_grouped(type)) {
+    MatmulScratch scratch;
+    MatmulPart part;
+    part.out = out, part.w = w, part.type = type, part.bias = bias, part.N = N;
+    return project_parts(set, set, false, pool, scratch, in, T, K, &part, 1);
   }
+  const QuantRows kernel = kernel_of(set);
+  if (!kernel) return false;
+  run_rows(set, kernel, pool, out, in, w, type, bias, T, N, K);
   return true;
+}
+
+// The sets quant_matmul and quant_project use: the CPU's, or the baseline
+// where this build has none for it.
+KernelSet default_group_set() {
+  static const KernelSet set = group_kernel_of(cpu_kernel_set()) && kernel_of(cpu_kernel_set()) ? cpu_kernel_set() : KernelSet::Baseline;
+  return set;
+}
+KernelSet default_k_set() {
+  static const KernelSet set = kquant_runs(cpu_kernel_set()) ? cpu_kernel_set() : KernelSet::Baseline;
+  return set;
+}
+// Whether Q8_0 steps of kAmxMinTokens+ tokens take the AMX kernel (where the CPU and OS allow).
+bool default_amx() {
+#if defined(WEFT_AMX_KERNELS)
+  static const bool amx = cpu_uses_amx();
+  return amx;
+#else
+  return false;
+#endif
 }
 
 }  // namespace
 
 void quant_matmul(ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type, const float* bias, int T,
                   int N, int K) {
-  // Q4_K and Q6_K have their own super-block kernels (quant_k.h).
-  static const KernelSet k_set = kquant_runs(cpu_kernel_set()) ? cpu_kernel_set() : KernelSet::Baseline;
-  if (is_k_quant(type)) {
-    kquant_matmul(k_set, pool, out, in, w, type, bias, T, N, K);
-    return;
-  }
-  // The set's kernels, or the baseline where this build has none for it.
-  static const KernelSet set = group_kernel_of(cpu_kernel_set()) && kernel_of(cpu_kernel_set()) ? cpu_kernel_set() : KernelSet::Baseline;
-#if defined(WEFT_AMX_KERNELS)
-  // AMX tiles for Q8_0 steps of 16+ tokens where the CPU and OS allow (quant_amx.h; same results).
-  static const bool amx = cpu_uses_amx();
-  if (amx && type == WeightType::Q8_0 && T >= kAmxMinTokens) return run_groups(set, quant_groups_amx, pool, out, in, w, type, bias, T, N, K);
-#endif
-  run_with(set, pool, out, in, w, type, bias, T, N, K);
+  MatmulScratch scratch;
+  MatmulPart part;
+  part.out = out, part.w = w, part.type = type, part.bias = bias, part.N = N;
+  project_parts(default_group_set(), default_k_set(), default_amx(), pool, scratch, in, T, K, &part, 1);
+}
+
+void quant_project(ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K, const MatmulPart* parts, int count) {
+  project_parts(default_group_set(), default_k_set(), default_amx(), pool, scratch, in, T, K, parts, count);
+}
+
+bool quant_project_with(KernelSet set, ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K,
+                        const MatmulPart* parts, int count) {
+  if (!cpu_supports(set)) return false;
+  return project_parts(set, set, false, pool, scratch, in, T, K, parts, count);
 }
 
 bool quant_matmul_amx_with(ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type, const float* bias,
                            int T, int N, int K) {
 #if defined(WEFT_AMX_KERNELS)
   if (!cpu_amx_status().usable || type != WeightType::Q8_0) return false;
-  run_groups(KernelSet::Avx512Vnni, quant_groups_amx, pool, out, in, w, type, bias, T, N, K);
+  MatmulScratch scratch;
+  MatmulPart part;
+  part.out = out, part.w = w, part.type = type, part.bias = bias, part.N = N;
+  run_group_parts(KernelSet::Avx512Vnni, quant_groups_amx, pool, scratch, in, T, K, &part, 1);
   return true;
 #else
   return false;

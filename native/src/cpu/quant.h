@@ -32,6 +32,13 @@ void quant_matmul(ThreadPool& pool, float* out, const float* in, const uint8_t* 
 bool quant_matmul_with(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
                        const float* bias, int T, int N, int K);
 
+// project() (matmul.h) for parts that are all of block formats: one
+// quantization of the input and one pass when they are all Q8_0 or all Q4_0;
+// each part on its own otherwise (k-quants: quant_k.h).
+void quant_project(ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K, const MatmulPart* parts, int count);
+bool quant_project_with(KernelSet set, ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K,
+                        const MatmulPart* parts, int count);
+
 // The AMX-INT8 kernel (quant_amx.h) on row-grouped Q8_0, for any T (quant_matmul
 // uses it from kAmxMinTokens where cpu_uses_amx()). Returns false, and
 // computes nothing, unless cpu_amx_status().usable and type is Q8_0.

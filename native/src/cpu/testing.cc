@@ -58,7 +58,7 @@ std::vector<uint8_t> grouped_copy(WeightType type, const uint8_t* rows, int N, i
     return groups;
   }
   std::vector<uint8_t> stored(rows, rows + static_cast<size_t>(N) * quant_row_bytes(type, K));
-  if (is_row_grouped(type)) repack_rows(type, stored.data(), N, K);
+  if (is_q8_grouped(type)) repack_rows(type, stored.data(), N, K);
   return stored;
 }
 
@@ -160,6 +160,74 @@ Napi::Value float_matmul_js(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// project(set, parts: {dtype, weights, N, bias?, packTail?}[], input: Float32Array, T, K, threads) -> Float32Array[]
+// One projection (matmul.h) over the parts: weights as floatMatmul (F32/F16/BF16)
+// or quantMatmul (GGUF rows; Q8_0 / Q4_0 repacked into row groups, and with
+// packTail their N % 8 tail packed once as the loader does, else per call).
+Napi::Value project_js(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 6 || !info[1].IsArray() || !info[2].IsTypedArray())
+    throw Napi::TypeError::New(env, "project(set, parts, input, T, K, threads)");
+  const KernelSet set = kernel_set(env, info[0]);
+  const Napi::Array list = info[1].As<Napi::Array>();
+  const Napi::Float32Array in = info[2].As<Napi::Float32Array>();
+  const int T = positive(env, info[3], "T"), K = positive(env, info[4], "K"), threads = positive(env, info[5], "threads");
+  const int count = static_cast<int>(list.Length());
+  if (count < 1 || count > kMaxMatmulParts) throw Napi::RangeError::New(env, "1 to kMaxMatmulParts parts");
+  if (in.ElementLength() != static_cast<size_t>(T) * K) throw Napi::RangeError::New(env, "input has the wrong size");
+  std::vector<std::vector<uint8_t>> weights(count), tails(count);
+  std::vector<Napi::Float32Array> outs;
+  MatmulPart parts[kMaxMatmulParts];
+  for (int p = 0; p < count; ++p) {
+    const Napi::Object o = list.Get(p).As<Napi::Object>();
+    const std::string dtype = o.Get("dtype").IsString() ? o.Get("dtype").As<Napi::String>().Utf8Value() : "";
+    const int N = positive(env, o.Get("N"), "N");
+    if (!o.Get("weights").IsTypedArray()) throw Napi::TypeError::New(env, "weights must be a typed array");
+    const Napi::TypedArray w = o.Get("weights").As<Napi::TypedArray>();
+    const uint8_t* bytes = static_cast<const uint8_t*>(w.ArrayBuffer().Data()) + w.ByteOffset();
+    MatmulPart& part = parts[p];
+    part.N = N;
+    if (dtype == "F32" || dtype == "F16" || dtype == "BF16") {
+      part.type = dtype == "F32" ? WeightType::F32 : dtype == "F16" ? WeightType::F16 : WeightType::BF16;
+      if (w.ByteLength() != static_cast<size_t>(N) * K * (part.type == WeightType::F32 ? 4 : 2))
+        throw Napi::RangeError::New(env, "weights have the wrong size");
+      weights[p].assign(bytes, bytes + w.ByteLength());
+    } else {
+      part.type = quant_type(env, o.Get("dtype"));
+      const size_t row_bytes = quant_row_bytes(part.type, K);
+      if (K % block_format(part.type).weights != 0 || w.ByteLength() != static_cast<size_t>(N) * row_bytes)
+        throw Napi::RangeError::New(env, "weights have the wrong size");
+      // Stored as the loader stores them (k-groups for Q4_K / Q6_K, row groups for Q8_0 / Q4_0).
+      weights[p] = grouped_copy(part.type, bytes, N, K);
+      if (is_q8_grouped(part.type)) {
+        const bool pack_tail = o.Get("packTail").IsBoolean() && o.Get("packTail").As<Napi::Boolean>().Value();
+        if (pack_tail && N % kGroupRows != 0) {
+          const uint8_t* rows[kGroupRows];
+          for (int r = 0; r < N % kGroupRows; ++r) rows[r] = weights[p].data() + (N / kGroupRows * kGroupRows + r) * row_bytes;
+          tails[p].assign(kGroupRows * row_bytes, 0);
+          pack_group(part.type, rows, N % kGroupRows, K, tails[p].data());
+          part.group_tail = tails[p].data();
+        }
+      }
+    }
+    part.w = weights[p].data();
+    if (o.Get("bias").IsTypedArray()) {
+      const Napi::Float32Array b = o.Get("bias").As<Napi::Float32Array>();
+      if (b.ElementLength() != static_cast<size_t>(N)) throw Napi::RangeError::New(env, "bias must have N values");
+      part.bias = b.Data();
+    }
+    outs.push_back(Napi::Float32Array::New(env, static_cast<size_t>(T) * N));
+    part.out = outs.back().Data();
+  }
+  ThreadPool pool(threads);
+  MatmulScratch scratch;
+  if (!project_with(set, pool, scratch, in.Data(), T, K, parts, count))
+    throw Napi::Error::New(env, std::string("this CPU or build cannot run the ") + kernel_set_name(set) + " kernels");
+  Napi::Array result = Napi::Array::New(env, count);
+  for (int p = 0; p < count; ++p) result.Set(p, outs[p]);
+  return result;
+}
+
 // cpuFlags() -> string[]: CPUID's instruction-set flags (cpu_features.h).
 Napi::Value cpu_flags_js(const Napi::CallbackInfo& info) {
   Napi::Array out = Napi::Array::New(info.Env());
@@ -210,6 +278,7 @@ void register_testing(Napi::Env env, Napi::Object exports) {
   t.Set("quantMatmul", Napi::Function::New(env, quant_matmul_js));
   t.Set("groupedRows", Napi::Function::New(env, grouped_rows_js));
   t.Set("floatMatmul", Napi::Function::New(env, float_matmul_js));
+  t.Set("project", Napi::Function::New(env, project_js));
   t.Set("cpuFlags", Napi::Function::New(env, cpu_flags_js));
   t.Set("amxStatus", Napi::Function::New(env, amx_status_js));
   t.Set("dequantizeRow", Napi::Function::New(env, dequantize_js));

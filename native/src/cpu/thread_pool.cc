@@ -107,6 +107,19 @@ void ThreadPool::stop_workers() {
 
 
 void ThreadPool::run_chunks(int thread_index) {
+  if (job_guided_) {
+    const size_t share = 2 * static_cast<size_t>(size());
+    size_t begin = next_.load();
+    for (;;) {
+      size_t chunk;
+      do {
+        if (begin >= job_size_) return;
+        chunk = std::min(job_grain_, std::max<size_t>(1, (job_size_ - begin) / share));
+      } while (!next_.compare_exchange_weak(begin, begin + chunk));
+      job_.call(job_.fn, begin, std::min(job_size_, begin + chunk), thread_index);
+      begin = next_.load();
+    }
+  }
   for (;;) {
     const size_t begin = next_.fetch_add(job_grain_);
     if (begin >= job_size_) return;
@@ -132,16 +145,17 @@ void ThreadPool::worker_loop(int index) {
   }
 }
 
-void ThreadPool::run(size_t n, size_t grain, Job job) {
+void ThreadPool::run(size_t n, size_t grain, bool guided, Job job) {
   if (n == 0) return;
   grain = std::max<size_t>(1, grain);
-  if (workers_.empty() || n <= grain) {
+  if (workers_.empty() || n <= (guided ? 1 : grain)) {
     job.call(job.fn, 0, n, 0);
     return;
   }
   job_ = job;
   job_size_ = n;
   job_grain_ = grain;
+  job_guided_ = guided;
   next_.store(0);
   active_.store(static_cast<int>(workers_.size()));
   {

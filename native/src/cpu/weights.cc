@@ -326,6 +326,14 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
     pool.parallel_for(groups, std::max<size_t>(1, (size_t{1} << 20) / group_bytes), [&](size_t g0, size_t g1, int) {
       repack_rows(slot.type, &slot.blocks[g0 * group_bytes], static_cast<int64_t>(g1 - g0) * kGroupRows, slot.cols);
     });
+    // The rows % 8 rows after the last group, packed once here instead of per matmul.
+    const int tail_rows = static_cast<int>(slot.rows % kGroupRows);
+    if (tail_rows > 0) {
+      const uint8_t* rows[kGroupRows];
+      for (int r = 0; r < tail_rows; ++r) rows[r] = &slot.blocks[(groups * kGroupRows + r) * stored_row_bytes];
+      slot.group_tail.assign(group_bytes, 0);
+      pack_group(slot.type, rows, tail_rows, slot.cols, slot.group_tail.data());
+    }
   }
   slot.loaded = true;
   return "";

@@ -42,6 +42,11 @@ struct Tensor {
   std::vector<uint16_t> half;  // when type == F16 or BF16 (raw bits)
   std::vector<uint8_t> blocks; // when quantized: the rows' blocks in row groups (quant_repack.h): Q8_0 /
                                // Q4_0 rewritten in place (the same bytes), Q4_K / Q6_K in k-groups
+  // Q8_0 / Q4_0 with rows % 8 != 0: the last rows % 8 rows (kept as GGUF rows
+  // in `blocks`) packed again as one zero-padded group, once at load, for the
+  // kernels (MatmulPart::group_tail). Empty otherwise (Q4_K / Q6_K pad their
+  // last k-group instead).
+  std::vector<uint8_t> group_tail;
   // Or, for a matrix used as it lies in the model file (mapped_file.h): its
   // bytes in the file's mapping, which this tensor keeps alive; the vectors
   // above are empty then.
@@ -62,13 +67,14 @@ struct Tensor {
   // Bytes held (mapped bytes included: they are resident once used).
   double bytes() const {
     return static_cast<double>(data.size()) * sizeof(float) + static_cast<double>(half.size()) * 2 +
-           static_cast<double>(blocks.size()) + static_cast<double>(mapped_bytes);
+           static_cast<double>(blocks.size()) + static_cast<double>(group_tail.size()) + static_cast<double>(mapped_bytes);
   }
   // Drops whatever the tensor holds (copied or mapped).
   void clear_storage() {
     data.clear();
     half.clear();
     blocks.clear();
+    group_tail.clear();
     mapping.reset();
     mapped = nullptr;
     mapped_bytes = 0;

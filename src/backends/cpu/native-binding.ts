@@ -100,6 +100,12 @@ export interface NativeTesting {
    * weights: N * K elements of dtype 'F32' (a Float32Array) or 'F16'/'BF16' (a Uint16Array of bits).
    */
   floatMatmul(set: KernelSetName, dtype: 'F32' | 'F16' | 'BF16', weights: Float32Array | Uint16Array, input: Float32Array, bias: Float32Array | null, T: number, N: number, K: number, threads: number): Float32Array;
+  /**
+   * One projection (native/src/cpu/matmul.h): several matrices on one input, one output each; weights
+   * as `floatMatmul` or `quantMatmul` take them. `packTail`: a Q8_0/Q4_0 part's N % 8 tail rows packed
+   * once beforehand, as the loader does (else the projection packs them per call).
+   */
+  project(set: KernelSetName, parts: ReadonlyArray<{ dtype: string; weights: Float32Array | Uint16Array | Uint8Array; N: number; bias?: Float32Array; packTail?: boolean }>, input: Float32Array, T: number, K: number, threads: number): Float32Array[];
   /** The CPU's instruction-set flags from CPUID (AMX, AVX512-FP16 included), /proc/cpuinfo's names. */
   cpuFlags(): string[];
   /** Whether the AMX-INT8 kernels can run here (CPUID, build, OS permission), and why not. quantMatmul('amx', 'Q8_0', ...) runs them. */
