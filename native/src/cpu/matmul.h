@@ -47,18 +47,21 @@ struct MatmulPart {
 // T * K seen), so steps of a size seen before allocate nothing; their contents
 // are written by each call before they are read and mean nothing after it.
 struct MatmulScratch {
-  std::vector<int8_t> q;
+  std::vector<int8_t> q;  // [T][K], per 32-block (quant_formats.h) or per 256-block (quant_k.h)
   std::vector<float> scale;
   std::vector<int32_t> sum, offset_sum;
+  // Q4_K / Q6_K's per-256-block extras (KQuantInput, quant_k.h).
+  std::vector<int16_t> sum16, sum32;
+  std::vector<int32_t> offset16;
 };
 
 // Several matrices that take the same input (q/k/v; gate/up): each part's out
 // as matmul() of that part alone computes it, bit for bit, but with one
 // quantization of the input and one thread-pool pass over all the parts' rows
 // when the parts allow it: all float (F32/F16/BF16, any mix), or all the same
-// row-grouped type (Q8_0 or Q4_0). Otherwise (Q4_K/Q6_K, mixed block types)
-// each part runs on its own: quant.cc's quant_project is the seam where
-// k-quant parts could be fused too. count <= kMaxMatmulParts.
+// row-grouped type (Q8_0 or Q4_0), or all k-quants (Q4_K/Q6_K, any mix).
+// Otherwise (block types of both families, block and float parts) each part
+// runs on its own. count <= kMaxMatmulParts.
 constexpr int kMaxMatmulParts = 4;
 // Up to this many tokens a projection's pass hands out guided chunks
 // (ThreadPool::parallel_for_guided): its weights are read once either way.

@@ -265,19 +265,12 @@ bool project_parts(KernelSet group_set, KernelSet k_set, bool amx, ThreadPool& p
     run_group_parts(group_set, kernel, pool, scratch, in, T, K, parts, count);
     return true;
   }
-  for (int p = 0; p < count; ++p) {
-    const MatmulPart& part = parts[p];
-    if (is_k_quant(part.type)) {
-      // The k-quant seam: one kquant_matmul per matrix, each quantizing the
-      // input per 256-block again and making its own pass. Fusing them means
-      // quantizing once into a KQuantInput (quant_k.h) and running the parts'
-      // rows through kquant_rows in one pass, as run_group_parts does.
-      if (!kquant_matmul(k_set, pool, part.out, in, static_cast<const uint8_t*>(part.w), part.type, part.bias, T, part.N, K))
-        return false;
-    } else if (!project_parts(group_set, k_set, amx, pool, scratch, in, T, K, &part, 1)) {
-      return false;
-    }
-  }
+  bool all_k_quant = true;
+  for (int p = 0; p < count; ++p) all_k_quant = all_k_quant && is_k_quant(parts[p].type);
+  if (all_k_quant) return kquant_project(k_set, pool, scratch, in, T, K, parts, count);
+  // Both block families in one projection: each part on its own.
+  for (int p = 0; p < count; ++p)
+    if (!project_parts(group_set, k_set, amx, pool, scratch, in, T, K, &parts[p], 1)) return false;
   return true;
 }
 

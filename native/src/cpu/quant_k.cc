@@ -198,61 +198,88 @@ bool kquant_runs(KernelSet set) { return cpu_supports(set) && kernel_of(set) != 
 
 namespace {
 
-// The activations of one matmul, quantized per 256-block.
-struct KActivations {
-  std::vector<int8_t> q;
-  std::vector<float> d;
-  std::vector<int16_t> sum16, sum32;
-  std::vector<int32_t> offset16;
-  KQuantInput view() const { return {q.data(), d.data(), sum16.data(), sum32.data(), offset16.data()}; }
-};
-
-void quantize_activations_k(KernelSet set, ThreadPool& pool, const float* in, int T, int K, KActivations& a) {
+// Quantizes T rows of K inputs per 256-block into `a` (grown when too small,
+// never shrunk; MatmulScratch's invariant) and returns the view the kernels read.
+KQuantInput quantize_activations_k(KernelSet set, ThreadPool& pool, const float* in, int T, int K, MatmulScratch& a) {
   auto quantize = quantize_input_k;
   (void)set;
 #if defined(WEFT_AVX2_KERNELS)
   if (set != KernelSet::Baseline) quantize = quantize_input_k_avx2;
 #endif
-  const int blocks = K / kSuperBlock;
-  a.q.resize(static_cast<size_t>(T) * K);
-  a.d.resize(static_cast<size_t>(T) * blocks);
-  a.sum16.resize(static_cast<size_t>(T) * blocks * 16);
-  a.sum32.resize(static_cast<size_t>(T) * blocks * 8);
-  a.offset16.resize(a.sum16.size());
+  const size_t blocks = static_cast<size_t>(T) * (K / kSuperBlock);
+  auto grow = [](auto& v, size_t n) {
+    if (v.size() < n) v.resize(n);
+  };
+  grow(a.q, static_cast<size_t>(T) * K);
+  grow(a.scale, blocks);
+  grow(a.sum16, blocks * 16);
+  grow(a.sum32, blocks * 8);
+  grow(a.offset16, blocks * 16);
+  const size_t per_token = K / kSuperBlock;
   const size_t token_grain = static_cast<size_t>(T) * K < (1u << 15) ? T : 4;
   pool.parallel_for(T, token_grain, [&](size_t t0, size_t t1, int) {
     for (size_t t = t0; t < t1; ++t)
-      quantize(in + t * K, K, &a.q[t * K], &a.d[t * blocks], &a.sum16[t * blocks * 16], &a.sum32[t * blocks * 8],
-                       &a.offset16[t * blocks * 16]);
+      quantize(in + t * K, K, &a.q[t * K], &a.scale[t * per_token], &a.sum16[t * per_token * 16], &a.sum32[t * per_token * 8],
+               &a.offset16[t * per_token * 16]);
   });
+  return {a.q.data(), a.scale.data(), a.sum16.data(), a.sum32.data(), a.offset16.data()};
 }
 
 }  // namespace
 
+bool kquant_project(KernelSet set, ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K,
+                    const MatmulPart* parts, int count) {
+  const KQuantGroups kernel = cpu_supports(set) ? group_kernel_of(set) : nullptr;
+  if (!kernel) return false;
+  for (int p = 0; p < count; ++p)
+    if (!is_k_quant(parts[p].type)) return false;
+  const KQuantInput x = quantize_activations_k(set, pool, in, T, K, scratch);
+  // Groups of all parts in a row; a chunk may span the end of one part and the
+  // start of the next (a group's outputs do not depend on the chunk that holds it).
+  size_t first_group[kMaxMatmulParts + 1] = {0}, rows = 0, largest_group = 0;
+  for (int p = 0; p < count; ++p) {
+    first_group[p + 1] = first_group[p] + (static_cast<size_t>(parts[p].N) + kKGroupRows - 1) / kKGroupRows;
+    rows += static_cast<size_t>(parts[p].N);
+    largest_group = std::max(largest_group, static_cast<size_t>(K / kSuperBlock) * kgroup_block_bytes(parts[p].type));
+  }
+  const size_t groups = first_group[count];
+  auto chunk = [&](size_t c0, size_t c1, int) {
+    for (int p = 0; p < count; ++p) {
+      const size_t from = std::max(c0, first_group[p]), to = std::min(c1, first_group[p + 1]);
+      if (from < to)
+        kernel(parts[p].type, parts[p].out, x, static_cast<const uint8_t*>(parts[p].w), parts[p].bias, T, parts[p].N, K,
+               from - first_group[p], to - first_group[p]);
+    }
+  };
+  // Below ~64K multiply-adds, waking other threads costs more than it saves.
+  if (static_cast<size_t>(T) * rows * K < (1u << 16)) {
+    chunk(0, groups, 0);
+  } else if (T <= kGuidedTokens) {
+    // Few tokens: guided chunks (at most ~512 KB of weights) cut the hand-offs.
+    pool.parallel_for_guided(groups, std::max<size_t>(1, (size_t{512} << 10) / largest_group), chunk);
+  } else {
+    // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
+    size_t grain = std::max<size_t>(1, 65536 / largest_group);
+    grain = std::min(grain, std::max<size_t>(1, groups / (4 * static_cast<size_t>(pool.size()))));
+    pool.parallel_for(groups, grain, chunk);
+  }
+  return true;
+}
+
 bool kquant_matmul(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
                    const float* bias, int T, int N, int K) {
-  const KQuantGroups kernel = is_k_quant(type) && cpu_supports(set) ? group_kernel_of(set) : nullptr;
-  if (!kernel) return false;
-  KActivations a;
-  quantize_activations_k(set, pool, in, T, K, a);
-  const KQuantInput x = a.view();
-  // ~64 KB of weights per chunk, and enough chunks to keep every thread busy.
-  const size_t groups = (static_cast<size_t>(N) + kKGroupRows - 1) / kKGroupRows;
-  const size_t group_bytes = static_cast<size_t>(K / kSuperBlock) * kgroup_block_bytes(type);
-  size_t grain = std::max<size_t>(1, 65536 / group_bytes);
-  grain = std::min(grain, std::max<size_t>(1, groups / (4 * static_cast<size_t>(pool.size()))));
-  if (static_cast<size_t>(T) * N * K < (1u << 16)) grain = groups;
-  pool.parallel_for(groups, grain, [&](size_t g0, size_t g1, int) { kernel(type, out, x, w, bias, T, N, K, g0, g1); });
-  return true;
+  MatmulScratch scratch;
+  MatmulPart part;
+  part.out = out, part.w = w, part.type = type, part.bias = bias, part.N = N;
+  return kquant_project(set, pool, scratch, in, T, K, &part, 1);
 }
 
 bool kquant_matmul_gguf_rows(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w,
                              WeightType type, const float* bias, int T, int N, int K) {
   const KQuantRows kernel = is_k_quant(type) && cpu_supports(set) ? kernel_of(set) : nullptr;
   if (!kernel) return false;
-  KActivations a;
-  quantize_activations_k(KernelSet::Baseline, pool, in, T, K, a);  // the scalar quantizer too: all as it ran before
-  const KQuantInput x = a.view();
+  MatmulScratch scratch;
+  const KQuantInput x = quantize_activations_k(KernelSet::Baseline, pool, in, T, K, scratch);  // the scalar quantizer too: all as it ran before
   const size_t row_bytes = quant_row_bytes(type, K);
   size_t grain = std::max<size_t>(1, 65536 / std::max<size_t>(1, row_bytes));
   grain = std::min(grain, std::max<size_t>(1, N / (4 * static_cast<size_t>(pool.size()))));

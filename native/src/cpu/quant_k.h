@@ -57,6 +57,14 @@ struct KQuantInput {
 bool kquant_matmul(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w, WeightType type,
                    const float* bias, int T, int N, int K);
 
+// project() (matmul.h) for parts all Q4_K or Q6_K (any mix) in k-groups: the
+// input quantized per 256-block once (both formats read the same activations)
+// into `scratch`, then one pass over every part's groups. Each part's out is
+// bit for bit what kquant_matmul of that part alone gives. False, computing
+// nothing, when this build or CPU has no such set.
+bool kquant_project(KernelSet set, ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, int K,
+                    const MatmulPart* parts, int count);
+
 // The same on GGUF rows with the row kernels below (their own float order):
 // what weft ran before the k-groups, for comparisons.
 bool kquant_matmul_gguf_rows(KernelSet set, ThreadPool& pool, float* out, const float* in, const uint8_t* w,
