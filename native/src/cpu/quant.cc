@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "grow.h"
 #include "quant_amx.h"
 #include "quant_formats.h"
 #include "quant_k.h"
@@ -159,10 +160,10 @@ QuantizedInput quantize_activations(KernelSet set, ThreadPool& pool, const float
   const int units = K / kQuantUnit;
   const size_t blocks = static_cast<size_t>(T) * units;
   const bool grouped = is_q8_grouped(type);
-  if (a.q.size() < static_cast<size_t>(T) * K) a.q.resize(static_cast<size_t>(T) * K);
-  if (a.scale.size() < blocks) a.scale.resize(blocks);
-  if (a.sum.size() < blocks) a.sum.resize(blocks);
-  if (grouped && a.offset_sum.size() < blocks) a.offset_sum.resize(blocks);
+  grow(a.q, static_cast<size_t>(T) * K);
+  grow(a.scale, blocks);
+  grow(a.sum, blocks);
+  if (grouped) grow(a.offset_sum, blocks);
   const int offset = grouped ? group_offset(type) : 0;
   const size_t token_grain = static_cast<size_t>(T) * K < (1u << 15) ? T : 4;
   pool.parallel_for(T, token_grain, [&](size_t t0, size_t t1, int) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "grow.h"
 #include "half.h"
 #include "quant_formats.h"
 #include "quant_repack.h"
@@ -207,9 +208,6 @@ KQuantInput quantize_activations_k(KernelSet set, ThreadPool& pool, const float*
   if (set != KernelSet::Baseline) quantize = quantize_input_k_avx2;
 #endif
   const size_t blocks = static_cast<size_t>(T) * (K / kSuperBlock);
-  auto grow = [](auto& v, size_t n) {
-    if (v.size() < n) v.resize(n);
-  };
   grow(a.q, static_cast<size_t>(T) * K);
   grow(a.scale, blocks);
   grow(a.sum16, blocks * 16);

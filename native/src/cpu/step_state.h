@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "attention.h"
+#include "grow.h"
 #include "matmul.h"
 
 namespace weft {
@@ -45,11 +46,5 @@ struct StepState {
   std::vector<uint8_t> embed_row;       // one GGUF row of a row-grouped embedding table
   MatmulScratch matmul;                 // the matmuls' quantized inputs
 };
-
-// v.size() >= n afterwards; never shrinks v (StepState's invariant).
-template <class T>
-inline void grow(std::vector<T>& v, size_t n) {
-  if (v.size() < n) v.resize(n);
-}
 
 }  // namespace weft
