@@ -10,10 +10,11 @@
  * 10-minute profile into hours, and its per-step cost is measured without
  * valgrind by `npm run bench:engine` (docs/performance.md, first part).
  *
- * Warm-up runs uninstrumented (JIT, first-touch of buffers), then
- * instrumentation goes on (callgrind_control) and callgrind dumps a profile
- * at every entry to the native forward pass: dump k holds step k and the JS
- * after it. The step order is printed as JSON on stdout for run.ts:
+ * Warm-up runs uninstrumented (JIT, first-touch of buffers, the step buffers
+ * grown to every size measured), then instrumentation goes on
+ * (callgrind_control) and callgrind dumps a profile at the entry of every
+ * native forward pass and at the entry and return of its LM head (run.ts).
+ * The step order is printed as JSON on stdout for run.ts:
  *   one sequence, 12-token prompt, then D one-stream decode steps
  *   16 sequences, 4-token prompts each (one step), then D 16-stream decode steps
  *   one sequence, 128-token prompt
@@ -71,6 +72,7 @@ const sixteen = () => Array.from({ length: 16 }, (_, s) => promptIds(4, 200 + s,
 log('warm-up (uninstrumented)');
 await scenario(one(), 2);
 await scenario(sixteen(), 1);
+await scenario([promptIds(128, 8, vocab)], 0); // grows the step buffers to their 128-token size (kept between steps)
 await control('--instr=on');
 log('decode, 1 stream');
 await scenario(one(), steps);
@@ -78,11 +80,11 @@ log('decode, 16 streams');
 await scenario(sixteen(), steps);
 log('prefill, 128 tokens');
 await scenario([promptIds(128, 7, vocab)], 0);
-await control('--dump=end'); // the last step, and the JS after it
+await control('--dump=end'); // the JS after the last step
 await control('--instr=off');
 const kernels = backend.kernels;
 await backend.dispose();
-// Dump 1 is what ran between switching on and the first step.
+// The dump before the first step's is what ran between switching on and that step.
 const order = ['before', 'prefill-12', ...Array(steps).fill('decode1'), 'prefill-16x4', ...Array(steps).fill('decode16'), 'prefill-128'];
 console.log(JSON.stringify({ order, kernels }));
 log('done');
