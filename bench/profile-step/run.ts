@@ -2,7 +2,7 @@
  * Where a step's time goes, by instruction counts (valgrind's callgrind:
  * counts, unlike timings, do not move with the load of a shared machine).
  *
- *   npm run profile:step                     # F16, 4 layers, 1 thread, 3 decode steps of each kind
+ *   npm run profile:step                     # Q8_0, 4 layers, 1 thread, 3 decode steps of each kind
  *   npm run profile:step -- --type Q8_0 --layers 28 --threads 1 --steps 3 --keep --top 8
  *   npm run profile:step -- --from /tmp/weft-profile-step-XXXX --top 8   # a kept run's tables again
  *
@@ -49,7 +49,10 @@ import { chargedToCaller, classify, kernelLabel, type Part, PARTS, weightTypeNam
 const here = dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
   options: {
-    type: { type: 'string', default: 'F16' },
+    // Q8_0 by default: the float kernels (F16/BF16/F32) are FMA loops, and valgrind
+    // emulates a ymm vfmadd ~20x slower than a multiply and an add (measured with
+    // --tool=none): a 2-layer F16 run takes tens of minutes, a Q8_0 one under one.
+    type: { type: 'string', default: 'Q8_0' },
     layers: { type: 'string', default: '4' },
     threads: { type: 'string', default: '1' },
     steps: { type: 'string', default: '3' },
@@ -126,7 +129,7 @@ const sum = (kind: string): Step => {
 };
 const [d1, d16, pre] = [sum('decode1'), sum('decode16'), sum('prefill-128')];
 if (!values.keep && !values.from) rmSync(out, { recursive: true });
-else process.stderr.write(`profile-step: callgrind files kept in ${out} (callgrind_annotate works on them)\n`);
+else if (!values.from) process.stderr.write(`profile-step: callgrind files kept in ${out} (callgrind_annotate works on them)\n`);
 
 interface Breakdown {
   byPart: Map<Part, number>;
