@@ -1,5 +1,5 @@
 // The name rules of bench/profile-step (parts.ts), on demangled names taken
-// from real callgrind runs of `npm run profile:step` (Q8_0 and Q4_K_M, avx2
+// from real callgrind runs of `npm run profile:step` (Q8_0, Q4_K_M and F16, avx2
 // kernel set, 1 and 2 threads), so a rule that stops matching the native
 // code's names fails here rather than moving instructions to another row.
 import { readFileSync } from 'node:fs';
@@ -19,7 +19,8 @@ describe('profile-step parts', () => {
       'weft::ThreadPool::parallel_for_guided<weft::(anonymous namespace)::run_group_parts(weft::KernelSet, void (*)(weft::WeightType, float*, weft::QuantizedInput const&, unsigned char const*, unsigned char const*, float const*, int, int, int, unsigned long, unsigned long), weft::ThreadPool&, weft::MatmulScratch&, float const*, int, int, weft::MatmulPart const*, int, bool)::{lambda(unsigned long, unsigned long, int)#1}>(unsigned long, unsigned long, weft::(anonymous namespace)::run_group_parts(weft::KernelSet, void (*)(weft::WeightType, float*, weft::QuantizedInput const&, unsigned char const*, unsigned char const*, float const*, int, int, int, unsigned long, unsigned long), weft::ThreadPool&, weft::MatmulScratch&, float const*, int, int, weft::MatmulPart const*, int, bool)::{lambda(unsigned long, unsigned long, int)#1} const&)',
       'weft::(anonymous namespace)::project_parts(weft::KernelSet, weft::KernelSet, bool, weft::ThreadPool&, weft::MatmulScratch&, float const*, int, int, weft::MatmulPart const*, int)',
       'weft::project(weft::ThreadPool&, weft::MatmulScratch&, float const*, int, int, weft::MatmulPart const*, int)',
-      'void weft::rows_f16_avx2(float*, float const*, void const*, float const*, int, int, int, unsigned long, unsigned long, unsigned long)',
+      'weft::rows_f16_avx2(float*, float const*, void const*, float const*, int, int, int, unsigned long, unsigned long, float*)',
+      'weft::(anonymous namespace)::run_parts(void (* const*)(float*, float const*, void const*, float const*, int, int, int, unsigned long, unsigned long, float*), weft::ThreadPool&, float const*, int, int, weft::MatmulPart const*, int)',
       'weft::kquant_groups_avx2(weft::WeightType, float*, weft::KQuantInput const&, unsigned char const*, float const*, int, int, int, unsigned long, unsigned long)',
       'void weft::(anonymous namespace)::k_groups<(weft::WeightType)5>(float*, weft::KQuantInput const&, unsigned char const*, float const*, int, int, int, unsigned long, unsigned long)',
       // The pool's call thunk of a chunk lambda: the owner (kquant_project) names it.
