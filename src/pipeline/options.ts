@@ -72,8 +72,10 @@ export interface PipelineOptions {
    */
   quantize?: WeightQuantization;
   /**
-   * CPU backend: use weights kept as stored from a read-only mapping of the model file (default
-   * true; the file must not be rewritten in place while the pipeline runs). false reads them.
+   * CPU backend: use weights kept as stored from a read-only mapping of the model file (the file
+   * must not be rewritten in place while the pipeline runs); false reads them into memory, on huge
+   * pages where the OS has them. Default: false on Linux with transparent huge pages (faster
+   * decode), true elsewhere. See docs/cpu-backend.md#memory.
    */
   mmap?: boolean;
   /** A Backend implementation to use instead of loading `model`. Requires `tokenizer`. */

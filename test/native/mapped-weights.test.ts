@@ -5,6 +5,7 @@ import { renameSync, rmSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CpuBackend, type CpuBackendOptions } from '../../src/backends/cpu/index.js';
+import { loadNativeBinding } from '../../src/backends/cpu/native-binding.js';
 import { InvalidOptionError, Pipeline } from '../../src/index.js';
 import { readGgufFile } from '../../src/model-files/gguf/reader.js';
 import { convertHfToGguf } from '../support/hf-to-gguf.js';
@@ -20,7 +21,7 @@ const llama = writeRandomModel({ ...base, architectures: ['LlamaForCausalLM'], t
 afterAll(() => [qwen3.dir, llama.dir].forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 const tokens = [3, 17, 90, 4, 55, 21, 8, 63];
 
-async function run(load: () => Promise<CpuBackend>): Promise<{ logits: number[]; bytes: { copied: number; mapped: number } }> {
+async function run(load: () => Promise<CpuBackend>): Promise<{ logits: number[]; bytes: { copied: number; mapped: number; hugePages: boolean } }> {
   const backend = await load();
   try {
     await backend.allocateCache({ numBlocks: 4, blockSize: 16, precision: 'f32' });
@@ -42,7 +43,7 @@ describe('mapped weights', () => {
   it('a Q8_0 GGUF: row-grouped for its kernels, so copied at load and never mapped, the same logits as reading', async () => {
     const file = join(qwen3.dir, 'model-Q8_0.gguf');
     await convertHfToGguf(qwen3.dir, file, 'Q8_0');
-    const mapped = await run(() => CpuBackend.loadGguf(file, { threads: 2 }));
+    const mapped = await run(() => CpuBackend.loadGguf(file, { threads: 2, mmap: true }));
     const read = await run(() => CpuBackend.loadGguf(file, { threads: 2, mmap: false }));
     expect(mapped.logits).toEqual(read.logits);
     expect(mapped.bytes.mapped).toBe(0);
@@ -53,7 +54,7 @@ describe('mapped weights', () => {
     it(`a ${type} GGUF: matrices used from the mapping, the same logits as reading every weight`, async () => {
       const file = join(qwen3.dir, `model-${type}.gguf`);
       await convertHfToGguf(qwen3.dir, file, type);
-      const mapped = await run(() => CpuBackend.loadGguf(file, { threads: 2 }));
+      const mapped = await run(() => CpuBackend.loadGguf(file, { threads: 2, mmap: true }));
       const read = await run(() => CpuBackend.loadGguf(file, { threads: 2, mmap: false }));
       expect(mapped.logits).toEqual(read.logits);
       expect(mapped.bytes.mapped).toBe(matrixBytes(file));
@@ -66,11 +67,11 @@ describe('mapped weights', () => {
   it('converted weights are copied, never mapped: quantizing at load, and llama q/k rows put back in order', async () => {
     const f16 = join(qwen3.dir, 'model-F16.gguf');
     await convertHfToGguf(qwen3.dir, f16, 'F16');
-    const quantized = await run(() => CpuBackend.loadGguf(f16, { threads: 2, quantize: 'q8_0' }));
+    const quantized = await run(() => CpuBackend.loadGguf(f16, { threads: 2, quantize: 'q8_0', mmap: true }));
     expect(quantized.bytes.mapped).toBe(0);
     const file = join(llama.dir, 'model.gguf');
     await convertHfToGguf(llama.dir, file, 'F16');
-    const options: CpuBackendOptions = { threads: 2 };
+    const options: CpuBackendOptions = { threads: 2, mmap: true };
     const mapped = await run(() => CpuBackend.loadGguf(file, options));
     const read = await run(() => CpuBackend.loadGguf(file, { ...options, mmap: false }));
     expect(mapped.logits).toEqual(read.logits);
@@ -80,7 +81,7 @@ describe('mapped weights', () => {
   it('a model keeps its weights when the file is replaced by rename while it runs', async () => {
     const file = join(qwen3.dir, 'model-F16-replaced.gguf');
     await convertHfToGguf(qwen3.dir, file, 'F16');
-    const backend = await CpuBackend.loadGguf(file, { threads: 2 });
+    const backend = await CpuBackend.loadGguf(file, { threads: 2, mmap: true });
     try {
       await backend.allocateCache({ numBlocks: 4, blockSize: 16, precision: 'f32' });
       const batch = buildBatch([{ tokens, pastLen: 0, blocks: contiguousBlocks(1, 1), logits: 'all' }]);
@@ -97,11 +98,23 @@ describe('mapped weights', () => {
   });
 
   it('safetensors: aligned float32 matrices are mapped too, with the same logits', async () => {
-    const mapped = await run(() => CpuBackend.load(qwen3.dir, { threads: 2 }));
+    const mapped = await run(() => CpuBackend.load(qwen3.dir, { threads: 2, mmap: true }));
     const read = await run(() => CpuBackend.load(qwen3.dir, { threads: 2, mmap: false }));
     expect(mapped.logits).toEqual(read.logits);
     expect(read.bytes.mapped).toBe(0);
     expect(mapped.bytes.mapped + mapped.bytes.copied).toBe(read.bytes.copied);
+  });
+
+  it('by default reads the weights onto huge pages where the OS has them, else maps the file', async () => {
+    const file = join(qwen3.dir, 'model-F16-default.gguf');
+    await convertHfToGguf(qwen3.dir, file, 'F16');
+    const byDefault = await run(() => CpuBackend.loadGguf(file, { threads: 2 }));
+    const read = await run(() => CpuBackend.loadGguf(file, { threads: 2, mmap: false }));
+    const hugePages = loadNativeBinding().transparentHugePages();
+    expect(byDefault.logits).toEqual(read.logits);
+    expect(byDefault.bytes.mapped).toBe(hugePages ? 0 : matrixBytes(file));
+    // The copied matrices lie in the arena, advised as huge pages where the OS takes the advice.
+    expect(read.bytes.hugePages).toBe(hugePages);
   });
 
   const stories = sharedModel('stories260K');

@@ -149,15 +149,16 @@ class Job : public Napi::AsyncWorker {
 
 class LoadJob : public Job {
  public:
-  LoadJob(Napi::Env env, Napi::Object owner, bool* busy, Tensor* slot, std::string path, uint64_t offset, std::string dtype,
+  LoadJob(Napi::Env env, Napi::Object owner, bool* busy, WeightArena* arena, Tensor* slot, std::string path, uint64_t offset, std::string dtype,
           std::vector<int64_t> shape, WeightType quantize_to, ThreadPool* pool, MappedFiles* mapped_files)
-      : Job(env, owner, busy), slot_(slot), path_(std::move(path)), offset_(offset), dtype_(std::move(dtype)),
+      : Job(env, owner, busy), arena_(arena), slot_(slot), path_(std::move(path)), offset_(offset), dtype_(std::move(dtype)),
         shape_(std::move(shape)), quantize_to_(quantize_to), pool_(pool), mapped_files_(mapped_files) {}
   void Execute() override {
-    guarded([&] { return load_weight(*slot_, path_, offset_, dtype_, shape_, quantize_to_, *pool_, mapped_files_); });
+    guarded([&] { return load_weight(*arena_, *slot_, path_, offset_, dtype_, shape_, quantize_to_, *pool_, mapped_files_); });
   }
 
  private:
+  WeightArena* arena_;  // the model's, which slot_ belongs to
   Tensor* slot_;
   std::string path_;
   uint64_t offset_;
@@ -343,7 +344,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       Tensor* slot = find_weight_slot(model_->weights, kind, layer);
       if (!slot) throw Napi::Error::New(env, "the model has no weight " + kind + (layer >= 0 ? " in layer " + std::to_string(layer) : ""));
       weights_ready_ = false;
-      return queue(new LoadJob(env, info.This().As<Napi::Object>(), &busy_, slot, path, offset, dtype, std::move(shape),
+      return queue(new LoadJob(env, info.This().As<Napi::Object>(), &busy_, &model_->weights.arena, slot, path, offset, dtype, std::move(shape),
                                model_->config.quantize_to, model_->pool.get(), map ? &model_->mapped_files : nullptr));
     });
   }
@@ -411,6 +412,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
     Napi::Object out = Napi::Object::New(info.Env());
     out.Set("copied", Napi::Number::New(info.Env(), total - mapped));
     out.Set("mapped", Napi::Number::New(info.Env(), mapped));
+    out.Set("hugePages", Napi::Boolean::New(info.Env(), model_ && model_->weights.arena.huge_pages()));
     return out;
   }
 
@@ -470,6 +472,11 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
 
 }  // namespace
 
-void register_cpu_model(Napi::Env env, Napi::Object exports) { exports.Set("CpuModel", CpuModel::define(env)); }
+void register_cpu_model(Napi::Env env, Napi::Object exports) {
+  exports.Set("CpuModel", CpuModel::define(env));
+  exports.Set("transparentHugePages", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
+                return Napi::Boolean::New(info.Env(), transparent_huge_pages_available());
+              }));
+}
 
 }  // namespace weft

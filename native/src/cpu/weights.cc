@@ -96,7 +96,7 @@ void for_each_slot(const Weights& w, const std::function<void(const SlotSpec&, i
 }
 
 void init_weight_slots(Weights& w, const ModelConfig& c) {
-  w = Weights{};
+  // Every slot starts empty (the arena, filled by loads, is kept).
   w.layers.assign(c.layers, LayerWeights{});
   for_each_slot(w, [&](const SlotSpec& spec, int, Tensor& t) {
     t = Tensor{};
@@ -176,7 +176,7 @@ std::string read_chunks(std::ifstream& file, const std::string& path, uint64_t o
 
 }  // namespace
 
-std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
+std::string load_weight(WeightArena& arena, Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
                         const std::vector<int64_t>& shape, WeightType quantize_to, ThreadPool& pool,
                         MappedFiles* mapped_files) {
   // Shape: [rows, cols] for matrices (even when cols == 1), [rows] for vectors.
@@ -209,7 +209,7 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
     else if (slot.vector) stored = WeightType::F32;
   }
   slot.loaded = false;  // until every byte is in
-  slot.clear_storage();
+  slot.clear_storage(arena);
 
   // A matrix kept as stored is used where it lies in the file's mapping.
   // Row-grouped formats (Q8_0, Q4_0, Q4_K, Q6_K) are repacked for their
@@ -248,10 +248,18 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
   // Q4_K / Q6_K are kept in k-groups (quant_repack.h), a layout of its own size.
   const bool k_grouped = is_k_quant(stored);
   const size_t stored_bytes = k_grouped ? kgroup_matrix_bytes(stored, slot.rows, slot.cols) : slot.rows * stored_row_bytes;
+  // Vectors in their own float32 array; matrices in the arena (zeroed, huge pages).
+  uint8_t* dst_bytes = nullptr;
   try {
-    if (is_quantized(stored)) slot.blocks.assign(stored_bytes, 0);
-    else if (stored == WeightType::F32) slot.data.assign(static_cast<size_t>(count), 0.0f);
-    else slot.half.assign(static_cast<size_t>(count), 0);
+    if (slot.vector) {
+      slot.data.assign(static_cast<size_t>(count), 0.0f);
+      dst_bytes = reinterpret_cast<uint8_t*>(slot.data.data());
+    } else {
+      dst_bytes = arena.allocate(stored_bytes);
+      if (dst_bytes == nullptr) throw std::bad_alloc();
+      slot.stored = dst_bytes;
+      slot.stored_bytes = stored_bytes;
+    }
   } catch (const std::bad_alloc&) {
     return "out of memory allocating " + std::to_string(stored_bytes) + " bytes";
   }
@@ -272,15 +280,13 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
       pool.parallel_for(groups, 1, [&](size_t g0, size_t g1, int) {
         const size_t r0 = g0 * kKGroupRows, r1 = std::min(rows, g1 * kKGroupRows);
         pack_kgroups(stored, src + r0 * row_bytes, static_cast<int64_t>(r1 - r0), slot.cols,
-                     &slot.blocks[(first_group + g0) * group_bytes]);
+                     dst_bytes + (first_group + g0) * group_bytes);
       });
       first_group += groups;
     });
   } else if (stored == source.type) {
     // Copied as they are: F32, 16-bit matrices, block formats.
-    char* dst = is_quantized(stored) ? reinterpret_cast<char*>(slot.blocks.data())
-                : stored == WeightType::F32 ? reinterpret_cast<char*>(slot.data.data())
-                                            : reinterpret_cast<char*>(slot.half.data());
+    char* dst = reinterpret_cast<char*>(dst_bytes);
     error = read_chunks(file, path, offset, bytes, row_bytes, [&](const char* p, size_t n) {
       std::memcpy(dst, p, n);
       dst += n;
@@ -308,15 +314,15 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
             }
           }
           const size_t at = first_row + r;
-          if (is_quantized(stored)) quantize_row(stored, row, &slot.blocks[at * stored_row_bytes], slot.cols);
-          else std::memcpy(&slot.data[at * cols], row, cols * sizeof(float));
+          if (is_quantized(stored)) quantize_row(stored, row, dst_bytes + at * stored_row_bytes, slot.cols);
+          else std::memcpy(dst_bytes + at * cols * sizeof(float), row, cols * sizeof(float));
         }
       });
       first_row += count_rows;
     });
   }
   if (!error.empty()) {
-    slot.clear_storage();
+    slot.clear_storage(arena);
     return error;
   }
   if (is_q8_grouped(slot.type)) {
@@ -324,13 +330,13 @@ std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, 
     // place, a range of whole groups per thread.
     const size_t group_bytes = kGroupRows * stored_row_bytes, groups = static_cast<size_t>(slot.rows) / kGroupRows;
     pool.parallel_for(groups, std::max<size_t>(1, (size_t{1} << 20) / group_bytes), [&](size_t g0, size_t g1, int) {
-      repack_rows(slot.type, &slot.blocks[g0 * group_bytes], static_cast<int64_t>(g1 - g0) * kGroupRows, slot.cols);
+      repack_rows(slot.type, dst_bytes + g0 * group_bytes, static_cast<int64_t>(g1 - g0) * kGroupRows, slot.cols);
     });
     // The rows % 8 rows after the last group, packed once here instead of per matmul.
     const int tail_rows = static_cast<int>(slot.rows % kGroupRows);
     if (tail_rows > 0) {
       const uint8_t* rows[kGroupRows];
-      for (int r = 0; r < tail_rows; ++r) rows[r] = &slot.blocks[(groups * kGroupRows + r) * stored_row_bytes];
+      for (int r = 0; r < tail_rows; ++r) rows[r] = dst_bytes + (groups * kGroupRows + r) * stored_row_bytes;
       slot.group_tail.assign(group_bytes, 0);
       pack_group(slot.type, rows, tail_rows, slot.cols, slot.group_tail.data());
     }

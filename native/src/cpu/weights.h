@@ -14,6 +14,7 @@
 #include "mapped_file.h"
 #include "matmul.h"
 #include "thread_pool.h"
+#include "weight_arena.h"
 
 namespace weft {
 
@@ -38,18 +39,21 @@ struct SlotSpec {
 struct Tensor {
   const SlotSpec* spec = nullptr;
   WeightType type = WeightType::F32;
-  std::vector<float> data;     // when type == F32
-  std::vector<uint16_t> half;  // when type == F16 or BF16 (raw bits)
-  std::vector<uint8_t> blocks; // when quantized: the rows' blocks in row groups (quant_repack.h): Q8_0 /
-                               // Q4_0 rewritten in place (the same bytes), Q4_K / Q6_K in k-groups
+  std::vector<float> data;  // vectors (norms, biases), always float32
+  // A matrix read into memory: its bytes in the Weights' arena (weight_arena.h),
+  // as `type` lays them out: float32 or 16-bit (raw bits) rows, or block
+  // formats in row groups (quant_repack.h: Q8_0 / Q4_0 rewritten in place, the
+  // same bytes; Q4_K / Q6_K in k-groups).
+  uint8_t* stored = nullptr;
+  size_t stored_bytes = 0;
   // Q8_0 / Q4_0 with rows % 8 != 0: the last rows % 8 rows (kept as GGUF rows
-  // in `blocks`) packed again as one zero-padded group, once at load, for the
+  // in `stored`) packed again as one zero-padded group, once at load, for the
   // kernels (MatmulPart::group_tail). Empty otherwise (Q4_K / Q6_K pad their
   // last k-group instead).
   std::vector<uint8_t> group_tail;
   // Or, for a matrix used as it lies in the model file (mapped_file.h): its
-  // bytes in the file's mapping, which this tensor keeps alive; the vectors
-  // above are empty then.
+  // bytes in the file's mapping, which this tensor keeps alive; `stored` is
+  // null then.
   std::shared_ptr<const MappedFile> mapping;
   const void* mapped = nullptr;
   uint64_t mapped_bytes = 0;
@@ -60,20 +64,21 @@ struct Tensor {
 
   const void* raw() const {
     if (mapped != nullptr) return mapped;
-    if (type == WeightType::F32) return data.data();
-    if (type == WeightType::F16 || type == WeightType::BF16) return half.data();
-    return blocks.data();
+    if (stored != nullptr) return stored;
+    return data.data();
   }
   // Bytes held (mapped bytes included: they are resident once used).
   double bytes() const {
-    return static_cast<double>(data.size()) * sizeof(float) + static_cast<double>(half.size()) * 2 +
-           static_cast<double>(blocks.size()) + static_cast<double>(group_tail.size()) + static_cast<double>(mapped_bytes);
+    return static_cast<double>(data.size()) * sizeof(float) + static_cast<double>(stored_bytes) +
+           static_cast<double>(group_tail.size()) + static_cast<double>(mapped_bytes);
   }
-  // Drops whatever the tensor holds (copied or mapped).
-  void clear_storage() {
+  // Drops whatever the tensor holds (copied or mapped); `arena` is the one
+  // `stored` came from.
+  void clear_storage(WeightArena& arena) {
     data.clear();
-    half.clear();
-    blocks.clear();
+    if (stored != nullptr) arena.release(stored, stored_bytes);
+    stored = nullptr;
+    stored_bytes = 0;
     group_tail.clear();
     mapping.reset();
     mapped = nullptr;
@@ -87,6 +92,7 @@ struct LayerWeights {
 };
 
 struct Weights {
+  WeightArena arena;  // declared first: outlives the tensors that point into it
   Tensor embed, final_norm, lm_head;
   std::vector<LayerWeights> layers;
 };
@@ -120,8 +126,9 @@ double weight_bytes(const Weights& w);
 // as stored whose bytes start
 // kMapAlignment-aligned in the file is used in place from the file's mapping
 // (nothing is read or copied); every other tensor is read into its own
-// memory. Returns "" or an error.
-std::string load_weight(Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
+// memory (matrices in `arena`, the one of the Weights holding `slot`).
+// Returns "" or an error.
+std::string load_weight(WeightArena& arena, Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
                         const std::vector<int64_t>& shape, WeightType quantize_to, ThreadPool& pool,
                         MappedFiles* mapped_files);
 

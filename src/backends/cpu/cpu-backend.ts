@@ -33,10 +33,12 @@ export interface CpuBackendOptions {
   readonly copyLogits?: boolean;
   /**
    * Use weights that stay as stored (same dtype and layout, 32-byte aligned in
-   * the file: GGUF's quantized and 16-bit matrices) from a read-only memory
-   * mapping of the file, so they are in memory once and loading reads
-   * nothing (default true). The file must then not be truncated or rewritten
-   * in place while the model runs; false reads every weight into memory.
+   * the file: GGUF's 16-bit and float32 matrices) from a read-only memory
+   * mapping of the file, so loading reads nothing. The file must then not be
+   * truncated or rewritten in place while the model runs. false reads every
+   * weight into the model's memory, on huge pages where the OS has them.
+   * Default: false where it does (Linux with transparent huge pages: one-token
+   * decode of an F16 model ran 1.22x faster read than mapped), else true.
    * See docs/cpu-backend.md#memory.
    */
   readonly mmap?: boolean;
@@ -197,7 +199,7 @@ export class CpuBackend implements Backend {
       const bytes = plan.reduce((sum, t) => sum + t.info.byteLength, 0);
       if (bytes > totalmem())
         throw new ModelLoadError(`the weights take ${bytes} bytes, more than this machine's memory (${totalmem()} bytes)`, plan[0]?.info.file ?? '', undefined);
-      await loadPlannedWeights(native, plan, progress, mmap ?? true);
+      await loadPlannedWeights(native, plan, progress, mmap ?? !loadNativeBinding().transparentHugePages());
     } catch (error) {
       native.dispose(); // also when onProgress throws: nothing is left behind
       throw error;
@@ -258,7 +260,7 @@ export class CpuBackend implements Backend {
   }
 
   /** Weight bytes held in the model's own memory, and used in place from the file's mapping (see CpuBackendOptions.mmap). */
-  get weightBytes(): { readonly copied: number; readonly mapped: number } | undefined {
+  get weightBytes(): { readonly copied: number; readonly mapped: number; readonly hugePages: boolean } | undefined {
     return this.#queue.native?.weightBytes;
   }
 

@@ -82,8 +82,12 @@ export interface NativeCpuModel {
   releaseLogits(logits: Float32Array): boolean;
   /** The logits buffers allocated so far, and those lent to JavaScript now. */
   readonly logitsBuffers: { readonly allocated: number; readonly lent: number };
-  /** Weight bytes held in the model's own memory, and used in place from file mappings. */
-  readonly weightBytes: { readonly copied: number; readonly mapped: number };
+  /**
+   * Weight bytes held in the model's own memory, and used in place from file
+   * mappings; `hugePages`: the copied ones lie in memory advised as
+   * transparent huge pages (native/src/cpu/weight_arena.h).
+   */
+  readonly weightBytes: { readonly copied: number; readonly mapped: number; readonly hugePages: boolean };
   dispose(): void;
 }
 
@@ -117,6 +121,8 @@ export interface NativeTesting {
 export interface NativeBinding {
   readonly abiVersion: number;
   readonly CpuModel: new (config: NativeModelConfig) => NativeCpuModel;
+  /** Whether the OS gives advised memory huge pages (Linux transparent huge pages not "never"). */
+  transparentHugePages(): boolean;
   readonly testing: NativeTesting;
 }
 
