@@ -6,6 +6,8 @@
  *
  *   tsx bench/addon-ab/steps.ts --model file.gguf --before old/weft_native.node [--after new.node]
  *                               [--rounds 5] [--threads 2] [--steps 16]
+ *                               [--before-env K=V,...] [--after-env K=V,...]
+ *                               [--before-options JSON] [--after-options JSON]
  *
  * Each child (this file with --child) loads the model with its addon
  * (WEFT_NATIVE_PATH) and waits; the parent hands out one kind of work at a
@@ -17,6 +19,11 @@
  * over rounds of each side and the median of the per-round ratios
  * before / after (> 1: after is faster), with the load average; the last
  * line is JSON.
+ *
+ * The two sides may also be one build run two ways: `--before-env` /
+ * `--after-env` set environment variables of one child (WEFT_PIN_THREADS=1,
+ * WEFT_CPU_KERNELS=avx2), `--before-options` / `--after-options` add
+ * CpuBackend.loadGguf options (`{"mmap":true}`). --before defaults to --after then.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -35,6 +42,11 @@ const { values } = parseArgs({
     threads: { type: 'string', default: '2' },
     steps: { type: 'string', default: '16' },
     kinds: { type: 'string', default: 'decode1,decode16,prefill512' },
+    'before-env': { type: 'string', default: '' },
+    'after-env': { type: 'string', default: '' },
+    'before-options': { type: 'string', default: '{}' },
+    'after-options': { type: 'string', default: '{}' },
+    options: { type: 'string', default: '{}' }, // the child's own (from --before/after-options)
     child: { type: 'boolean' },
   },
 });
@@ -46,7 +58,7 @@ async function child(): Promise<void> {
   const { CpuBackend } = await import('../../src/backends/cpu/cpu-backend.js');
   const { buildBatch } = await import('../../test/native/helpers.js');
   const { promptIds } = await import('../vs-llama-cpp/scenarios.js');
-  const backend = await CpuBackend.loadGguf(values.model!, { threads: Number(values.threads) });
+  const backend = await CpuBackend.loadGguf(values.model!, { ...(JSON.parse(values.options!) as object), threads: Number(values.threads) });
   const vocab = backend.config.vocabSize;
   const blockSize = 16, perSeq = 40; // 640 positions per sequence
   await backend.allocateCache({ numBlocks: 16 * perSeq + 1, blockSize, precision: 'f16' });
@@ -97,11 +109,27 @@ async function child(): Promise<void> {
 }
 
 /** A child process and a way to ask it for one measurement. */
-function start(addon: string): { proc: ChildProcess; ask: (line: string) => Promise<string> } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', '--model', values.model!, '--threads', values.threads!, '--steps', values.steps!], {
-    env: { ...process.env, WEFT_NATIVE_PATH: resolve(addon) },
+let quitting = false;
+
+/** `K=V,K2=V2` as an object. */
+function envPairs(list: string): Record<string, string> {
+  return Object.fromEntries(list.split(',').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+}
+
+function start(addon: string, env: Record<string, string>, options: string): { proc: ChildProcess; ask: (line: string) => Promise<string> } {
+  JSON.parse(options); // a malformed --*-options fails here, not in the child
+  const proc = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', '--model', values.model!, '--threads', values.threads!, '--steps', values.steps!, '--options', options], {
+    env: { ...process.env, ...env, WEFT_NATIVE_PATH: resolve(addon) },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
+  // A child that dies (a load error, a crash) ends the run: its answer would never come.
+  proc.on('exit', (code, signal) => {
+    if (!quitting) {
+      process.stderr.write(`addon-ab: the child for ${addon} exited (${signal ?? `code ${code}`}) before the run ended\n`);
+      process.exit(1);
+    }
+  });
+  proc.stdin!.on('error', () => {}); // EPIPE to a dead child: its 'exit' above reports it
   const waiting: Array<(line: string) => void> = [];
   createInterface({ input: proc.stdout! }).on('line', (line) => waiting.shift()?.(line));
   const next = () => new Promise<string>((res) => waiting.push(res));
@@ -119,8 +147,12 @@ function start(addon: string): { proc: ChildProcess; ask: (line: string) => Prom
 
 if (values.child) await child();
 else {
-  const addons = { before: values.before!, after: values.after ?? join(here, '..', '..', 'native', 'build', 'Release', 'weft_native.node') };
-  const sides = { before: start(addons.before), after: start(addons.after) };
+  const after = values.after ?? join(here, '..', '..', 'native', 'build', 'Release', 'weft_native.node');
+  const addons = { before: values.before ?? after, after };
+  const sides = {
+    before: start(addons.before, envPairs(values['before-env']!), values['before-options']!),
+    after: start(addons.after, envPairs(values['after-env']!), values['after-options']!),
+  };
   const kinds = values.kinds!.split(',') as Kind[];
   const got: Record<string, Record<'before' | 'after', Answer[]>> = {};
   const loads: number[] = [];
@@ -133,8 +165,9 @@ else {
         got[kind]![side].push(answer);
         process.stderr.write(`round ${r + 1} ${kind} ${side}: ${answer.wallMs.toFixed(2)} ms wall, ${answer.cpuMs.toFixed(2)} ms CPU (load ${loads.at(-1)!.toFixed(1)})\n`);
       }
+  quitting = true;
   for (const s of Object.values(sides)) s.proc.stdin!.write('quit\n');
-  const summary: Record<string, unknown> = { model: values.model, threads: Number(values.threads), kernels: got[kinds[0]!]!.after[0]!.kernels, loadAverage: Number(median(loads).toFixed(2)) };
+  const summary: Record<string, unknown> = { model: values.model, threads: Number(values.threads), kernels: got[kinds[0]!]!.after[0]!.kernels, loadAverage: Number(median(loads).toFixed(2)), sides: { before: { addon: addons.before, env: values['before-env'], options: values['before-options'] }, after: { addon: addons.after, env: values['after-env'], options: values['after-options'] } } };
   for (const kind of kinds) {
     const { before, after } = got[kind]!;
     const figures = (pick: (a: Answer) => number) => ({

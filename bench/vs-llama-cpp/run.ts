@@ -33,7 +33,8 @@ const runs = Number(values.runs);
 const types = values.types!.split(',') as WeightType[];
 
 interface SideResult extends Measurements { engine: string; kernels: string; peakRssBytes: number }
-type Outcome = { ok: true; result: SideResult; load: number } | { ok: false; error: string; load: number };
+/** One side's process; `bandwidth`: the probe's GB/s at the benchmark's threads, measured just before it. */
+type Outcome = { ok: true; result: SideResult; load: number; bandwidth: number } | { ok: false; error: string; load: number; bandwidth: number };
 
 if (!existsSync(join(here, 'node_modules', 'node-llama-cpp')))
   throw new Error('node-llama-cpp is not installed: run `npm install --prefix bench/vs-llama-cpp` (npm run bench:vs-llama-cpp does)');
@@ -44,15 +45,20 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-function bandwidth(): Record<number, number> {
-  const binary = join(tmpdir(), `weft-bandwidth-${process.pid}`);
-  execFileSync('cc', ['-O3', '-pthread', join(here, 'bandwidth.c'), '-o', binary]);
-  const out: Record<number, number> = {};
-  for (const t of [...new Set([1, threads])]) out[t] = (JSON.parse(execFileSync(binary, [String(t)], { encoding: 'utf8' })) as { gbPerSecond: number }).gbPerSecond;
+/** bandwidth.c's figures: the better of ordinary and huge pages (the bound), and each. */
+interface Probe { gbPerSecond: number; plainPages: number; hugePages: number | null }
+const probeBinary = join(tmpdir(), `weft-bandwidth-${process.pid}`);
+execFileSync('cc', ['-O3', '-pthread', join(here, 'bandwidth.c'), '-o', probeBinary]);
+const probe = (t: number) => JSON.parse(execFileSync(probeBinary, [String(t)], { encoding: 'utf8' })) as Probe;
+function bandwidth(): Record<number, Probe> {
+  const out: Record<number, Probe> = {};
+  for (const t of [...new Set([1, threads])]) out[t] = probe(t);
   return out;
 }
 
 function runSide(engine: 'weft' | 'llama', model: string, vocab: number): Promise<Outcome> {
+  // The machine's bandwidth moves between runs (shared host): each run gets its own bound.
+  const bandwidth = probe(threads).gbPerSecond;
   const load = loadavg()[0]!;
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'side.ts'), '--engine', engine, '--model', model, '--threads', String(threads), '--vocab', String(vocab)], {
@@ -67,8 +73,8 @@ function runSide(engine: 'weft' | 'llama', model: string, vocab: number): Promis
     });
     child.on('close', (code) => {
       const last = stdout.trim().split('\n').pop() ?? '';
-      if (code === 0 && last.startsWith('{')) resolve({ ok: true, result: JSON.parse(last) as SideResult, load });
-      else resolve({ ok: false, error: (stderr.split('\n').find((l) => /^\w*Error: /.test(l)) ?? `exit ${code}`).slice(0, 300), load });
+      if (code === 0 && last.startsWith('{')) resolve({ ok: true, result: JSON.parse(last) as SideResult, load, bandwidth });
+      else resolve({ ok: false, error: (stderr.split('\n').find((l) => /^\w*Error: /.test(l)) ?? `exit ${code}`).slice(0, 300), load, bandwidth });
     });
   });
 }
@@ -128,6 +134,12 @@ const ratio = (s: TypeSummary | undefined, metric: Metric): number | null => {
   return a === null || b === null ? null : a / b;
 };
 const fmt = (x: number | null, digits = 1) => (x === null ? 'n/a' : x.toFixed(digits));
+const pctOf = (x: number | null) => (x === null ? null : 100 * x);
+/** Median over one side's runs of its decode1 rate / the bound of that run (its own probe). */
+function boundFraction(s: TypeSummary, engine: 'weft' | 'llama'): number | null {
+  const ok = s[engine].filter((o): o is Extract<Outcome, { ok: true }> => o.ok);
+  return ok.length === 0 ? null : median(ok.map((o) => o.result.decode1 / ((o.bandwidth * 1e9) / s.weightBytes)));
+}
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 const flags = (readFileSync('/proc/cpuinfo', 'utf8').match(/^flags\s*:(.*)$/m)?.[1] ?? '').split(' ');
 const features = ['avx2', 'fma', 'f16c', 'avx512f', 'avx512_vnni', 'avx512_bf16', 'avx512_fp16', 'avx_vnni', 'amx_tile', 'amx_int8', 'amx_bf16'].filter((f) => flags.includes(f));
@@ -142,30 +154,31 @@ lines.push(`- Model: ${shape.name} (hidden ${shape.hidden}, ${shape.layers} laye
 lines.push(`- Threads: ${threads} on each side (node-llama-cpp: maxThreads and the context's threads); KV cache f16 on both sides, ${64 * 256} cells`);
 lines.push(`- Runs: ${runs} per side and format, one process each, alternating order; figures are medians`);
 lines.push(`- 1-minute load average before each process: ${loads.map((l) => l.toFixed(1)).join(', ')} (this machine is shared: other work was running)`);
-lines.push(`- Memory read bandwidth (bandwidth.c, best of 5): ${Object.entries(bw).map(([t, g]) => `${g} GB/s on ${t} thread${t === '1' ? '' : 's'}`).join(', ')}`);
+lines.push(
+  `- Memory read bandwidth at the start (bandwidth.c, best of 5 passes, the better of 4 KiB and huge pages): ${Object.entries(bw)
+    .map(([t, p]) => `${p.gbPerSecond} GB/s on ${t} thread${t === '1' ? '' : 's'} (4 KiB pages ${p.plainPages}, huge pages ${p.hugePages ?? 'n/a'})`)
+    .join(', ')}; measured again before every run (the bound of that run)`,
+);
 for (const s of summaries) {
   lines.push('', `## ${s.type}`, '');
-  lines.push(`Weights ${(s.weightBytes / 1e9).toFixed(3)} GB; decode bound at ${threads} thread${threads === 1 ? '' : 's'} = ${bw[threads]} GB/s / weight bytes = ${fmt((bw[threads]! * 1e9) / s.weightBytes)} tok/s.`, '');
+  const probes = median([...s.weft, ...s.llama].map((o) => o.bandwidth));
+  lines.push(`Weights ${(s.weightBytes / 1e9).toFixed(3)} GB; decode bound at ${threads} thread${threads === 1 ? '' : 's'} = bandwidth / weight bytes = ${fmt((probes * 1e9) / s.weightBytes)} tok/s at the runs' median probe (${fmt(probes, 2)} GB/s).`, '');
   lines.push(`- weft kernels: ${kernelsOf(s.weft)}`);
   lines.push(`- node-llama-cpp kernels: ${kernelsOf(s.llama)}`);
   const failures = [...s.weft, ...s.llama].filter((o) => !o.ok) as Array<Extract<Outcome, { ok: false }>>;
   for (const f of new Set(failures.map((f) => f.error))) lines.push(`- failed: ${f}`);
   lines.push('', '| measure | weft | node-llama-cpp | weft / node-llama-cpp |', '|---|---|---|---|');
   for (const [name, metric, unit] of METRICS) lines.push(`| ${name} (${unit}) | ${fmt(med(s.weft, metric))} | ${fmt(med(s.llama, metric))} | ${fmt(ratio(s, metric), 2)} |`);
-  const d1 = med(s.weft, (m) => m.decode1);
-  const bound = (bw[threads]! * 1e9) / s.weightBytes;
-  lines.push('', `weft's one-stream decode is ${fmt(d1 === null ? null : (100 * d1) / bound, 0)}% of the bandwidth bound; node-llama-cpp's ${fmt((100 * (med(s.llama, (m) => m.decode1) ?? NaN)) / bound, 0)}%.`);
+  const llamaFraction = boundFraction(s, 'llama');
+  lines.push('', `weft's one-stream decode is ${fmt(pctOf(boundFraction(s, 'weft')), 0)}% of the bandwidth bound; node-llama-cpp's ${fmt(pctOf(llamaFraction), 0)}% (median over runs of decode1 / the bound of that run).`);
   const rss = med(s.weft, (m) => m.peakRssBytes);
   lines.push(`weft's peak RSS is ${fmt(rss === null ? null : rss / (s.weightBytes + s.kvBytes), 2)}x the weight bytes plus its KV cache (${(s.kvBytes / 2 ** 20).toFixed(0)} MiB).`);
   lines.push('', 'Per run (weft | node-llama-cpp), decode1 / prefill512 / agg4 / agg16 / agg64 tok/s:', '');
   for (const engine of ['weft', 'llama'] as const)
-    for (const o of s[engine]) lines.push(`- ${engine}: ${o.ok ? [o.result.decode1, o.result.prefill512, o.result.agg['4']!, o.result.agg['16']!, o.result.agg['64']!].map((x) => x.toFixed(1)).join(' / ') : `failed (${o.error})`} (load ${o.load.toFixed(1)})`);
+    for (const o of s[engine]) lines.push(`- ${engine}: ${o.ok ? [o.result.decode1, o.result.prefill512, o.result.agg['4']!, o.result.agg['16']!, o.result.agg['64']!].map((x) => x.toFixed(1)).join(' / ') : `failed (${o.error})`} (load ${o.load.toFixed(1)}, probe ${o.bandwidth} GB/s)`);
 }
 const byType = (t: WeightType) => summaries.find((s) => s.type === t);
-const fraction = (s: TypeSummary | undefined) => {
-  const d = s ? med(s.weft, (m) => m.decode1) : null;
-  return d === null || !s ? null : d / ((bw[threads]! * 1e9) / s.weightBytes);
-};
+const fraction = (s: TypeSummary | undefined) => (s ? boundFraction(s, 'weft') : null);
 const rssRatio = (s: TypeSummary | undefined) => ratio(s, (m) => m.peakRssBytes);
 const json = {
   decodeRatio1Q8: ratio(byType('Q8_0'), (m) => m.decode1),
