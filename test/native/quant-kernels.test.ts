@@ -71,7 +71,9 @@ function randomInput(T: number, K: number, seed: number): Float32Array {
   return Float32Array.from({ length: T * K }, () => (r() - 0.5) * (r() < 0.05 ? 20 : 2));
 }
 
-const cases: [Format, number][] = [['Q8_0', 96], ['Q8_0', 512], ['Q4_0', 96], ['Q4_0', 512], ['Q4_K', 512], ['Q6_K', 512]];
+// K = 1280 (40 blocks): Q8_0 / Q4_0 row groups go in passes of 32 blocks once a step has more than
+// one token tile (T > 4 or 8), in one pass below that (quant_group_kernels.h); both orders must agree.
+const cases: [Format, number][] = [['Q8_0', 96], ['Q8_0', 512], ['Q8_0', 1280], ['Q4_0', 96], ['Q4_0', 512], ['Q4_0', 1280], ['Q4_K', 512], ['Q6_K', 512]];
 
 describe.each(cases)('%s, K = %i', (format, K) => {
   const N = 19;
