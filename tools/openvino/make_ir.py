@@ -27,6 +27,7 @@ Weights:
 """
 import argparse
 import json
+import math
 import os
 import shutil
 import struct
@@ -119,8 +120,12 @@ def inv_freq(cfg, head_dim):
     theta = rope.get('rope_theta', cfg.get('rope_theta', 10000.0))
     if rope.get('rope_type', 'default') != 'default':
         raise SystemExit('this recipe supports rope_type "default" only')
-    exponent = np.arange(0, head_dim, 2, dtype=np.int64).astype(np.float32) / np.float32(head_dim)
-    return (np.float32(1.0) / np.power(np.float32(theta), exponent, dtype=np.float32)).astype(np.float32)
+    # As the CPU backend does (src/model-files/rope.ts): f32 exponent, pow in double, rounded to f32.
+    # Not numpy's float32 power: it runs SVML on AVX-512 CPUs and libm elsewhere, and their last bits
+    # differ, so the committed IR would depend on the CPU that made it.
+    f32 = lambda v: float(np.float32(v))
+    return np.array([f32(1.0 / f32(math.pow(theta, f32(j / head_dim))))
+                     for j in range(0, head_dim, 2)], dtype=np.float32)
 
 
 def build(cfg, t, mode):
