@@ -36,6 +36,8 @@ inline __attribute__((always_inline)) __m256i broadcast4(const int8_t* p) {
   return _mm256_set1_epi32(v);
 }
 
+constexpr int kPrefetchAhead = 2048;
+
 // TB tokens from t0 against one group of 8 rows (`rows` of them real).
 // Units [u0, u1) of the row: the accumulators start at 0 (u0 == 0) or from
 // `partial`, and end in `partial` (u1 < units) or as outputs.
@@ -54,6 +56,12 @@ inline __attribute__((always_inline)) void group_tile(const uint8_t* g, int unit
   for (int u = u0; u < u1; ++u) {
     const uint8_t* scales = g + u * (16 + kUnitBytes);
     const uint8_t* wu = scales + 16;
+    // The first token tile prefetches the weights 2 KB ahead (into the next
+    // group at a group's end): one-stream Q8_0 decode ran 1.3x faster with it
+    // on Zen 3 / AVX2 (1 and 4 KB were no better); later tiles hit in cache.
+    if (t0 == 0)
+      for (int l = 0; l < static_cast<int>(16 + kUnitBytes); l += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(scales + kPrefetchAhead + l), _MM_HINT_T0);
     const int8_t* xq[TB];
     __m256i p[TB];
     for (int t = 0; t < TB; ++t) {

@@ -15,6 +15,15 @@
 // vpmaddubsw pair (at most 2 x 63 x 127 = 16002; two of them summed in int16
 // at most 32004). Q6_K's -32 offset: each sub-block's sum starts at -32 *
 // sum(x) (KQuantInput::offset16), so p is the dot product of q itself.
+//
+// AVX2 (no VNNI) sums in int16 instead (WEFT_KG_INT16_SUMS): its one vector
+// multiplier port runs vpmaddubsw and vpmaddwd alike (Zen 3, measured), so
+// each sub-block's products are added in int16 and one vpmaddwd against the
+// sub-block's scales (each row's scale in both int16 halves of its lane)
+// gives sc * p in int32, replacing the per-slice vpmaddwd and the vpmulld.
+// Bounds: Q4_K pairs <= 2 x 15 x 127, eight of them <= 30480; Q6_K takes
+// u = q + 32 (<= 63): pairs <= 2 x 63 x 127, two of them <= 32004, and the
+// offset -32 * sc * sum16(x) once per block. Same integers, so the same bits.
 #pragma once
 #include <immintrin.h>
 
@@ -133,6 +142,18 @@ struct Vec {
 using I = Vec::I;
 using F = Vec::F;
 
+#if !defined(WEFT_KG_512) && !defined(WEFT_KG_VNNI)
+#define WEFT_KG_INT16_SUMS 1
+// Eight rows' byte scales (rows r .. r + 7 of one sub-block) as int16 pairs,
+// each row's scale twice: vpmaddwd against int16 sums then gives sc * p.
+template <bool Signed>
+WEFT_KG_INLINE I scale_pairs(const uint8_t* p) {
+  const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  const __m128i twice = _mm_unpacklo_epi8(v, v);
+  return Signed ? _mm256_cvtepi8_epi16(twice) : _mm256_cvtepu8_epi16(twice);
+}
+#endif
+
 // The end of a tile: the accumulators parked in `partial` ([T][16]) until the
 // next pass over the row, or + bias as outputs.
 template <int TB>
@@ -150,7 +171,17 @@ WEFT_KG_INLINE void finish_tile(const F* acc, bool more, int t0, int r0, int row
 // against tokens t0 .. t0 + TB - 1, super-blocks [b0, b1) of the row. The
 // first token tile prefetches the next super-block's lines while it works on
 // one: at one token the stream from memory ran at half the bandwidth without
-// it (measured on Zen 4); later tiles find the lines in cache.
+// it (measured on Zen 4). The prefetches are spread over the sub-blocks, a
+// few lines per step: issued all at once they filled the miss buffers and
+// stalled the core (one-stream Q4_K_M decode 1.3x faster spread, on Zen 3
+// with AVX2). Later tiles, and the second half of a 256-bit group, find the
+// lines in cache.
+template <int BlockBytes, int Steps>
+WEFT_KG_INLINE void prefetch_next_block(const uint8_t* block, int step) {
+  constexpr int kPerStep = (BlockBytes + 64 * Steps - 1) / (64 * Steps) * 64;
+  for (int l = step * kPerStep; l < (step + 1) * kPerStep && l < BlockBytes; l += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(block + BlockBytes + l), _MM_HINT_T0);
+}
 template <int TB>
 WEFT_KG_INLINE void q4k_group_tile(const uint8_t* g, int blocks, int b0, int b1, const KQuantInput& x, int t0, int r0,
                                    int rows, float* partial, float* out, size_t N, const float* bias) {
@@ -159,8 +190,7 @@ WEFT_KG_INLINE void q4k_group_tile(const uint8_t* g, int blocks, int b0, int b1,
   for (int t = 0; t < TB; ++t) acc[t] = b0 == 0 ? Vec::fzero() : Vec::fload(partial + (t0 + t) * kKGroupRows + r0, Vec::kRows);
   for (int blk = b0; blk < b1; ++blk) {
     const uint8_t* b = g + static_cast<size_t>(blk) * 2368;
-    if (t0 == 0)
-      for (int l = 0; l < 2368; l += 64) _mm_prefetch(reinterpret_cast<const char*>(b + 2368 + l), _MM_HINT_T0);
+    const bool prefetch = t0 == 0 && r0 == 0;
     const int8_t* xq[TB];
     I isum[TB], msum[TB];
     for (int t = 0; t < TB; ++t) {
@@ -175,7 +205,24 @@ WEFT_KG_INLINE void q4k_group_tile(const uint8_t* g, int blocks, int b0, int b1,
         msum[t] = Vec::madd16(msum[t], m, Vec::bcast32(x.sum32 + (static_cast<size_t>(t0 + t) * blocks + blk) * 8 + 2 * k));
     }
     for (int j = 0; j < 8; ++j) {
+      if (prefetch) prefetch_next_block<2368, 8>(b, j);
       const uint8_t* q = b + 320 + 512 * (j / 2) + 4 * r0;
+#if defined(WEFT_KG_INT16_SUMS)
+      I s16[TB];
+      for (int t = 0; t < TB; ++t) s16[t] = Vec::zero();
+      for (int s = 0; s < 8; s += 2) {
+        I u0 = Vec::load(q + 64 * s), u1 = Vec::load(q + 64 * s + 64);
+        if (j % 2) u0 = Vec::srli16(u0, 4), u1 = Vec::srli16(u1, 4);
+        u0 = Vec::and_(u0, low4), u1 = Vec::and_(u1, low4);
+        for (int t = 0; t < TB; ++t) {
+          const I two = _mm256_add_epi16(_mm256_maddubs_epi16(u0, Vec::bcast32(xq[t] + 32 * j + 4 * s)),
+                                         _mm256_maddubs_epi16(u1, Vec::bcast32(xq[t] + 32 * j + 4 * s + 4)));
+          s16[t] = _mm256_add_epi16(s16[t], two);
+        }
+      }
+      const I sc = scale_pairs<false>(b + 64 + 16 * j + r0);
+      for (int t = 0; t < TB; ++t) isum[t] = Vec::madd16(isum[t], s16[t], sc);
+#else
       I p[TB];
       for (int t = 0; t < TB; ++t) p[t] = Vec::zero();
       for (int s = 0; s < 8; s += 2) {
@@ -187,6 +234,7 @@ WEFT_KG_INLINE void q4k_group_tile(const uint8_t* g, int blocks, int b0, int b1,
       }
       const I sc = Vec::u8_i32(b + 64 + 16 * j + r0);
       for (int t = 0; t < TB; ++t) isum[t] = Vec::add(isum[t], Vec::mullo(p[t], sc));
+#endif
     }
     const F d = Vec::halves(b + 2 * r0), dmin = Vec::halves(b + 32 + 2 * r0);
     for (int t = 0; t < TB; ++t) {
@@ -206,24 +254,34 @@ WEFT_KG_INLINE void q6k_group_tile(const uint8_t* g, int blocks, int b0, int b1,
   for (int t = 0; t < TB; ++t) acc[t] = b0 == 0 ? Vec::fzero() : Vec::fload(partial + (t0 + t) * kKGroupRows + r0, Vec::kRows);
   for (int blk = b0; blk < b1; ++blk) {
     const uint8_t* b = g + static_cast<size_t>(blk) * 3360;
-    if (t0 == 0)
-      for (int l = 0; l < 3360; l += 64) _mm_prefetch(reinterpret_cast<const char*>(b + 3360 + l), _MM_HINT_T0);
+    const bool prefetch = t0 == 0 && r0 == 0;
     const int8_t* xq[TB];
-    const int32_t* off[TB];
     I isum[TB];
+#if !defined(WEFT_KG_INT16_SUMS)
+    const int32_t* off[TB];
+    for (int t = 0; t < TB; ++t) off[t] = x.offset16 + (static_cast<size_t>(t0 + t) * blocks + blk) * 16;
+#endif
     for (int t = 0; t < TB; ++t) {
-      const size_t at = static_cast<size_t>(t0 + t) * blocks + blk;
-      xq[t] = x.q + at * kSuperBlock;
-      off[t] = x.offset16 + at * 16;
+      xq[t] = x.q + (static_cast<size_t>(t0 + t) * blocks + blk) * kSuperBlock;
       isum[t] = Vec::zero();
     }
     for (int j = 0; j < 16; ++j) {
+      if (prefetch) prefetch_next_block<3360, 16>(b, j);
       const uint8_t* v = b + 288 + 192 * j + 4 * r0;
       const I v0 = Vec::load(v), v1 = Vec::load(v + 64), v2 = Vec::load(v + 128);
       const I u0 = Vec::and_(v0, low6), u1 = Vec::and_(v1, low6), u2 = Vec::and_(v2, low6);
       // slice 3: its bits 0-1, 2-3, 4-5 are the top bits of vectors 0, 1, 2
       const I u3 = Vec::merge(Vec::srli16(v0, 6), bits01,
                               Vec::merge(Vec::srli16(v1, 4), bits23, Vec::and_(Vec::srli16(v2, 2), bits45)));
+#if defined(WEFT_KG_INT16_SUMS)
+      const I sc = scale_pairs<true>(b + 32 + 16 * j + r0);
+      for (int t = 0; t < TB; ++t) {
+        const int8_t* xs = xq[t] + 16 * j;
+        const I s01 = _mm256_add_epi16(_mm256_maddubs_epi16(u0, Vec::bcast32(xs)), _mm256_maddubs_epi16(u1, Vec::bcast32(xs + 4)));
+        const I s23 = _mm256_add_epi16(_mm256_maddubs_epi16(u2, Vec::bcast32(xs + 8)), _mm256_maddubs_epi16(u3, Vec::bcast32(xs + 12)));
+        isum[t] = Vec::madd16(Vec::madd16(isum[t], s01, sc), s23, sc);
+      }
+#else
       I p[TB];
       for (int t = 0; t < TB; ++t) {
         const int8_t* xs = xq[t] + 16 * j;
@@ -232,7 +290,20 @@ WEFT_KG_INLINE void q6k_group_tile(const uint8_t* g, int blocks, int b0, int b1,
       }
       const I sc = Vec::s8_i32(b + 32 + 16 * j + r0);
       for (int t = 0; t < TB; ++t) isum[t] = Vec::add(isum[t], Vec::mullo(p[t], sc));
+#endif
     }
+#if defined(WEFT_KG_INT16_SUMS)
+    // u = q + 32: isum -= 32 * sum_j sc[j] * sum16[j], two sub-blocks per vpmaddwd.
+    for (int j = 0; j < 16; j += 2) {
+      const __m128i lo = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 32 + 16 * j + r0));
+      const __m128i hi = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 32 + 16 * (j + 1) + r0));
+      const I sc2 = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(lo, hi));
+      for (int t = 0; t < TB; ++t) {
+        const I xs2 = Vec::bcast32(x.sum16 + (static_cast<size_t>(t0 + t) * blocks + blk) * 16 + j);
+        isum[t] = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(_mm256_madd_epi16(sc2, xs2), 5));
+      }
+    }
+#endif
     const F d = Vec::halves(b + 2 * r0);
     for (int t = 0; t < TB; ++t) {
       const F fd = Vec::fmul(d, Vec::set1(x.d[static_cast<size_t>(t0 + t) * blocks + blk]));
