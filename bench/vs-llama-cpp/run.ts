@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { readGgufFile, ggufModelConfig } from '../../src/model-files/gguf/index.js';
 import { ensureModel, FULL, QUICK, type WeightType } from './make-model.js';
-import type { Measurements } from './scenarios.js';
+import { SHAPES, type Measurements } from './scenarios.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
@@ -152,8 +152,8 @@ lines.push(`Written by \`npm run bench:vs-llama-cpp${values.quick ? ' -- --quick
 lines.push(`- CPU: ${cpu}, ${cpus().length} logical cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; features: ${features.join(', ')}`);
 lines.push(`- Model: ${shape.name} (hidden ${shape.hidden}, ${shape.layers} layers, ${shape.heads}/${shape.kvHeads} heads, head_dim ${shape.headDim}, FFN ${shape.ffn}, vocab ${shape.vocab}, tied), random weights, same GGUF file for both sides`);
 lines.push(`- Threads: ${threads} on each side (node-llama-cpp: maxThreads and the context's threads); KV cache f16 on both sides, ${64 * 256} cells`);
-lines.push(`- Runs: ${runs} per side and format, one process each, alternating order; figures are medians`);
-lines.push(`- 1-minute load average before each process: ${loads.map((l) => l.toFixed(1)).join(', ')} (this machine is shared: other work was running)`);
+lines.push(`- Runs: ${runs} per side and format, one process each, alternating order; figures are medians (one-stream decode: in each run, the median of ${SHAPES.decode1Pairs} measurements)`);
+lines.push(`- 1-minute load average before each process: ${loads.map((l) => l.toFixed(1)).join(', ')} (it still counts the side that ran just before: ~${threads} when nothing else runs)`);
 lines.push(
   `- Memory read bandwidth at the start (bandwidth.c, best of 5 passes, the better of 4 KiB and huge pages): ${Object.entries(bw)
     .map(([t, p]) => `${p.gbPerSecond} GB/s on ${t} thread${t === '1' ? '' : 's'} (4 KiB pages ${p.plainPages}, huge pages ${p.hugePages ?? 'n/a'})`)

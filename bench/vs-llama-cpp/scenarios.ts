@@ -17,7 +17,7 @@ export interface Measurements {
   ttft16: { p50: number; p99: number };
 }
 
-export const SHAPES = { decodeTokens: 64, promptTokens: 16, prefillTokens: 512, aggTokens: { 4: 32, 16: 32, 64: 16 } as Record<number, number>, ttftPrompt: 64 };
+export const SHAPES = { decodeTokens: 64, decode1Pairs: 3, promptTokens: 16, prefillTokens: 512, aggTokens: { 4: 32, 16: 32, 64: 16 } as Record<number, number>, ttftPrompt: 64 };
 
 /** Deterministic prompt ids below `vocab` (regular tokens only). */
 export function promptIds(count: number, stream: number, vocab: number): number[] {
@@ -52,13 +52,19 @@ async function wall(engine: Engine, streams: number, promptTokens: number, token
  * and generating 1 take the same prefill, so (T - 1) tokens per stream over
  * the difference in wall time is the decode rate, on both sides alike and
  * without per-token callbacks (weft streams token ids only with logprobs).
+ * With `pairs` > 1 the rate is the median of that many such pairs: one pair
+ * of a few seconds moved by a third when anything else ran for a moment.
  */
-async function decodeRate(engine: Engine, streams: number, tokens: number, vocab: number, salt: number): Promise<number> {
-  await engine.prepare(streams, SHAPES.promptTokens + tokens + 8);
-  const one = await wall(engine, streams, SHAPES.promptTokens, 1, vocab, salt);
-  await engine.prepare(streams, SHAPES.promptTokens + tokens + 8);
-  const many = await wall(engine, streams, SHAPES.promptTokens, tokens, vocab, salt + 1000);
-  return ((streams * (tokens - 1)) / (many - one)) * 1000;
+async function decodeRate(engine: Engine, streams: number, tokens: number, vocab: number, salt: number, pairs = 1): Promise<number> {
+  const rates: number[] = [];
+  for (let p = 0; p < pairs; p++) {
+    await engine.prepare(streams, SHAPES.promptTokens + tokens + 8);
+    const one = await wall(engine, streams, SHAPES.promptTokens, 1, vocab, salt + 2000 * p);
+    await engine.prepare(streams, SHAPES.promptTokens + tokens + 8);
+    const many = await wall(engine, streams, SHAPES.promptTokens, tokens, vocab, salt + 2000 * p + 1000);
+    rates.push(((streams * (tokens - 1)) / (many - one)) * 1000);
+  }
+  return percentile(rates, 50);
 }
 
 export async function measure(engine: Engine, vocab: number, log: (line: string) => void): Promise<Measurements> {
@@ -66,7 +72,7 @@ export async function measure(engine: Engine, vocab: number, log: (line: string)
   await engine.prepare(1, 64);
   await engine.run(promptIds(8, 999, vocab), 4);
 
-  const decode1 = await decodeRate(engine, 1, SHAPES.decodeTokens + 1, vocab, 0);
+  const decode1 = await decodeRate(engine, 1, SHAPES.decodeTokens + 1, vocab, 0, SHAPES.decode1Pairs);
   log(`decode1 ${decode1.toFixed(2)} tok/s`);
 
   await engine.prepare(1, SHAPES.prefillTokens + 8);
