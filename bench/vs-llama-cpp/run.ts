@@ -14,7 +14,7 @@
  * printed is one JSON object with the ratios (weft / node-llama-cpp).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,6 +49,7 @@ function median(xs: number[]): number {
 interface Probe { gbPerSecond: number; plainPages: number; hugePages: number | null }
 const probeBinary = join(tmpdir(), `weft-bandwidth-${process.pid}`);
 execFileSync('cc', ['-O3', '-pthread', join(here, 'bandwidth.c'), '-o', probeBinary]);
+process.on('exit', () => rmSync(probeBinary, { force: true }));
 const probe = (t: number) => JSON.parse(execFileSync(probeBinary, [String(t)], { encoding: 'utf8' })) as Probe;
 function bandwidth(): Record<number, Probe> {
   const out: Record<number, Probe> = {};
