@@ -64,6 +64,24 @@ describe('mapped weights', () => {
     });
   }
 
+  // WEFT_SEXTETS=1 (native/src/cpu/sextets.h): 16-bit matrices read into memory are
+  // rewritten in 6-row groups; the embedding lookup (the llama model's tied head) reads them too.
+  it('WEFT_SEXTETS=1: F16 matrices kept in sextets give the logits of the mapped row-major weights', async () => {
+    for (const [model, name] of [[qwen3, 'model-F16-sextets.gguf'], [llama, 'model-F16-sextets.gguf']] as const) {
+      const file = join(model.dir, name);
+      await convertHfToGguf(model.dir, file, 'F16');
+      const mapped = await run(() => CpuBackend.loadGguf(file, { threads: 2, mmap: true }));
+      process.env.WEFT_SEXTETS = '1';
+      try {
+        const sextets = await run(() => CpuBackend.loadGguf(file, { threads: 2, mmap: false }));
+        expect(sextets.logits).toEqual(mapped.logits);
+        expect(sextets.bytes.mapped).toBe(0);
+      } finally {
+        delete process.env.WEFT_SEXTETS;
+      }
+    }
+  });
+
   it('converted weights are copied, never mapped: quantizing at load, and llama q/k rows put back in order', async () => {
     const f16 = join(qwen3.dir, 'model-F16.gguf');
     await convertHfToGguf(qwen3.dir, f16, 'F16');

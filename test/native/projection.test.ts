@@ -13,20 +13,20 @@ const testing = loadNativeBinding().testing;
 const sets = testing.supportedKernelSets();
 
 type Dtype = 'F32' | 'F16' | 'BF16' | Format;
-interface Part { dtype: Dtype; weights: Float32Array | Uint16Array | Uint8Array; N: number; bias?: Float32Array; packTail?: boolean }
+interface Part { dtype: Dtype; weights: Float32Array | Uint16Array | Uint8Array; N: number; bias?: Float32Array; packTail?: boolean; sextets?: boolean }
 
 function random(n: number, seed: number, scale: number): Float32Array {
   const r = rng(seed);
   return Float32Array.from({ length: n }, () => (r() - 0.5) * scale * (r() < 0.05 ? 10 : 1));
 }
 
-function part(dtype: Dtype, N: number, K: number, seed: number, options: { bias?: boolean; packTail?: boolean } = {}): Part {
+function part(dtype: Dtype, N: number, K: number, seed: number, options: { bias?: boolean; packTail?: boolean; sextets?: boolean } = {}): Part {
   const bias = options.bias ? random(N, seed + 1, 1) : undefined;
   if (dtype === 'F32' || dtype === 'F16' || dtype === 'BF16') {
     const values = random(N * K, seed, 0.2);
     const weights =
       dtype === 'F32' ? values : Uint16Array.from(values, dtype === 'F16' ? floatToHalfTruncated : (f) => (new Uint32Array(Float32Array.of(f).buffer)[0] as number) >>> 16);
-    return { dtype, weights, N, bias };
+    return { dtype, weights, N, bias, sextets: options.sextets };
   }
   return { dtype, weights: randomRows(dtype, N, K, seed), N, bias, packTail: options.packTail };
 }
@@ -61,6 +61,19 @@ describe('a projection gives each part exactly its own matmul', () => {
 
   it('float parts of different types (F32, BF16, F16) share a pass', () => {
     expectLikeAlone([part('F32', 29, 72, 7, { bias: true }), part('BF16', 64, 72, 8), part('F16', 3, 72, 9)], 72, tokens);
+  });
+
+  // The loader keeps 16-bit matrices read into memory in sextets (native/src/cpu/sextets.h);
+  // `alone` computes the same rows from the row-major copy.
+  it('16-bit parts kept in sextets: whole sextets, a row-major tail of N % 6 rows, with biases, one pass', () => {
+    expectLikeAlone([part('F16', 37, 200, 23, { bias: true, sextets: true }), part('BF16', 16, 200, 24, { sextets: true }), part('F16', 5, 200, 25, { sextets: true })], 200, tokens);
+    expectLikeAlone([part('F16', 96, 1024, 26, { sextets: true }), part('BF16', 50, 1024, 27, { bias: true, sextets: true }), part('F32', 48, 1024, 28)], 1024, [1, 3, 4, 9, 17]);
+  });
+
+  it('sextets refuse matrices whose K is not a multiple of 8, and float32 weights', () => {
+    const input = random(2 * 36, 1, 1);
+    expect(() => testing.project(sets[0]!, [part('F16', 8, 36, 29, { sextets: true })], input, 2, 36, 1)).toThrow(/K % 8 == 0/);
+    expect(() => testing.project(sets[0]!, [part('F32', 8, 40, 30, { sextets: true })], random(80, 1, 1), 2, 40, 1)).toThrow(/F16 or BF16/);
   });
 
   it.each(['Q8_0', 'Q4_0'] as const)('%s parts in one pass, tails packed beforehand (as at load) or per call', (format) => {

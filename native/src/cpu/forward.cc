@@ -26,6 +26,7 @@
 #include "quant.h"
 #include "quant_formats.h"
 #include "quant_repack.h"
+#include "sextets.h"
 #include "step_state.h"
 
 namespace weft {
@@ -39,6 +40,7 @@ MatmulPart part(float* out, const Tensor& w, const Tensor* bias) {
   p.type = w.type;
   p.bias = bias && bias->required ? bias->data.data() : nullptr;
   p.N = static_cast<int>(w.rows);
+  p.sextets = w.sextets;
   p.group_tail = w.group_tail.empty() ? nullptr : w.group_tail.data();
   return p;
 }
@@ -136,8 +138,15 @@ void embed(const Tensor& table, const StepInput& s, int H, float* x, std::vector
       dequantize_row(table.type, row.data(), to, H);
     } else if (is_quantized(table.type))
       dequantize_row(table.type, static_cast<const uint8_t*>(raw) + static_cast<size_t>(s.input_ids[t]) * quant_row_bytes(table.type, H), to, H);
-    else if (table.type == WeightType::F16) for (int i = 0; i < H; ++i) to[i] = f16_to_f32(static_cast<const uint16_t*>(raw)[from + i]);
-    else for (int i = 0; i < H; ++i) to[i] = bf16_to_f32(static_cast<const uint16_t*>(raw)[from + i]);
+    else {
+      // 16-bit, row-major or in sextets (sextets.h).
+      const uint16_t* bits = static_cast<const uint16_t*>(raw);
+      const bool f16 = table.type == WeightType::F16;
+      for (int i = 0; i < H; ++i) {
+        const uint16_t h = bits[table.sextets ? sextet_offset(s.input_ids[t], i, table.rows, H) : from + i];
+        to[i] = f16 ? f16_to_f32(h) : bf16_to_f32(h);
+      }
+    }
   }
 }
 

@@ -45,6 +45,19 @@ void rows_f16(float* out, const float* in, const void* w, const float* bias, int
 #endif
 }
 
+void rows_bf16_sextets(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
+                      size_t n1, float* wide) {
+  sextet_rows<BF16Weights>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1, wide);
+}
+void rows_f16_sextets(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
+                     size_t n1, float* wide) {
+#if defined(WEFT_HAVE_F16C_WEIGHTS)
+  sextet_rows<F16CWeights>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1, wide);
+#else
+  sextet_rows<F16Weights>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1, wide);
+#endif
+}
+
 }  // namespace
 
 namespace {
@@ -52,16 +65,24 @@ namespace {
 // The row kernel of a set for a weight type; nullptr when this build or CPU
 // cannot run that set. avxvnni runs the AVX2 float kernels, avx512vnni the
 // AVX-512 ones (bit-identical to AVX2; the set implies AVX-512 F/BW/VL).
-RowKernel kernel_of(KernelSet set, WeightType type) {
+// `sextets`: a 16-bit matrix kept in sextets (sextets.h).
+RowKernel kernel_of(KernelSet set, WeightType type, bool sextets) {
   if (!cpu_supports(set)) return nullptr;
   const bool f32 = type == WeightType::F32, f16 = type == WeightType::F16;
 #if defined(WEFT_AVX512_FLOAT_KERNELS)
-  if (set == KernelSet::Avx512Vnni) return f32 ? rows_f32_avx512 : f16 ? rows_f16_avx512 : rows_bf16_avx512;
+  if (set == KernelSet::Avx512Vnni) {
+    if (sextets) return f16 ? rows_f16_sextets_avx512 : rows_bf16_sextets_avx512;
+    return f32 ? rows_f32_avx512 : f16 ? rows_f16_avx512 : rows_bf16_avx512;
+  }
 #endif
 #if defined(WEFT_AVX2_KERNELS)
-  if (set != KernelSet::Baseline) return f32 ? rows_f32_avx2 : f16 ? rows_f16_avx2 : rows_bf16_avx2;
+  if (set != KernelSet::Baseline) {
+    if (sextets) return f16 ? rows_f16_sextets_avx2 : rows_bf16_sextets_avx2;
+    return f32 ? rows_f32_avx2 : f16 ? rows_f16_avx2 : rows_bf16_avx2;
+  }
 #endif
   if (set != KernelSet::Baseline) return nullptr;
+  if (sextets) return f16 ? rows_f16_sextets : rows_bf16_sextets;
   return f32 ? rows_f32 : f16 ? rows_f16 : rows_bf16;
 }
 
@@ -124,7 +145,7 @@ bool project_with(KernelSet set, ThreadPool& pool, MatmulScratch& scratch, const
   }
   RowKernel kernels[kMaxMatmulParts];
   for (int p = 0; p < count; ++p)
-    if (!(kernels[p] = kernel_of(set, parts[p].type))) return false;
+    if (!(kernels[p] = kernel_of(set, parts[p].type, parts[p].sextets))) return false;
   run_parts(kernels, pool, in, T, K, parts, count);
   return true;
 }
@@ -137,12 +158,15 @@ void project(ThreadPool& pool, MatmulScratch& scratch, const float* in, int T, i
     for (int p = 0; p < count; ++p) project(pool, scratch, in, T, K, &parts[p], 1);
     return;
   }
-  static const RowKernel kernels[3] = {kernel_of(cpu_kernel_set(), WeightType::F32), kernel_of(cpu_kernel_set(), WeightType::F16),
-                                       kernel_of(cpu_kernel_set(), WeightType::BF16)};
+  const KernelSet set = cpu_kernel_set();
+  // [F32, F16, BF16, F16 in sextets, BF16 in sextets]
+  static const RowKernel kernels[5] = {kernel_of(set, WeightType::F32, false), kernel_of(set, WeightType::F16, false),
+                                       kernel_of(set, WeightType::BF16, false), kernel_of(set, WeightType::F16, true),
+                                       kernel_of(set, WeightType::BF16, true)};
   RowKernel chosen[kMaxMatmulParts];
   for (int p = 0; p < count; ++p) {
     const WeightType t = parts[p].type;
-    chosen[p] = kernels[t == WeightType::F32 ? 0 : t == WeightType::F16 ? 1 : 2];
+    chosen[p] = kernels[t == WeightType::F32 ? 0 : (t == WeightType::F16 ? 1 : 2) + (parts[p].sextets ? 2 : 0)];
   }
   run_parts(chosen, pool, in, T, K, parts, count);
 }

@@ -36,6 +36,8 @@ struct MatmulPart {
   WeightType type = WeightType::F32;
   const float* bias = nullptr;  // [N], or nullptr
   int N = 0;
+  // F16 / BF16 only: w is kept in sextets (sextets.h), not row-major.
+  bool sextets = false;
   // Q8_0 / Q4_0 with N % 8 rows after the last whole row group: those rows
   // packed as one more group (pack_group, quant_repack.h), once at load
   // (weights.cc). nullptr otherwise; a part without it has its tail packed per call.

@@ -19,5 +19,14 @@ void rows_bf16_avx2(float* out, const float* in, const void* w, const float* bia
   rows<BF16Weights>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1, wide);
 }
 
+void rows_f16_sextets_avx2(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
+                          size_t n1, float* wide) {
+  sextet_rows<F16CWeights>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1, wide);
+}
+void rows_bf16_sextets_avx2(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
+                           size_t n1, float* wide) {
+  sextet_rows<BF16Weights>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1, wide);
+}
+
 }  // namespace weft
 #endif

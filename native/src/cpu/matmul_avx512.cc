@@ -156,7 +156,95 @@ WEFT_INLINE void rows512(float* out, const float* in, const typename P::Element*
   }
 }
 
+// Sextets (sextets.h): rows 2q and 2q + 1 of a sextet, 8 columns each, are
+// 16 consecutive elements, which widen in one instruction straight into the
+// pair's register (low half row 2q, high half row 2q + 1).
+struct F16SextetPair {
+  using Element = uint16_t;
+  static WEFT_INLINE __m512 load(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+};
+struct BF16SextetPair {
+  using Element = uint16_t;
+  static WEFT_INLINE __m512 load(const uint16_t* p) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
+  }
+};
+
+// tile() for the 6 rows of a sextet, as 3 pairs: each pair's 8 columns of a
+// chunk one load at a fixed offset from the sextet (chunk c is 48c elements
+// in, pair q 16q further). K % 8 == 0, so no tail columns; the sums are
+// finished as tile() finishes them.
+template <class P, int TB>
+WEFT_INLINE void sextet_tile(const float* x, const typename P::Element* sextet, int K, float* out, size_t out_stride,
+                             const float* bias) {
+  constexpr int PB = kSextetRows / 2;
+  __m512 acc[TB][PB];
+  for (int t = 0; t < TB; ++t)
+    for (int p = 0; p < PB; ++p) acc[t][p] = _mm512_setzero_ps();
+  for (int k = 0; k < K; k += 8) {
+    const typename P::Element* chunk = sextet + static_cast<size_t>(k) * kSextetRows;
+    __m512 wv[PB];
+    for (int p = 0; p < PB; ++p) wv[p] = P::load(chunk + 16 * p);
+    for (int t = 0; t < TB; ++t) {
+      const __m512 xv = broadcast8(x + static_cast<size_t>(t) * K + k);
+      for (int p = 0; p < PB; ++p) acc[t][p] = _mm512_fmadd_ps(xv, wv[p], acc[t][p]);
+    }
+  }
+  for (int t = 0; t < TB; ++t)
+    for (int p = 0; p < PB; ++p) {
+      const __m512 s = pairwise_halves(acc[t][p]);
+      const float sums[2] = {_mm512_cvtss_f32(s), _mm_cvtss_f32(_mm512_extractf32x4_ps(s, 2))};
+      for (int h = 0; h < 2; ++h) {
+        const int r = 2 * p + h;
+        out[t * out_stride + r] = sums[h] + (bias ? bias[r] : 0.0f);
+      }
+    }
+}
+
+// rows512() for a 16-bit matrix kept in sextets: one sextet (6 rows) read
+// from memory once and then from L1 while every token of the step passes
+// it, 8 tokens at a time in registers. 1-3 tokens take the AVX2 kernels'
+// sextet tile (one token x one sextet). Rows after the last whole sextet are
+// row-major and go through rows512(). n0 is a multiple of 6.
+template <class P, class RowP, class W>
+WEFT_INLINE void sextet_rows512(float* out, const float* in, const typename P::Element* w, const float* bias, int T, int N,
+                                int K, size_t n0, size_t n1) {
+  if (T <= 3) return sextet_rows<W>(out, in, w, bias, T, N, K, n0, n1, nullptr);
+  const size_t whole_rows = static_cast<size_t>(N) - static_cast<size_t>(N) % kSextetRows;
+  const size_t n6 = n1 < whole_rows ? n1 : whole_rows;
+  for (size_t n = n0; n < n6; n += kSextetRows) {
+    const typename P::Element* sextet = w + n * K;
+    const float* b = bias ? bias + n : nullptr;
+    for (int t = 0; t < T; t += 8) {
+      const float* x = in + static_cast<size_t>(t) * K;
+      float* o = out + static_cast<size_t>(t) * N + n;
+      switch (T - t < 8 ? T - t : 8) {
+        case 1: sextet_tile<P, 1>(x, sextet, K, o, N, b); break;
+        case 2: sextet_tile<P, 2>(x, sextet, K, o, N, b); break;
+        case 3: sextet_tile<P, 3>(x, sextet, K, o, N, b); break;
+        case 4: sextet_tile<P, 4>(x, sextet, K, o, N, b); break;
+        case 5: sextet_tile<P, 5>(x, sextet, K, o, N, b); break;
+        case 6: sextet_tile<P, 6>(x, sextet, K, o, N, b); break;
+        case 7: sextet_tile<P, 7>(x, sextet, K, o, N, b); break;
+        default: sextet_tile<P, 8>(x, sextet, K, o, N, b); break;
+      }
+    }
+  }
+  if (n6 < n1) rows512<RowP, W>(out, in, w, bias, T, N, K, n0 > n6 ? n0 : n6, n1);
+}
+
 }  // namespace
+
+void rows_f16_sextets_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
+                            size_t n1, float*) {
+  sextet_rows512<F16SextetPair, F16Pair, F16CWeights>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1);
+}
+void rows_bf16_sextets_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
+                             size_t n1, float*) {
+  sextet_rows512<BF16SextetPair, BF16Pair, BF16Weights>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1);
+}
 
 void rows_f32_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
                      size_t n1, float*) {

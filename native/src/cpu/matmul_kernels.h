@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "half.h"
+#include "sextets.h"
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #elif defined(__aarch64__)
@@ -256,6 +257,70 @@ WEFT_INLINE void rows(float* out, const float* in, const typename W::Element* w,
   }
 }
 
+// One token against the 6 rows of a sextet (sextets.h): a 1 x 6 tile, every
+// weight vector at a fixed offset from one pointer, so the rows arrive as one
+// memory stream. K % 8 == 0 (no tail columns).
+template <class W>
+WEFT_INLINE void sextet_tile(const float* x, const typename W::Element* sextet, int K, float* out, const float* bias) {
+  constexpr int R = kSextetRows;
+  lanes8 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = lanes8{};
+  for (int k = 0; k < K; k += 8) {
+    const lanes8 xv = load8(x + k);
+    const typename W::Element* chunk = sextet + static_cast<size_t>(k) * R;
+    for (int r = 0; r < R; ++r) acc[r] = madd(xv, W::load(chunk + r * 8), acc[r]);
+  }
+  for (int r = 0; r < R; ++r) out[r] = finish<W>(acc[r], x, sextet, K, K) + (bias ? bias[r] : 0.0f);
+}
+
+// A sextet's 6 rows widened to float32, row-major, into `to` (6 * K floats).
+template <class W>
+WEFT_INLINE void widen_sextet(const typename W::Element* sextet, int K, float* to) {
+  for (int k = 0; k < K; k += 8)
+    for (int r = 0; r < kSextetRows; ++r) {
+      const lanes8 v = W::load(sextet + static_cast<size_t>(k) * kSextetRows + r * 8);
+      std::memcpy(to + static_cast<size_t>(r) * K + k, &v, sizeof v);
+    }
+}
+
+// rows() for a 16-bit matrix kept in sextets (sextets.h; K % 8 == 0):
+// fewer than 4 tokens take a sextet's rows straight from memory, more widen
+// one sextet at a time into `wide` and run rows()'s float32 tiles over its
+// rows 0-2 and 3-5. Rows past the last whole sextet are row-major and go
+// through rows(). n0 is a multiple of 6.
+template <class W>
+WEFT_INLINE void sextet_rows(float* out, const float* in, const typename W::Element* w, const float* bias, int T, int N,
+                             int K, size_t n0, size_t n1, float* wide) {
+  const size_t whole_rows = static_cast<size_t>(N) - static_cast<size_t>(N) % kSextetRows;
+  const size_t n6 = n1 < whole_rows ? n1 : whole_rows;
+  auto at = [&](int t, size_t n) { return out + static_cast<size_t>(t) * N + n; };
+  auto input = [&](int t) { return in + static_cast<size_t>(t) * K; };
+  for (int t0 = 0; t0 < T; t0 += 16) {
+    const int t1 = t0 + 16 < T ? t0 + 16 : T;
+    for (size_t n = n0; n < n6; n += kSextetRows) {
+      const typename W::Element* sextet = w + n * K;
+      const float* b = bias ? bias + n : nullptr;
+      if (t1 - t0 < 4) {
+        for (int t = t0; t < t1; ++t) sextet_tile<W>(input(t), sextet, K, at(t, n), b);
+        continue;
+      }
+      widen_sextet<W>(sextet, K, wide);
+      const float* rows3 = wide + 3 * static_cast<size_t>(K);
+      const float* b3 = b ? b + 3 : nullptr;
+      int t = t0;
+      for (; t + 4 <= t1; t += 4) {
+        tile<F32Weights, 4, 3>(input(t), wide, K, at(t, n), N, b);
+        tile<F32Weights, 4, 3>(input(t), rows3, K, at(t, n + 3), N, b3);
+      }
+      for (; t < t1; ++t) {
+        tile<F32Weights, 1, 3>(input(t), wide, K, at(t, n), N, b);
+        tile<F32Weights, 1, 3>(input(t), rows3, K, at(t, n + 3), N, b3);
+      }
+    }
+  }
+  if (n6 < n1) rows<W>(out, in, w, bias, T, N, K, n0 > n6 ? n0 : n6, n1, wide);
+}
+
 }  // namespace
 
 // The signature of every row kernel: rows [n0, n1) of out = in @ w^T (+ bias).
@@ -271,6 +336,12 @@ void rows_f16_avx2(float* out, const float* in, const void* w, const float* bias
 void rows_bf16_avx2(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
                     size_t n1, float* wide);
 
+// The same for matrices kept in sextets (sextets.h).
+void rows_f16_sextets_avx2(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
+                          size_t n1, float* wide);
+void rows_bf16_sextets_avx2(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
+                           size_t n1, float* wide);
+
 // Defined in matmul_avx512.cc when the build has it (WEFT_AVX512_FLOAT_KERNELS);
 // bit-identical to the AVX2 ones, `wide` unused.
 void rows_f32_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
@@ -279,5 +350,9 @@ void rows_f16_avx512(float* out, const float* in, const void* w, const float* bi
                      size_t n1, float* wide);
 void rows_bf16_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
                       size_t n1, float* wide);
+void rows_f16_sextets_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
+                            size_t n1, float* wide);
+void rows_bf16_sextets_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
+                             size_t n1, float* wide);
 
 }  // namespace weft

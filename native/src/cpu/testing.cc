@@ -13,6 +13,7 @@
 #include "matmul.h"
 #include "quant.h"
 #include "quant_formats.h"
+#include "sextets.h"
 #include "quant_repack.h"
 
 namespace weft {
@@ -160,7 +161,7 @@ Napi::Value float_matmul_js(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// project(set, parts: {dtype, weights, N, bias?, packTail?}[], input: Float32Array, T, K, threads) -> Float32Array[]
+// project(set, parts: {dtype, weights, N, bias?, packTail?, sextets?}[], input: Float32Array, T, K, threads) -> Float32Array[]
 // One projection (matmul.h) over the parts: weights as floatMatmul (F32/F16/BF16)
 // or quantMatmul (GGUF rows; Q8_0 / Q4_0 repacked into row groups, and with
 // packTail their N % 8 tail packed once as the loader does, else per call).
@@ -192,6 +193,13 @@ Napi::Value project_js(const Napi::CallbackInfo& info) {
       if (w.ByteLength() != static_cast<size_t>(N) * K * (part.type == WeightType::F32 ? 4 : 2))
         throw Napi::RangeError::New(env, "weights have the wrong size");
       weights[p].assign(bytes, bytes + w.ByteLength());
+      // sextets: kept as the loader keeps 16-bit matrices read into memory (sextets.h).
+      if (o.Get("sextets").IsBoolean() && o.Get("sextets").As<Napi::Boolean>().Value()) {
+        if (part.type == WeightType::F32 || !sextets_fit(K)) throw Napi::RangeError::New(env, "sextets need F16 or BF16 weights and K % 8 == 0");
+        std::vector<uint16_t> scratch;
+        to_sextets(reinterpret_cast<uint16_t*>(weights[p].data()), K, 0, static_cast<size_t>(N) / kSextetRows, scratch);
+        part.sextets = true;
+      }
     } else {
       part.type = quant_type(env, o.Get("dtype"));
       const size_t row_bytes = quant_row_bytes(part.type, K);

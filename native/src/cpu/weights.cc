@@ -18,6 +18,7 @@
 #include "quant_formats.h"
 #include "quant_k.h"
 #include "quant_repack.h"
+#include "sextets.h"
 
 namespace weft {
 namespace {
@@ -324,6 +325,18 @@ std::string load_weight(WeightArena& arena, Tensor& slot, const std::string& pat
   if (!error.empty()) {
     slot.clear_storage(arena);
     return error;
+  }
+  if ((slot.type == WeightType::F16 || slot.type == WeightType::BF16) && !slot.vector && sextets_fit(slot.cols) &&
+      sextets_requested()) {
+    // 16-bit matmuls read sextets (sextets.h): rewritten in place, a range of
+    // whole sextets per thread.
+    const size_t sextets = static_cast<size_t>(slot.rows) / kSextetRows;
+    uint16_t* w = reinterpret_cast<uint16_t*>(dst_bytes);
+    pool.parallel_for(sextets, std::max<size_t>(1, (size_t{1} << 20) / (kSextetRows * stored_row_bytes)), [&](size_t g0, size_t g1, int) {
+      thread_local std::vector<uint16_t> scratch;
+      to_sextets(w, slot.cols, g0, g1, scratch);
+    });
+    slot.sextets = true;
   }
   if (is_q8_grouped(slot.type)) {
     // Q8_0 / Q4_0 matmuls read row groups (quant_repack.h): rewritten in

@@ -51,6 +51,10 @@ struct Tensor {
   // kernels (MatmulPart::group_tail). Empty otherwise (Q4_K / Q6_K pad their
   // last k-group instead).
   std::vector<uint8_t> group_tail;
+  // F16 / BF16 matrices in `stored` with cols % 8 == 0, when WEFT_SEXTETS=1:
+  // kept in sextets (sextets.h), rewritten in place at load. Mapped matrices
+  // stay row-major.
+  bool sextets = false;
   // Or, for a matrix used as it lies in the model file (mapped_file.h): its
   // bytes in the file's mapping, which this tensor keeps alive; `stored` is
   // null then.
@@ -80,6 +84,7 @@ struct Tensor {
     stored = nullptr;
     stored_bytes = 0;
     group_tail.clear();
+    sextets = false;
     mapping.reset();
     mapped = nullptr;
     mapped_bytes = 0;
