@@ -39,15 +39,16 @@ WEFT_INLINE __m256i load_halves(const uint16_t* a, const uint16_t* b) {
   const __m256i lo = _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a)));
   return _mm256_inserti128_si256(lo, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b)), 1);
 }
+// widen(): 16 elements (row a's 8, then row b's) to floats.
 struct F16Pair {
   using Element = uint16_t;
-  static WEFT_INLINE __m512 load(const uint16_t* a, const uint16_t* b) { return _mm512_cvtph_ps(load_halves(a, b)); }
+  static WEFT_INLINE __m512 widen(__m256i bits) { return _mm512_cvtph_ps(bits); }
+  static WEFT_INLINE __m512 load(const uint16_t* a, const uint16_t* b) { return widen(load_halves(a, b)); }
 };
 struct BF16Pair {
   using Element = uint16_t;
-  static WEFT_INLINE __m512 load(const uint16_t* a, const uint16_t* b) {
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(load_halves(a, b)), 16));
-  }
+  static WEFT_INLINE __m512 widen(__m256i bits) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16)); }
+  static WEFT_INLINE __m512 load(const uint16_t* a, const uint16_t* b) { return widen(load_halves(a, b)); }
 };
 // The scalar widening of finish()'s tail columns, per element type.
 template <class P>
@@ -157,20 +158,9 @@ WEFT_INLINE void rows512(float* out, const float* in, const typename P::Element*
 }
 
 // Sextets (sextets.h): rows 2q and 2q + 1 of a sextet, 8 columns each, are
-// 16 consecutive elements, which widen in one instruction straight into the
-// pair's register (low half row 2q, high half row 2q + 1).
-struct F16SextetPair {
-  using Element = uint16_t;
-  static WEFT_INLINE __m512 load(const uint16_t* p) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-  }
-};
-struct BF16SextetPair {
-  using Element = uint16_t;
-  static WEFT_INLINE __m512 load(const uint16_t* p) {
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
-  }
-};
+// 16 consecutive elements: one load, widened straight into the pair's register
+// (low half row 2q, high half row 2q + 1).
+WEFT_INLINE __m256i load16(const uint16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
 // tile() for the 6 rows of a sextet, as 3 pairs: each pair's 8 columns of a
 // chunk one load at a fixed offset from the sextet (chunk c is 48c elements
@@ -186,7 +176,7 @@ WEFT_INLINE void sextet_tile(const float* x, const typename P::Element* sextet, 
   for (int k = 0; k < K; k += 8) {
     const typename P::Element* chunk = sextet + static_cast<size_t>(k) * kSextetRows;
     __m512 wv[PB];
-    for (int p = 0; p < PB; ++p) wv[p] = P::load(chunk + 16 * p);
+    for (int p = 0; p < PB; ++p) wv[p] = P::widen(load16(chunk + 16 * p));
     for (int t = 0; t < TB; ++t) {
       const __m512 xv = broadcast8(x + static_cast<size_t>(t) * K + k);
       for (int p = 0; p < PB; ++p) acc[t][p] = _mm512_fmadd_ps(xv, wv[p], acc[t][p]);
@@ -208,7 +198,7 @@ WEFT_INLINE void sextet_tile(const float* x, const typename P::Element* sextet, 
 // it, 8 tokens at a time in registers. 1-3 tokens take the AVX2 kernels'
 // sextet tile (one token x one sextet). Rows after the last whole sextet are
 // row-major and go through rows512(). n0 is a multiple of 6.
-template <class P, class RowP, class W>
+template <class P, class W>
 WEFT_INLINE void sextet_rows512(float* out, const float* in, const typename P::Element* w, const float* bias, int T, int N,
                                 int K, size_t n0, size_t n1) {
   if (T <= 3) return sextet_rows<W>(out, in, w, bias, T, N, K, n0, n1, nullptr);
@@ -232,18 +222,18 @@ WEFT_INLINE void sextet_rows512(float* out, const float* in, const typename P::E
       }
     }
   }
-  if (n6 < n1) rows512<RowP, W>(out, in, w, bias, T, N, K, n0 > n6 ? n0 : n6, n1);
+  if (n6 < n1) rows512<P, W>(out, in, w, bias, T, N, K, n0 > n6 ? n0 : n6, n1);
 }
 
 }  // namespace
 
 void rows_f16_sextets_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
                             size_t n1, float*) {
-  sextet_rows512<F16SextetPair, F16Pair, F16CWeights>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1);
+  sextet_rows512<F16Pair, F16CWeights>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1);
 }
 void rows_bf16_sextets_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
                              size_t n1, float*) {
-  sextet_rows512<BF16SextetPair, BF16Pair, BF16Weights>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1);
+  sextet_rows512<BF16Pair, BF16Weights>(out, in, static_cast<const uint16_t*>(w), bias, T, N, K, n0, n1);
 }
 
 void rows_f32_avx512(float* out, const float* in, const void* w, const float* bias, int T, int N, int K, size_t n0,
