@@ -40,7 +40,10 @@ async function weftEngine(): Promise<{ engine: Engine; kernels: string; close():
     scheduler: { maxNumSeqs: 64, maxNumBatchedTokens: 2048 },
   });
   log(`loaded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  const kernels = String((pipe as unknown as { backend: { kernels?: string } }).backend.kernels ?? 'unknown');
+  const backend = (pipe as unknown as { backend: { kernels?: string; weightBytes?: { sextets: number } } }).backend;
+  // The float matrices' layout is part of which kernels ran (native/src/cpu/sextets.h).
+  const sextets = backend.weightBytes?.sextets ?? 0;
+  const kernels = `${backend.kernels ?? 'unknown'}${sextets > 0 ? `, 16-bit rows in sextets (${(sextets / 1e9).toFixed(2)} GB)` : ''}`;
   const engine: Engine = {
     prepare: async () => {},
     run: async (prompt, maxTokens) => {

@@ -5,7 +5,7 @@ import { renameSync, rmSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CpuBackend, type CpuBackendOptions } from '../../src/backends/cpu/index.js';
-import { loadNativeBinding } from '../../src/backends/cpu/native-binding.js';
+import { loadNativeBinding, type WeightBytes } from '../../src/backends/cpu/native-binding.js';
 import { InvalidOptionError, Pipeline } from '../../src/index.js';
 import { readGgufFile } from '../../src/model-files/gguf/reader.js';
 import { convertHfToGguf } from '../support/hf-to-gguf.js';
@@ -21,7 +21,7 @@ const llama = writeRandomModel({ ...base, architectures: ['LlamaForCausalLM'], t
 afterAll(() => [qwen3.dir, llama.dir].forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 const tokens = [3, 17, 90, 4, 55, 21, 8, 63];
 
-async function run(load: () => Promise<CpuBackend>): Promise<{ logits: number[]; bytes: { copied: number; mapped: number; hugePages: boolean } }> {
+async function run(load: () => Promise<CpuBackend>): Promise<{ logits: number[]; bytes: WeightBytes }> {
   const backend = await load();
   try {
     await backend.allocateCache({ numBlocks: 4, blockSize: 16, precision: 'f32' });
@@ -64,23 +64,28 @@ describe('mapped weights', () => {
     });
   }
 
-  // WEFT_SEXTETS=1 (native/src/cpu/sextets.h): 16-bit matrices read into memory are
-  // rewritten in 6-row groups; the embedding lookup (the llama model's tied head) reads them too.
-  it('WEFT_SEXTETS=1: F16 matrices kept in sextets give the logits of the mapped row-major weights', async () => {
-    for (const [model, name] of [[qwen3, 'model-F16-sextets.gguf'], [llama, 'model-F16-sextets.gguf']] as const) {
-      const file = join(model.dir, name);
-      await convertHfToGguf(model.dir, file, 'F16');
-      const mapped = await run(() => CpuBackend.loadGguf(file, { threads: 2, mmap: true }));
-      process.env.WEFT_SEXTETS = '1';
-      try {
-        const sextets = await run(() => CpuBackend.loadGguf(file, { threads: 2, mmap: false }));
-        expect(sextets.logits).toEqual(mapped.logits);
-        expect(sextets.bytes.mapped).toBe(0);
-      } finally {
-        delete process.env.WEFT_SEXTETS;
+  // native/src/cpu/sextets.h: 16-bit matrices read into memory are rewritten in 6-row groups
+  // (by default on Intel CPUs; WEFT_SEXTETS=1 or 0 decides); the embedding lookup (the llama
+  // model's tied head) reads them too. Either way the logits are those of the mapped row-major weights.
+  for (const setting of ['1', '0'] as const) {
+    it(`WEFT_SEXTETS=${setting}: F16 matrices read into memory give the logits of the mapped row-major weights`, async () => {
+      for (const model of [qwen3, llama]) {
+        const file = join(model.dir, `model-F16-sextets-${setting}.gguf`);
+        await convertHfToGguf(model.dir, file, 'F16');
+        const mapped = await run(() => CpuBackend.loadGguf(file, { threads: 2, mmap: true }));
+        process.env.WEFT_SEXTETS = setting;
+        try {
+          const read = await run(() => CpuBackend.loadGguf(file, { threads: 2, mmap: false }));
+          expect(read.logits).toEqual(mapped.logits);
+          expect(read.bytes.mapped).toBe(0);
+          // Every matrix (K = 32, 64 or 96 here) is kept in sextets, or none.
+          expect(read.bytes.sextets).toBe(setting === '1' ? matrixBytes(file) : 0);
+        } finally {
+          delete process.env.WEFT_SEXTETS;
+        }
       }
-    }
-  });
+    });
+  }
 
   it('converted weights are copied, never mapped: quantizing at load, and llama q/k rows put back in order', async () => {
     const f16 = join(qwen3.dir, 'model-F16.gguf');

@@ -403,16 +403,18 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
   }
 
   Napi::Value weight_bytes_method(const Napi::CallbackInfo& info) {
-    double mapped = 0, total = 0;
+    double mapped = 0, total = 0, sextets = 0;
     if (model_)
       for_each_slot(model_->weights, [&](const SlotSpec&, int, const Tensor& t) {
         mapped += static_cast<double>(t.mapped_bytes);
         total += t.bytes();
+        if (t.sextets) sextets += t.bytes();
       });
     Napi::Object out = Napi::Object::New(info.Env());
     out.Set("copied", Napi::Number::New(info.Env(), total - mapped));
     out.Set("mapped", Napi::Number::New(info.Env(), mapped));
     out.Set("hugePages", Napi::Boolean::New(info.Env(), model_ && model_->weights.arena.huge_pages()));
+    out.Set("sextets", Napi::Number::New(info.Env(), sextets));
     return out;
   }
 

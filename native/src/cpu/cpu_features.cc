@@ -176,6 +176,7 @@ CpuFlags cpu_flags() {
   CpuFlags f;
 #if defined(WEFT_AVX2_KERNELS)
   unsigned a, b, c, d;
+  if (__get_cpuid(0, &a, &b, &c, &d)) f.intel = b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e;  // "Genu" "ineI" "ntel"
   if (__get_cpuid(1, &a, &b, &c, &d)) {
     f.fma = c & (1u << 12);
     f.f16c = c & (1u << 29);

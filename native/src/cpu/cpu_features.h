@@ -60,6 +60,7 @@ bool cpu_amx_forced();
 // What CPUID reports, for benchmarks and logs to name (all false off x86-64).
 // weft has kernels for some of these only: see docs/cpu-backend.md.
 struct CpuFlags {
+  bool intel = false;  // CPUID vendor "GenuineIntel"
   bool avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512_vnni = false, avx512_bf16 = false,
        avx512_fp16 = false;

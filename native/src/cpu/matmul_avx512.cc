@@ -50,15 +50,6 @@ struct BF16Pair {
   static WEFT_INLINE __m512 widen(__m256i bits) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16)); }
   static WEFT_INLINE __m512 load(const uint16_t* a, const uint16_t* b) { return widen(load_halves(a, b)); }
 };
-// The scalar widening of finish()'s tail columns, per element type.
-template <class P>
-struct Scalar;
-template <>
-struct Scalar<F32Pair> { using W = F32Weights; };
-template <>
-struct Scalar<F16Pair> { using W = F16CWeights; };
-template <>
-struct Scalar<BF16Pair> { using W = BF16Weights; };
 
 // 8 inputs from x, in both halves.
 WEFT_INLINE __m512 broadcast8(const float* x) {
@@ -82,30 +73,35 @@ WEFT_INLINE float tail(float sum, const float* x, const typename W::Element* w, 
   return sum;
 }
 
-// A TB x (2 * PB) tile: tokens x[0..TB) against weight rows w[0..2 * PB),
-// `valid` of them real (a missing row b of the last pair repeats row a and is
-// not written). out[t * out_stride + r] = dot(x_t, w_r) + bias[r].
-template <class P, int TB, int PB>
-WEFT_INLINE void tile(const float* x, const typename P::Element* w, int K, int valid, float* out, size_t out_stride,
-                      const float* bias) {
-  using W = typename Scalar<P>::W;
-  const typename P::Element* row[2 * PB];
-  for (int r = 0; r < 2 * PB; ++r) row[r] = w + static_cast<size_t>(r < valid ? r : valid - 1) * K;
-  __m512 acc[TB][PB];
-  for (int t = 0; t < TB; ++t)
-    for (int p = 0; p < PB; ++p) acc[t][p] = _mm512_setzero_ps();
-  const int k8 = K & ~7;
-  for (int k = 0; k < k8; k += 8) {
-    __m512 wv[PB];
-    for (int p = 0; p < PB; ++p) wv[p] = P::load(row[2 * p] + k, row[2 * p + 1] + k);
+// The weight-stationary block: 6 rows, as 3 pairs (rows 2p and 2p + 1 in the
+// low and high halves of one register).
+constexpr int kBlockRows = 6, kBlockPairs = kBlockRows / 2;
+
+// acc[t][p] += x_t * pair p, lane by lane, over columns [k0, k1) (multiples
+// of 8) in k order. pair(p, k) gives rows 2p and 2p + 1 at columns k..k+7 as
+// floats, from wherever the caller keeps them.
+template <int TB, class Pairs>
+WEFT_INLINE void accumulate(__m512 (&acc)[TB][kBlockPairs], const float* x, Pairs pair, int K, int k0, int k1) {
+  for (int k = k0; k < k1; k += 8) {
+    __m512 wv[kBlockPairs];
+    for (int p = 0; p < kBlockPairs; ++p) wv[p] = pair(p, k);
     for (int t = 0; t < TB; ++t) {
       const __m512 xv = broadcast8(x + static_cast<size_t>(t) * K + k);
-      for (int p = 0; p < PB; ++p) acc[t][p] = _mm512_fmadd_ps(xv, wv[p], acc[t][p]);
+      for (int p = 0; p < kBlockPairs; ++p) acc[t][p] = _mm512_fmadd_ps(xv, wv[p], acc[t][p]);
     }
   }
+}
+
+// out[t * out_stride + r] = finish()ed acc of row r + bias[r], for the
+// `valid` real rows of the block (a missing row b of the last pair is a copy
+// of row a and is not written); row[] serves the K % 8 tail columns.
+template <class W, int TB>
+WEFT_INLINE void finish_tile(const __m512 (&acc)[TB][kBlockPairs], const float* x, const typename W::Element* const* row,
+                             int K, int valid, float* out, size_t out_stride, const float* bias) {
+  const int k8 = K & ~7;
   for (int t = 0; t < TB; ++t) {
     const float* xt = x + static_cast<size_t>(t) * K;
-    for (int p = 0; p < PB; ++p) {
+    for (int p = 0; p < kBlockPairs; ++p) {
       const __m512 s = pairwise_halves(acc[t][p]);
       const float sums[2] = {_mm512_cvtss_f32(s), _mm_cvtss_f32(_mm512_extractf32x4_ps(s, 2))};
       for (int h = 0; h < 2 && 2 * p + h < valid; ++h) {
@@ -116,45 +112,76 @@ WEFT_INLINE void tile(const float* x, const typename P::Element* w, int K, int v
   }
 }
 
-// Tokens [0, T) of x (T <= 8) against 2 * PB rows: a tile with TB = T.
-template <class P, int PB>
-WEFT_INLINE void tile_up_to_8(int T, const float* x, const typename P::Element* w, int K, int valid, float* out,
-                              size_t out_stride, const float* bias) {
+// A block against tokens x[0..TB), all columns, in registers: 8 x 3
+// accumulators + 3 weight registers + 1 input = 28 of the 32 registers.
+template <class W, int TB, class Pairs>
+WEFT_INLINE void tile(const float* x, Pairs pair, const typename W::Element* const* row, int K, int valid, float* out,
+                      size_t out_stride, const float* bias) {
+  __m512 acc[TB][kBlockPairs];
+  for (int t = 0; t < TB; ++t)
+    for (int p = 0; p < kBlockPairs; ++p) acc[t][p] = _mm512_setzero_ps();
+  accumulate(acc, x, pair, K, 0, K & ~7);
+  finish_tile<W>(acc, x, row, K, valid, out, out_stride, bias);
+}
+
+// A block against tokens x[0..T) (T <= 8): tile() with TB = T.
+template <class W, class Pairs>
+WEFT_INLINE void tile_up_to_8(int T, const float* x, Pairs pair, const typename W::Element* const* row, int K, int valid,
+                              float* out, size_t out_stride, const float* bias) {
   switch (T) {
-    case 1: return tile<P, 1, PB>(x, w, K, valid, out, out_stride, bias);
-    case 2: return tile<P, 2, PB>(x, w, K, valid, out, out_stride, bias);
-    case 3: return tile<P, 3, PB>(x, w, K, valid, out, out_stride, bias);
-    case 4: return tile<P, 4, PB>(x, w, K, valid, out, out_stride, bias);
-    case 5: return tile<P, 5, PB>(x, w, K, valid, out, out_stride, bias);
-    case 6: return tile<P, 6, PB>(x, w, K, valid, out, out_stride, bias);
-    case 7: return tile<P, 7, PB>(x, w, K, valid, out, out_stride, bias);
-    default: return tile<P, 8, PB>(x, w, K, valid, out, out_stride, bias);
+    case 1: return tile<W, 1>(x, pair, row, K, valid, out, out_stride, bias);
+    case 2: return tile<W, 2>(x, pair, row, K, valid, out, out_stride, bias);
+    case 3: return tile<W, 3>(x, pair, row, K, valid, out, out_stride, bias);
+    case 4: return tile<W, 4>(x, pair, row, K, valid, out, out_stride, bias);
+    case 5: return tile<W, 5>(x, pair, row, K, valid, out, out_stride, bias);
+    case 6: return tile<W, 6>(x, pair, row, K, valid, out, out_stride, bias);
+    case 7: return tile<W, 7>(x, pair, row, K, valid, out, out_stride, bias);
+    default: return tile<W, 8>(x, pair, row, K, valid, out, out_stride, bias);
   }
+}
+
+// The rows of block n (row n + r at w + (n + r) * K), a missing one a copy of the last real one.
+template <class E>
+WEFT_INLINE void block_rows(const E* w, size_t n, int K, int valid, const E* (&row)[kBlockRows]) {
+  for (int r = 0; r < kBlockRows; ++r) row[r] = w + (n + static_cast<size_t>(r < valid ? r : valid - 1)) * K;
 }
 
 // out[t][n] for weight rows n in [n0, n1) and all T tokens, weight-stationary:
 // a block of 6 rows (3 pairs) is read from memory once and then stays in
 // L1/L2 while every token of the step passes it, 8 tokens at a time in
-// registers: 8 x 3 accumulators + 3 weight registers + 1 input = 28 of the 32
-// registers; each weight vector widened once feeds 8 tokens.
-// 1-3 tokens (decode) go through the AVX2 kernels' 1 token x 8 rows tile
-// (matmul_kernels.h, compiled here): with weights streaming from memory it
-// was 6-15% faster than 512-bit row pairs (bench/float-kernels), and it is
-// the same arithmetic.
-template <class P, class W>
-WEFT_INLINE void rows512(float* out, const float* in, const typename P::Element* w, const float* bias, int T, int N, int K,
-                      size_t n0, size_t n1) {
-  if (T <= 3) return rows<W>(out, in, w, bias, T, N, K, n0, n1, nullptr);
-  constexpr int block = 6;
-  for (size_t n = n0; n < n1; n += block) {
-    const int valid = static_cast<int>(n1 - n < static_cast<size_t>(block) ? n1 - n : block);
-    const typename P::Element* wn = w + n * K;
+// registers; each weight vector widened once feeds 8 tokens. pairs_at(n, row)
+// gives block n's pairs as tile() takes them.
+template <class W, class PairsAt>
+WEFT_INLINE void blocks512(float* out, const float* in, const typename W::Element* w, const float* bias, int T, int N,
+                           int K, size_t n0, size_t n1, PairsAt pairs_at) {
+  using E = typename W::Element;
+  for (size_t n = n0; n < n1; n += kBlockRows) {
+    const int valid = static_cast<int>(n1 - n < static_cast<size_t>(kBlockRows) ? n1 - n : kBlockRows);
+    const E* row[kBlockRows];
+    block_rows(w, n, K, valid, row);
+    const auto pair = pairs_at(n, row);
     const float* b = bias ? bias + n : nullptr;
     for (int t = 0; t < T; t += 8) {
       const int tb = T - t < 8 ? T - t : 8;
-      tile_up_to_8<P, 3>(tb, in + static_cast<size_t>(t) * K, wn, K, valid, out + static_cast<size_t>(t) * N + n, N, b);
+      tile_up_to_8<W>(tb, in + static_cast<size_t>(t) * K, pair, row, K, valid, out + static_cast<size_t>(t) * N + n, N, b);
     }
   }
+}
+
+// Row-major rows: pair p of a block from rows 2p and 2p + 1, widened as loaded.
+template <class P, class W>
+WEFT_INLINE void rows512(float* out, const float* in, const typename P::Element* w, const float* bias, int T, int N, int K,
+                         size_t n0, size_t n1) {
+  using E = typename P::Element;
+  // 1-3 tokens (decode) go through the AVX2 kernels' 1 token x 8 rows tile
+  // (matmul_kernels.h, compiled here): with weights streaming from memory it
+  // was 6-15% faster than 512-bit row pairs (bench/float-kernels), and it is
+  // the same arithmetic.
+  if (T <= 3) return rows<W>(out, in, w, bias, T, N, K, n0, n1, nullptr);
+  auto pairs_at = [](size_t, const E* const* row) {
+    return [row](int p, int k) { return P::load(row[2 * p] + k, row[2 * p + 1] + k); };
+  };
+  blocks512<W>(out, in, w, bias, T, N, K, n0, n1, pairs_at);
 }
 
 // Sextets (sextets.h): rows 2q and 2q + 1 of a sextet, 8 columns each, are
@@ -162,66 +189,23 @@ WEFT_INLINE void rows512(float* out, const float* in, const typename P::Element*
 // (low half row 2q, high half row 2q + 1).
 WEFT_INLINE __m256i load16(const uint16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
-// tile() for the 6 rows of a sextet, as 3 pairs: each pair's 8 columns of a
-// chunk one load at a fixed offset from the sextet (chunk c is 48c elements
-// in, pair q 16q further). K % 8 == 0, so no tail columns; the sums are
-// finished as tile() finishes them.
-template <class P, int TB>
-WEFT_INLINE void sextet_tile(const float* x, const typename P::Element* sextet, int K, float* out, size_t out_stride,
-                             const float* bias) {
-  constexpr int PB = kSextetRows / 2;
-  __m512 acc[TB][PB];
-  for (int t = 0; t < TB; ++t)
-    for (int p = 0; p < PB; ++p) acc[t][p] = _mm512_setzero_ps();
-  for (int k = 0; k < K; k += 8) {
-    const typename P::Element* chunk = sextet + static_cast<size_t>(k) * kSextetRows;
-    __m512 wv[PB];
-    for (int p = 0; p < PB; ++p) wv[p] = P::widen(load16(chunk + 16 * p));
-    for (int t = 0; t < TB; ++t) {
-      const __m512 xv = broadcast8(x + static_cast<size_t>(t) * K + k);
-      for (int p = 0; p < PB; ++p) acc[t][p] = _mm512_fmadd_ps(xv, wv[p], acc[t][p]);
-    }
-  }
-  for (int t = 0; t < TB; ++t)
-    for (int p = 0; p < PB; ++p) {
-      const __m512 s = pairwise_halves(acc[t][p]);
-      const float sums[2] = {_mm512_cvtss_f32(s), _mm_cvtss_f32(_mm512_extractf32x4_ps(s, 2))};
-      for (int h = 0; h < 2; ++h) {
-        const int r = 2 * p + h;
-        out[t * out_stride + r] = sums[h] + (bias ? bias[r] : 0.0f);
-      }
-    }
-}
-
-// rows512() for a 16-bit matrix kept in sextets: one sextet (6 rows) read
-// from memory once and then from L1 while every token of the step passes
-// it, 8 tokens at a time in registers. 1-3 tokens take the AVX2 kernels'
-// sextet tile (one token x one sextet). Rows after the last whole sextet are
-// row-major and go through rows512(). n0 is a multiple of 6.
+// rows512() for a 16-bit matrix kept in sextets: a sextet is one block, its
+// pair q at columns k..k+7 the 16 elements at 6k + 16q (chunk c is 48c
+// elements in; K % 8 == 0, so no tail columns). 1-3 tokens take the AVX2
+// kernels' sextet tile (one token x one sextet). Rows after the last whole
+// sextet are row-major and go through rows512(). n0 is a multiple of 6.
 template <class P, class W>
 WEFT_INLINE void sextet_rows512(float* out, const float* in, const typename P::Element* w, const float* bias, int T, int N,
                                 int K, size_t n0, size_t n1) {
   if (T <= 3) return sextet_rows<W>(out, in, w, bias, T, N, K, n0, n1, nullptr);
+  using E = typename P::Element;
   const size_t whole_rows = static_cast<size_t>(N) - static_cast<size_t>(N) % kSextetRows;
   const size_t n6 = n1 < whole_rows ? n1 : whole_rows;
-  for (size_t n = n0; n < n6; n += kSextetRows) {
-    const typename P::Element* sextet = w + n * K;
-    const float* b = bias ? bias + n : nullptr;
-    for (int t = 0; t < T; t += 8) {
-      const float* x = in + static_cast<size_t>(t) * K;
-      float* o = out + static_cast<size_t>(t) * N + n;
-      switch (T - t < 8 ? T - t : 8) {
-        case 1: sextet_tile<P, 1>(x, sextet, K, o, N, b); break;
-        case 2: sextet_tile<P, 2>(x, sextet, K, o, N, b); break;
-        case 3: sextet_tile<P, 3>(x, sextet, K, o, N, b); break;
-        case 4: sextet_tile<P, 4>(x, sextet, K, o, N, b); break;
-        case 5: sextet_tile<P, 5>(x, sextet, K, o, N, b); break;
-        case 6: sextet_tile<P, 6>(x, sextet, K, o, N, b); break;
-        case 7: sextet_tile<P, 7>(x, sextet, K, o, N, b); break;
-        default: sextet_tile<P, 8>(x, sextet, K, o, N, b); break;
-      }
-    }
-  }
+  auto pairs_at = [w, K](size_t n, const E* const*) {
+    const E* sextet = w + n * K;
+    return [sextet](int p, int k) { return P::widen(load16(sextet + 6 * static_cast<size_t>(k) + 16 * p)); };
+  };
+  if (n0 < n6) blocks512<W>(out, in, w, bias, T, N, K, n0, n6, pairs_at);
   if (n6 < n1) rows512<P, W>(out, in, w, bias, T, N, K, n0 > n6 ? n0 : n6, n1);
 }
 

@@ -257,6 +257,12 @@ WEFT_INLINE void rows(float* out, const float* in, const typename W::Element* w,
   }
 }
 
+// The 1 x 6 tile asks for the lines 4 KB ahead in its one stream: on an
+// Intel Ice Lake Xeon, whose prefetchers follow 8 row-major streams better
+// than one, one-token LM-head steps (151,936 x 1024, one thread) took 0.92x
+// the row-major time without it and 1.06-1.10x with it (2-16 KB alike).
+constexpr int kSextetPrefetch = 4096;
+
 // One token against the 6 rows of a sextet (sextets.h): a 1 x 6 tile, every
 // weight vector at a fixed offset from one pointer, so the rows arrive as one
 // memory stream. K % 8 == 0 (no tail columns).
@@ -268,6 +274,8 @@ WEFT_INLINE void sextet_tile(const float* x, const typename W::Element* sextet, 
   for (int k = 0; k < K; k += 8) {
     const lanes8 xv = load8(x + k);
     const typename W::Element* chunk = sextet + static_cast<size_t>(k) * R;
+    __builtin_prefetch(reinterpret_cast<const char*>(chunk) + kSextetPrefetch);
+    __builtin_prefetch(reinterpret_cast<const char*>(chunk) + kSextetPrefetch + 64);
     for (int r = 0; r < R; ++r) acc[r] = madd(xv, W::load(chunk + r * 8), acc[r]);
   }
   for (int r = 0; r < R; ++r) out[r] = finish<W>(acc[r], x, sextet, K, K) + (bias ? bias[r] : 0.0f);

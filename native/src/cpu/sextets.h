@@ -19,10 +19,12 @@
 // read as they always did. Only matrices with K % 8 == 0 use it (every chunk
 // whole); a mapped matrix (mapped_file.h) keeps the file's row-major layout.
 //
-// Opt-in (WEFT_SEXTETS=1 when a model loads): on 2 threads of an AMD Zen 5 it
-// made one-stream F16 decode 1.20x and a 512-token prefill 1.12x faster, but
-// 16-stream decode 0.85x (1.0x on one thread), a loss not understood yet
-// (docs/performance.md, "Float rows in sextets").
+// On by default on Intel CPUs, off elsewhere; WEFT_SEXTETS=1 or 0 when a
+// model loads decides instead. Measured on 2 threads (docs/performance.md,
+// "Float rows in sextets"): an Intel Ice Lake Xeon gained in every kind of
+// F16 step (one stream 1.06x, 16 streams 1.08x, 512-token prefill 1.13x);
+// an AMD Zen 5 gained one stream 1.20x and prefill 1.12x but lost 16 streams
+// (0.85x), a loss not understood yet.
 //
 // Widening a weight is exact, and the kernels take the same products in the
 // same order from either layout: results are bit-identical (test/native).
@@ -33,14 +35,19 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu_features.h"
+
 namespace weft {
 
 constexpr int kSextetRows = 6;
 
-// Whether loads keep 16-bit matrices in sextets (WEFT_SEXTETS=1, read per load).
-inline bool sextets_requested() {
+// Whether loads keep 16-bit matrices in sextets: WEFT_SEXTETS=1 or 0 (read
+// per load), else the CPU's default (above).
+inline bool sextets_wanted() {
   const char* env = std::getenv("WEFT_SEXTETS");
-  return env != nullptr && std::strcmp(env, "1") == 0;
+  if (env != nullptr && std::strcmp(env, "1") == 0) return true;
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+  return cpu_flags().intel;
 }
 
 // Whether a 16-bit matrix of K columns can be kept in sextets.

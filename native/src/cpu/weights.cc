@@ -327,7 +327,7 @@ std::string load_weight(WeightArena& arena, Tensor& slot, const std::string& pat
     return error;
   }
   if ((slot.type == WeightType::F16 || slot.type == WeightType::BF16) && !slot.vector && sextets_fit(slot.cols) &&
-      sextets_requested()) {
+      sextets_wanted()) {
     // 16-bit matmuls read sextets (sextets.h): rewritten in place, a range of
     // whole sextets per thread.
     const size_t sextets = static_cast<size_t>(slot.rows) / kSextetRows;

@@ -12,7 +12,7 @@ import { openGgufModel } from '../../model-files/gguf/open.js';
 import { type PlannedTensor, planWeights, type WeightSlot } from '../../model-files/weights.js';
 import { NativeQueue } from '../native-queue.js';
 import type { Backend, CacheConfig, LoadProgress, ModelShape, StepBatch, StepResult } from '../backend.js';
-import { type KernelSetName, loadNativeBinding, type NativeCpuModel, type NativeModelConfig } from './native-binding.js';
+import { type KernelSetName, loadNativeBinding, type NativeCpuModel, type NativeModelConfig, type WeightBytes } from './native-binding.js';
 import { checkQuantization, type WeightQuantization } from './quantization.js';
 
 export interface CpuBackendOptions {
@@ -260,7 +260,7 @@ export class CpuBackend implements Backend {
   }
 
   /** Weight bytes held in the model's own memory, and used in place from the file's mapping (see CpuBackendOptions.mmap). */
-  get weightBytes(): { readonly copied: number; readonly mapped: number; readonly hugePages: boolean } | undefined {
+  get weightBytes(): WeightBytes | undefined {
     return this.#queue.native?.weightBytes;
   }
 

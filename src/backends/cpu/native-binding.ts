@@ -14,6 +14,14 @@ import { NativeBackendUnavailableError } from '../../errors.js';
 import type { KvPrecision, StepBatch } from '../backend.js';
 import { nativeSourceHash, packageRoot } from '../../package-files.js';
 
+/** Where a model's weight bytes are (NativeCpuModel.weightBytes). */
+export interface WeightBytes {
+  readonly copied: number;
+  readonly mapped: number;
+  readonly hugePages: boolean;
+  readonly sextets: number;
+}
+
 /** What `new CpuModel(config)` takes (checked again in native/src/cpu/binding.cc). */
 export interface NativeModelConfig {
   readonly hidden: number;
@@ -85,9 +93,10 @@ export interface NativeCpuModel {
   /**
    * Weight bytes held in the model's own memory, and used in place from file
    * mappings; `hugePages`: the copied ones lie in memory advised as
-   * transparent huge pages (native/src/cpu/weight_arena.h).
+   * transparent huge pages (native/src/cpu/weight_arena.h); `sextets`: the
+   * copied 16-bit matrices kept in 6-row groups (native/src/cpu/sextets.h).
    */
-  readonly weightBytes: { readonly copied: number; readonly mapped: number; readonly hugePages: boolean };
+  readonly weightBytes: WeightBytes;
   dispose(): void;
 }
 
