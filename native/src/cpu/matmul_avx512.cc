@@ -77,12 +77,20 @@ WEFT_INLINE float tail(float sum, const float* x, const typename W::Element* w, 
 // low and high halves of one register).
 constexpr int kBlockRows = 6, kBlockPairs = kBlockRows / 2;
 
-// acc[t][p] += x_t * pair p, lane by lane, over columns [k0, k1) (multiples
-// of 8) in k order. pair(p, k) gives rows 2p and 2p + 1 at columns k..k+7 as
-// floats, from wherever the caller keeps them.
-template <int TB, class Pairs>
-WEFT_INLINE void accumulate(__m512 (&acc)[TB][kBlockPairs], const float* x, Pairs pair, int K, int k0, int k1) {
-  for (int k = k0; k < k1; k += 8) {
+// A block against tokens x[0..TB), in registers: 8 x 3 accumulators + 3
+// weight registers + 1 input = 28 of the 32 registers.
+// out[t * out_stride + r] = dot(x_t, w_r) + bias[r] for the `valid` real rows
+// (a missing row b of the last pair is a copy of row a and is not written).
+// pair(p, k) gives rows 2p and 2p + 1 at columns k..k+7 as floats, from
+// wherever the caller keeps them; row[] serves the K % 8 tail columns.
+template <class W, int TB, class Pairs>
+WEFT_INLINE void tile(const float* x, Pairs pair, const typename W::Element* const* row, int K, int valid, float* out,
+                      size_t out_stride, const float* bias) {
+  __m512 acc[TB][kBlockPairs];
+  for (int t = 0; t < TB; ++t)
+    for (int p = 0; p < kBlockPairs; ++p) acc[t][p] = _mm512_setzero_ps();
+  const int k8 = K & ~7;
+  for (int k = 0; k < k8; k += 8) {
     __m512 wv[kBlockPairs];
     for (int p = 0; p < kBlockPairs; ++p) wv[p] = pair(p, k);
     for (int t = 0; t < TB; ++t) {
@@ -90,15 +98,6 @@ WEFT_INLINE void accumulate(__m512 (&acc)[TB][kBlockPairs], const float* x, Pair
       for (int p = 0; p < kBlockPairs; ++p) acc[t][p] = _mm512_fmadd_ps(xv, wv[p], acc[t][p]);
     }
   }
-}
-
-// out[t * out_stride + r] = finish()ed acc of row r + bias[r], for the
-// `valid` real rows of the block (a missing row b of the last pair is a copy
-// of row a and is not written); row[] serves the K % 8 tail columns.
-template <class W, int TB>
-WEFT_INLINE void finish_tile(const __m512 (&acc)[TB][kBlockPairs], const float* x, const typename W::Element* const* row,
-                             int K, int valid, float* out, size_t out_stride, const float* bias) {
-  const int k8 = K & ~7;
   for (int t = 0; t < TB; ++t) {
     const float* xt = x + static_cast<size_t>(t) * K;
     for (int p = 0; p < kBlockPairs; ++p) {
@@ -110,18 +109,6 @@ WEFT_INLINE void finish_tile(const __m512 (&acc)[TB][kBlockPairs], const float* 
       }
     }
   }
-}
-
-// A block against tokens x[0..TB), all columns, in registers: 8 x 3
-// accumulators + 3 weight registers + 1 input = 28 of the 32 registers.
-template <class W, int TB, class Pairs>
-WEFT_INLINE void tile(const float* x, Pairs pair, const typename W::Element* const* row, int K, int valid, float* out,
-                      size_t out_stride, const float* bias) {
-  __m512 acc[TB][kBlockPairs];
-  for (int t = 0; t < TB; ++t)
-    for (int p = 0; p < kBlockPairs; ++p) acc[t][p] = _mm512_setzero_ps();
-  accumulate(acc, x, pair, K, 0, K & ~7);
-  finish_tile<W>(acc, x, row, K, valid, out, out_stride, bias);
 }
 
 // A block against tokens x[0..T) (T <= 8): tile() with TB = T.
@@ -197,6 +184,7 @@ WEFT_INLINE __m256i load16(const uint16_t* p) { return _mm256_loadu_si256(reinte
 template <class P, class W>
 WEFT_INLINE void sextet_rows512(float* out, const float* in, const typename P::Element* w, const float* bias, int T, int N,
                                 int K, size_t n0, size_t n1) {
+  static_assert(kSextetRows == kBlockRows, "a sextet is one block");
   if (T <= 3) return sextet_rows<W>(out, in, w, bias, T, N, K, n0, n1, nullptr);
   using E = typename P::Element;
   const size_t whole_rows = static_cast<size_t>(N) - static_cast<size_t>(N) % kSextetRows;
