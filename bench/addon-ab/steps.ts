@@ -12,8 +12,9 @@
  * Each child (this file with --child) loads the model with its addon
  * (WEFT_NATIVE_PATH) and waits; the parent hands out one kind of work at a
  * time, alternating which side goes first: `decode1` (a 16-token prompt, then
- * --steps one-stream decode steps), `decode16` (16 sequences of 4-token
- * prompts, then --steps 16-stream decode steps), `prefill512` (one 512-token
+ * --steps one-stream decode steps), `decode16` / `decode64` (16 or 64
+ * sequences of 4-token prompts, then --steps decode steps of all of them),
+ * `prefill512` (one 512-token
  * prompt). A child answers with its median wall ms per step and the process
  * CPU ms per step (all its threads). The parent prints, per kind, the median
  * over rounds of each side and the median of the per-round ratios
@@ -50,7 +51,7 @@ const { values } = parseArgs({
     child: { type: 'boolean' },
   },
 });
-type Kind = 'decode1' | 'decode16' | 'prefill512';
+type Kind = 'decode1' | 'decode16' | 'decode64' | 'prefill512';
 interface Answer { wallMs: number; cpuMs: number; kernels: string }
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
@@ -61,7 +62,7 @@ async function child(): Promise<void> {
   const backend = await CpuBackend.loadGguf(values.model!, { ...(JSON.parse(values.options!) as object), threads: Number(values.threads) });
   const vocab = backend.config.vocabSize;
   const blockSize = 16, perSeq = 40; // 640 positions per sequence
-  await backend.allocateCache({ numBlocks: 16 * perSeq + 1, blockSize, precision: 'f16' });
+  await backend.allocateCache({ numBlocks: 64 * perSeq + 1, blockSize, precision: 'f16' }); // pages are touched only where written
   const steps = Number(values.steps);
   let salt = 0;
 
@@ -86,7 +87,9 @@ async function child(): Promise<void> {
   async function run(kind: Kind): Promise<Answer> {
     salt += 1;
     const prompts =
-      kind === 'decode1' ? [promptIds(16, salt, vocab)] : kind === 'decode16' ? Array.from({ length: 16 }, (_, s) => promptIds(4, 100 * salt + s, vocab)) : [promptIds(512, salt, vocab)];
+      kind === 'decode1' ? [promptIds(16, salt, vocab)]
+      : kind === 'prefill512' ? [promptIds(512, salt, vocab)]
+      : Array.from({ length: kind === 'decode16' ? 16 : 64 }, (_, s) => promptIds(4, 100 * salt + s, vocab));
     const seqs = prompts.map((ids, s) => ({ ids, past: 0, blocks: Array.from({ length: perSeq }, (_, b) => 1 + s * perSeq + b) }));
     const first = await step(seqs); // the prompt(s)
     if (kind === 'prefill512') return { wallMs: first[0], cpuMs: first[1], kernels: backend.kernels ?? '' };

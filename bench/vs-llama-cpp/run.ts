@@ -33,7 +33,11 @@ const runs = Number(values.runs);
 const types = values.types!.split(',') as WeightType[];
 
 interface SideResult extends Measurements { engine: string; kernels: string; peakRssBytes: number }
-/** One side's process; `bandwidth`: the probe's GB/s at the benchmark's threads, measured just before it. */
+/**
+ * One side's process; `bandwidth`: the probe's GB/s at the benchmark's
+ * threads, measured just before it (the result's decode1Bandwidth: around its
+ * one-stream decode).
+ */
 type Outcome = { ok: true; result: SideResult; load: number; bandwidth: number } | { ok: false; error: string; load: number; bandwidth: number };
 
 if (!existsSync(join(here, 'node_modules', 'node-llama-cpp')))
@@ -62,7 +66,7 @@ function runSide(engine: 'weft' | 'llama', model: string, vocab: number): Promis
   const bandwidth = probe(threads).gbPerSecond;
   const load = loadavg()[0]!;
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'side.ts'), '--engine', engine, '--model', model, '--threads', String(threads), '--vocab', String(vocab)], {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'side.ts'), '--engine', engine, '--model', model, '--threads', String(threads), '--vocab', String(vocab), '--probe', probeBinary], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -136,10 +140,12 @@ const ratio = (s: TypeSummary | undefined, metric: Metric): number | null => {
 };
 const fmt = (x: number | null, digits = 1) => (x === null ? 'n/a' : x.toFixed(digits));
 const pctOf = (x: number | null) => (x === null ? null : 100 * x);
-/** Median over one side's runs of its decode1 rate / the bound of that run (its own probe). */
+/** The bandwidth that bounds a run's one-stream decode: probed around it, else just before the run. */
+const decode1Bound = (o: Extract<Outcome, { ok: true }>) => o.result.decode1Bandwidth ?? o.bandwidth;
+/** Median over one side's runs of its decode1 rate / the bound of that run (its own probes). */
 function boundFraction(s: TypeSummary, engine: 'weft' | 'llama'): number | null {
   const ok = s[engine].filter((o): o is Extract<Outcome, { ok: true }> => o.ok);
-  return ok.length === 0 ? null : median(ok.map((o) => o.result.decode1 / ((o.bandwidth * 1e9) / s.weightBytes)));
+  return ok.length === 0 ? null : median(ok.map((o) => o.result.decode1 / ((decode1Bound(o) * 1e9) / s.weightBytes)));
 }
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 const flags = (readFileSync('/proc/cpuinfo', 'utf8').match(/^flags\s*:(.*)$/m)?.[1] ?? '').split(' ');
@@ -158,7 +164,7 @@ lines.push(`- 1-minute load average before each process: ${loads.map((l) => l.to
 lines.push(
   `- Memory read bandwidth at the start (bandwidth.c, best of 5 passes, the better of 4 KiB and huge pages): ${Object.entries(bw)
     .map(([t, p]) => `${p.gbPerSecond} GB/s on ${t} thread${t === '1' ? '' : 's'} (4 KiB pages ${p.plainPages}, huge pages ${p.hugePages ?? 'n/a'})`)
-    .join(', ')}; measured again before every run (the bound of that run)`,
+    .join(', ')}; measured again before every run, and around each one-stream decode measurement (the median of those probes is that decode's bound)`,
 );
 for (const s of summaries) {
   lines.push('', `## ${s.type}`, '');
@@ -171,12 +177,12 @@ for (const s of summaries) {
   lines.push('', '| measure | weft | node-llama-cpp | weft / node-llama-cpp |', '|---|---|---|---|');
   for (const [name, metric, unit] of METRICS) lines.push(`| ${name} (${unit}) | ${fmt(med(s.weft, metric))} | ${fmt(med(s.llama, metric))} | ${fmt(ratio(s, metric), 2)} |`);
   const llamaFraction = boundFraction(s, 'llama');
-  lines.push('', `weft's one-stream decode is ${fmt(pctOf(boundFraction(s, 'weft')), 0)}% of the bandwidth bound; node-llama-cpp's ${fmt(pctOf(llamaFraction), 0)}% (median over runs of decode1 / the bound of that run).`);
+  lines.push('', `weft's one-stream decode is ${fmt(pctOf(boundFraction(s, 'weft')), 0)}% of the bandwidth bound; node-llama-cpp's ${fmt(pctOf(llamaFraction), 0)}% (median over runs of decode1 / the bandwidth probed just before and after its measurements).`);
   const rss = med(s.weft, (m) => m.peakRssBytes);
   lines.push(`weft's peak RSS is ${fmt(rss === null ? null : rss / (s.weightBytes + s.kvBytes), 2)}x the weight bytes plus its KV cache (${(s.kvBytes / 2 ** 20).toFixed(0)} MiB).`);
   lines.push('', 'Per run (weft | node-llama-cpp), decode1 / prefill512 / agg4 / agg16 / agg64 tok/s:', '');
   for (const engine of ['weft', 'llama'] as const)
-    for (const o of s[engine]) lines.push(`- ${engine}: ${o.ok ? [o.result.decode1, o.result.prefill512, o.result.agg['4']!, o.result.agg['16']!, o.result.agg['64']!].map((x) => x.toFixed(1)).join(' / ') : `failed (${o.error})`} (load ${o.load.toFixed(1)}, probe ${o.bandwidth} GB/s)`);
+    for (const o of s[engine]) lines.push(`- ${engine}: ${o.ok ? [o.result.decode1, o.result.prefill512, o.result.agg['4']!, o.result.agg['16']!, o.result.agg['64']!].map((x) => x.toFixed(1)).join(' / ') : `failed (${o.error})`} (load ${o.load.toFixed(1)}, probe ${o.bandwidth} GB/s${o.ok && o.result.decode1Bandwidth !== undefined ? `, around decode1 ${o.result.decode1Bandwidth} GB/s` : ''})`);
 }
 const byType = (t: WeightType) => summaries.find((s) => s.type === t);
 const fraction = (s: TypeSummary | undefined) => (s ? boundFraction(s, 'weft') : null);
@@ -193,6 +199,11 @@ const json = {
   prefillRatioF16: ratio(byType('F16'), (m) => m.prefill512),
   bandwidthFraction1F16: fraction(byType('F16')),
   rssRatioF16: rssRatio(byType('F16')),
+  decodeRatio1Q4KM: ratio(byType('Q4_K_M'), (m) => m.decode1),
+  aggRatio16Q4KM: ratio(byType('Q4_K_M'), (m) => m.agg['16']!),
+  prefillRatioQ4KM: ratio(byType('Q4_K_M'), (m) => m.prefill512),
+  bandwidthFraction1Q4KM: fraction(byType('Q4_K_M')),
+  rssRatioQ4KM: rssRatio(byType('Q4_K_M')),
   threads,
   shape: shape.name,
   loadAverage: Number(median(loads).toFixed(2)),

@@ -12,6 +12,13 @@ export interface Engine {
 
 export interface Measurements {
   decode1: number;
+  /**
+   * The memory bandwidth (GB/s at the benchmark's threads) probed just before
+   * and just after each one-stream decode measurement, their median: the
+   * bound of that decode, taken when it ran (the host's bandwidth moves by a
+   * quarter within a minute). Absent when the side was given no probe.
+   */
+  decode1Bandwidth?: number;
   prefill512: number;
   agg: Record<string, number>;
   ttft16: { p50: number; p99: number };
@@ -55,25 +62,31 @@ async function wall(engine: Engine, streams: number, promptTokens: number, token
  * With `pairs` > 1 the rate is the median of that many such pairs: one pair
  * of a few seconds moved by a third when anything else ran for a moment.
  */
-async function decodeRate(engine: Engine, streams: number, tokens: number, vocab: number, salt: number, pairs = 1): Promise<number> {
+async function decodeRate(engine: Engine, streams: number, tokens: number, vocab: number, salt: number, pairs = 1, around?: () => void): Promise<number> {
   const rates: number[] = [];
   for (let p = 0; p < pairs; p++) {
+    around?.();
     await engine.prepare(streams, SHAPES.promptTokens + tokens + 8);
     const one = await wall(engine, streams, SHAPES.promptTokens, 1, vocab, salt + 2000 * p);
     await engine.prepare(streams, SHAPES.promptTokens + tokens + 8);
     const many = await wall(engine, streams, SHAPES.promptTokens, tokens, vocab, salt + 2000 * p + 1000);
     rates.push(((streams * (tokens - 1)) / (many - one)) * 1000);
+    around?.();
   }
   return percentile(rates, 50);
 }
 
-export async function measure(engine: Engine, vocab: number, log: (line: string) => void): Promise<Measurements> {
+/** `probe` (optional): the memory bandwidth now, GB/s; it runs around each one-stream decode measurement. */
+export async function measure(engine: Engine, vocab: number, log: (line: string) => void, probe?: () => number): Promise<Measurements> {
   // Warm-up: one short request (first touch of the weights, thread start).
   await engine.prepare(1, 64);
   await engine.run(promptIds(8, 999, vocab), 4);
 
-  const decode1 = await decodeRate(engine, 1, SHAPES.decodeTokens + 1, vocab, 0, SHAPES.decode1Pairs);
-  log(`decode1 ${decode1.toFixed(2)} tok/s`);
+  const probes: number[] = [];
+  const decode1 = await decodeRate(engine, 1, SHAPES.decodeTokens + 1, vocab, 0, SHAPES.decode1Pairs, probe && (() => probes.push(probe())));
+  const sorted = probes.sort((a, b) => a - b), mid = sorted.length >> 1;
+  const decode1Bandwidth = sorted.length === 0 ? undefined : sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  log(`decode1 ${decode1.toFixed(2)} tok/s${decode1Bandwidth === undefined ? '' : ` (bandwidth around it ${sorted.join(', ')} GB/s)`}`);
 
   await engine.prepare(1, SHAPES.prefillTokens + 8);
   const prefill512 = (SHAPES.prefillTokens / (await wall(engine, 1, SHAPES.prefillTokens, 1, vocab, 1))) * 1000;
@@ -96,5 +109,5 @@ export async function measure(engine: Engine, vocab: number, log: (line: string)
   );
   const ttft16 = { p50: percentile(ttfts, 50), p99: percentile(ttfts, 99) };
   log(`ttft16 p50 ${ttft16.p50.toFixed(0)} ms p99 ${ttft16.p99.toFixed(0)} ms`);
-  return { decode1, prefill512, agg, ttft16 };
+  return { decode1, decode1Bandwidth, prefill512, agg, ttft16 };
 }

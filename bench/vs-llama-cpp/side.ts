@@ -1,8 +1,11 @@
 /**
  * One side of the benchmark in its own process (so peak RSS is its own):
- *   tsx side.ts --engine weft|llama --model file.gguf --threads N --vocab V
- * Prints progress on stderr and one JSON line on stdout.
+ *   tsx side.ts --engine weft|llama --model file.gguf --threads N --vocab V [--probe bandwidth-binary]
+ * Prints progress on stderr and one JSON line on stdout. With --probe (the
+ * compiled bandwidth.c) the memory bandwidth is probed around each one-stream
+ * decode measurement, while this side's threads are idle.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { measure, type Engine } from './scenarios.js';
 
 const { values } = parseArgs({
-  options: { engine: { type: 'string' }, model: { type: 'string' }, threads: { type: 'string', default: '2' }, vocab: { type: 'string' }, 'max-cells': { type: 'string' } },
+  options: { engine: { type: 'string' }, model: { type: 'string' }, threads: { type: 'string', default: '2' }, vocab: { type: 'string' }, 'max-cells': { type: 'string' }, probe: { type: 'string' } },
 });
 const threads = Number(values.threads);
 const vocab = Number(values.vocab);
@@ -101,7 +104,9 @@ async function llamaEngine(): Promise<{ engine: Engine; kernels: string; close()
 
 const side = values.engine === 'weft' ? await weftEngine() : values.engine === 'llama' ? await llamaEngine() : undefined;
 if (!side) throw new Error('--engine weft|llama');
-const measurements = await measure(side.engine, vocab, log);
+const probeBinary = values.probe;
+const probe = probeBinary ? () => (JSON.parse(execFileSync(probeBinary, [String(threads)], { encoding: 'utf8' })) as { gbPerSecond: number }).gbPerSecond : undefined;
+const measurements = await measure(side.engine, vocab, log, probe);
 await side.close();
 const peakRssBytes = process.resourceUsage().maxRSS * 1024;
 log(`peak RSS ${(peakRssBytes / 2 ** 20).toFixed(0)} MiB`);

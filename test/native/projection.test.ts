@@ -67,7 +67,9 @@ describe('a projection gives each part exactly its own matmul', () => {
   // `alone` computes the same rows from the row-major copy.
   it('16-bit parts kept in sextets: whole sextets, a row-major tail of N % 6 rows, with biases, one pass', () => {
     expectLikeAlone([part('F16', 37, 200, 23, { bias: true, sextets: true }), part('BF16', 16, 200, 24, { sextets: true }), part('F16', 5, 200, 25, { sextets: true })], 200, tokens);
-    expectLikeAlone([part('F16', 96, 1024, 26, { sextets: true }), part('BF16', 50, 1024, 27, { bias: true, sextets: true }), part('F32', 48, 1024, 28)], 1024, [1, 3, 4, 9, 17]);
+    // Above 16 tokens each token tile passes a whole chunk of rows (several chunks, several tiles here).
+    expectLikeAlone([part('F16', 96, 1024, 26, { sextets: true }), part('BF16', 50, 1024, 27, { bias: true, sextets: true }), part('F32', 48, 1024, 28)], 1024, [1, 3, 4, 9, 17, 40]);
+    expectLikeAlone([part('F16', 400, 256, 31, { bias: true, sextets: true })], 256, [17, 33]);
   });
 
   it('sextets refuse matrices whose K is not a multiple of 8, and float32 weights', () => {

