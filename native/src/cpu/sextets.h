@@ -21,7 +21,8 @@
 //
 // On by default on Intel CPUs, off elsewhere; WEFT_SEXTETS=1 or 0 when a
 // model loads decides instead. Measured on 2 threads (docs/performance.md,
-// "Float rows in sextets"): an Intel Ice Lake Xeon gained in every kind of
+// "Float rows in sextets" and "Sextets on an Intel Ice Lake Xeon"): an Intel
+// Ice Lake Xeon gained in every kind of
 // F16 step (one stream 1.06x, 16 streams 1.08x, 512-token prefill 1.13x);
 // an AMD Zen 5 gained one stream 1.20x and prefill 1.12x but lost 16 streams
 // (0.85x), a loss not understood yet.
