@@ -137,6 +137,13 @@ function start(addon: string, env: Record<string, string>, options: string): { p
   createInterface({ input: proc.stdout! }).on('line', (line) => waiting.shift()?.(line));
   const next = () => new Promise<string>((res) => waiting.push(res));
   const ready = next();
+  // Twice on a shared Ice Lake host both children sat idle in their event loops before loading
+  // the model (~100 MB resident, never ready); a run that cannot start says so instead of waiting.
+  const stuck = setTimeout(() => {
+    process.stderr.write(`addon-ab: the child for ${addon} was not ready after 300 s; run again\n`);
+    process.exit(1);
+  }, 300_000);
+  void ready.then(() => clearTimeout(stuck));
   return {
     proc,
     ask: async (line) => {
