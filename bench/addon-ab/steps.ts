@@ -14,8 +14,7 @@
  * time, alternating which side goes first: `decode1` (a 16-token prompt, then
  * --steps one-stream decode steps), `decode16` / `decode64` (16 or 64
  * sequences of 4-token prompts, then --steps decode steps of all of them),
- * `prefill512` (one 512-token
- * prompt). A child answers with its median wall ms per step and the process
+ * `prefill512` (one 512-token prompt). A child answers with its median wall ms per step and the process
  * CPU ms per step (all its threads). The parent prints, per kind, the median
  * over rounds of each side and the median of the per-round ratios
  * before / after (> 1: after is faster), with the load average; the last

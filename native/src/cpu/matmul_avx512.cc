@@ -213,9 +213,9 @@ struct SextetPairs {
 
 // rows512() for a 16-bit matrix kept in sextets: a sextet is one block (K % 8
 // == 0, so no tail columns); the first token tile over each sextet asks for
-// the next one's lines. 1-3 tokens take the AVX2
-// kernels' sextet tile (one token x one sextet). Rows after the last whole
-// sextet are row-major and go through rows512(). n0 is a multiple of 6.
+// the next one's lines. 1-3 tokens take the AVX2 kernels' sextet tile (one
+// token x one sextet). Rows after the last whole sextet are row-major and go
+// through rows512(). n0 is a multiple of 6.
 template <class P, class W>
 WEFT_INLINE void sextet_rows512(float* out, const float* in, const typename P::Element* w, const float* bias, int T, int N,
                                 int K, size_t n0, size_t n1) {
