@@ -118,7 +118,7 @@ function envPairs(list: string): Record<string, string> {
   return Object.fromEntries(list.split(',').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 }
 
-function start(addon: string, env: Record<string, string>, options: string): { proc: ChildProcess; ask: (line: string) => Promise<string> } {
+function start(addon: string, env: Record<string, string>, options: string): { proc: ChildProcess; ready: Promise<string>; ask: (line: string) => Promise<string> } {
   JSON.parse(options); // a malformed --*-options fails here, not in the child
   const proc = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', '--model', values.model!, '--threads', values.threads!, '--steps', values.steps!, '--options', options], {
     env: { ...process.env, ...env, WEFT_NATIVE_PATH: resolve(addon) },
@@ -145,6 +145,7 @@ function start(addon: string, env: Record<string, string>, options: string): { p
   void ready.then(() => clearTimeout(stuck));
   return {
     proc,
+    ready,
     ask: async (line) => {
       await ready;
       const answer = next();
@@ -158,10 +159,11 @@ if (values.child) await child();
 else {
   const after = values.after ?? join(here, '..', '..', 'native', 'build', 'Release', 'weft_native.node');
   const addons = { before: values.before ?? after, after };
-  const sides = {
-    before: start(addons.before, envPairs(values['before-env']!), values['before-options']!),
-    after: start(addons.after, envPairs(values['after-env']!), values['after-options']!),
-  };
+  // One child at a time: a third time both children, started together, hung before loading (see start).
+  const before = start(addons.before, envPairs(values['before-env']!), values['before-options']!);
+  await before.ready;
+  const sides = { before, after: start(addons.after, envPairs(values['after-env']!), values['after-options']!) };
+  await sides.after.ready; // the first round waits for no load
   const kinds = values.kinds!.split(',') as Kind[];
   const got: Record<string, Record<'before' | 'after', Answer[]>> = {};
   const loads: number[] = [];

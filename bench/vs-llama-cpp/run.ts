@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { readGgufFile, ggufModelConfig } from '../../src/model-files/gguf/index.js';
 import { ensureModel, FULL, QUICK, type WeightType } from './make-model.js';
-import { SHAPES, type Measurements } from './scenarios.js';
+import { SHAPES, median, type Measurements } from './scenarios.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
@@ -35,19 +35,14 @@ const types = values.types!.split(',') as WeightType[];
 interface SideResult extends Measurements { engine: string; kernels: string; peakRssBytes: number }
 /**
  * One side's process; `bandwidth`: the probe's GB/s at the benchmark's
- * threads, measured just before it (the result's decode1Bandwidth: around its
- * one-stream decode).
+ * threads, measured just before it (the result's decode1Pairs: around each
+ * of its one-stream decode measurements).
  */
 type Outcome = { ok: true; result: SideResult; load: number; bandwidth: number } | { ok: false; error: string; load: number; bandwidth: number };
+type Run = Extract<Outcome, { ok: true }>;
 
 if (!existsSync(join(here, 'node_modules', 'node-llama-cpp')))
   throw new Error('node-llama-cpp is not installed: run `npm install --prefix bench/vs-llama-cpp` (npm run bench:vs-llama-cpp does)');
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 /** bandwidth.c's figures: the better of ordinary and huge pages (the bound), and each. */
 interface Probe { gbPerSecond: number; plainPages: number; hugePages: number | null }
@@ -129,7 +124,7 @@ const METRICS: Array<[string, Metric, string]> = [
   ['peak RSS', (m) => m.peakRssBytes / 2 ** 20, 'MiB'],
 ];
 const med = (outcomes: Outcome[], metric: Metric): number | null => {
-  const ok = outcomes.filter((o): o is Extract<Outcome, { ok: true }> => o.ok);
+  const ok = outcomes.filter((o): o is Run => o.ok);
   return ok.length === 0 ? null : median(ok.map((o) => metric(o.result)));
 };
 const ratio = (s: TypeSummary | undefined, metric: Metric): number | null => {
@@ -140,17 +135,28 @@ const ratio = (s: TypeSummary | undefined, metric: Metric): number | null => {
 };
 const fmt = (x: number | null, digits = 1) => (x === null ? 'n/a' : x.toFixed(digits));
 const pctOf = (x: number | null) => (x === null ? null : 100 * x);
-/** The bandwidth that bounds a run's one-stream decode: probed around it, else just before the run. */
-const decode1Bound = (o: Extract<Outcome, { ok: true }>) => o.result.decode1Bandwidth ?? o.bandwidth;
-/** Median over one side's runs of its decode1 rate / the bound of that run (its own probes). */
-function boundFraction(s: TypeSummary, engine: 'weft' | 'llama'): number | null {
-  const ok = s[engine].filter((o): o is Extract<Outcome, { ok: true }> => o.ok);
-  return ok.length === 0 ? null : median(ok.map((o) => o.result.decode1 / ((decode1Bound(o) * 1e9) / s.weightBytes)));
+/**
+ * One run's one-stream decode as a fraction of its bandwidth bound: each
+ * measurement against the bandwidth probed right before and right after it
+ * (their mean / weight bytes), the median over measurements. A run without
+ * those probes is held to the probe taken before the run.
+ */
+function runFraction(o: Run, weightBytes: number): number {
+  const pairs = o.result.decode1Pairs;
+  if (!pairs?.length) return o.result.decode1 / ((o.bandwidth * 1e9) / weightBytes);
+  return median(pairs.map((p) => p.tokPerSecond / ((((p.bandwidthBefore + p.bandwidthAfter) / 2) * 1e9) / weightBytes)));
 }
+/** The median over one side's runs of runFraction. */
+function boundFraction(s: TypeSummary, engine: 'weft' | 'llama'): number | null {
+  const ok = s[engine].filter((o): o is Run => o.ok);
+  return ok.length === 0 ? null : median(ok.map((o) => runFraction(o, s.weightBytes)));
+}
+/** The probes around a run's one-stream decode measurements, for the per-run lines. */
+const probesAround = (o: Run) => (o.result.decode1Pairs ?? []).map((p) => `${p.bandwidthBefore}-${p.bandwidthAfter}`).join(', ');
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 const flags = (readFileSync('/proc/cpuinfo', 'utf8').match(/^flags\s*:(.*)$/m)?.[1] ?? '').split(' ');
 const features = ['avx2', 'fma', 'f16c', 'avx512f', 'avx512_vnni', 'avx512_bf16', 'avx512_fp16', 'avx_vnni', 'amx_tile', 'amx_int8', 'amx_bf16'].filter((f) => flags.includes(f));
-const kernelsOf = (outcomes: Outcome[]) => [...new Set(outcomes.filter((o) => o.ok).map((o) => (o as Extract<Outcome, { ok: true }>).result.kernels))].join('; ') || 'did not run';
+const kernelsOf = (outcomes: Outcome[]) => [...new Set(outcomes.filter((o) => o.ok).map((o) => (o as Run).result.kernels))].join('; ') || 'did not run';
 const loads = summaries.flatMap((s) => [...s.weft, ...s.llama].map((o) => o.load));
 
 const lines: string[] = [];
@@ -164,7 +170,7 @@ lines.push(`- 1-minute load average before each process: ${loads.map((l) => l.to
 lines.push(
   `- Memory read bandwidth at the start (bandwidth.c, best of 5 passes, the better of 4 KiB and huge pages): ${Object.entries(bw)
     .map(([t, p]) => `${p.gbPerSecond} GB/s on ${t} thread${t === '1' ? '' : 's'} (4 KiB pages ${p.plainPages}, huge pages ${p.hugePages ?? 'n/a'})`)
-    .join(', ')}; measured again before every run, and around each one-stream decode measurement (the median of those probes is that decode's bound)`,
+    .join(', ')}; measured again before every run, and right before and after each one-stream decode measurement (the mean of those two is that measurement's bound)`,
 );
 for (const s of summaries) {
   lines.push('', `## ${s.type}`, '');
@@ -177,12 +183,12 @@ for (const s of summaries) {
   lines.push('', '| measure | weft | node-llama-cpp | weft / node-llama-cpp |', '|---|---|---|---|');
   for (const [name, metric, unit] of METRICS) lines.push(`| ${name} (${unit}) | ${fmt(med(s.weft, metric))} | ${fmt(med(s.llama, metric))} | ${fmt(ratio(s, metric), 2)} |`);
   const llamaFraction = boundFraction(s, 'llama');
-  lines.push('', `weft's one-stream decode is ${fmt(pctOf(boundFraction(s, 'weft')), 0)}% of the bandwidth bound; node-llama-cpp's ${fmt(pctOf(llamaFraction), 0)}% (median over runs of decode1 / the bandwidth probed just before and after its measurements).`);
+  lines.push('', `weft's one-stream decode is ${fmt(pctOf(boundFraction(s, 'weft')), 0)}% of the bandwidth bound; node-llama-cpp's ${fmt(pctOf(llamaFraction), 0)}% (each one-stream measurement against the mean of the bandwidth probed right before and right after it; the median over measurements, then over runs).`);
   const rss = med(s.weft, (m) => m.peakRssBytes);
   lines.push(`weft's peak RSS is ${fmt(rss === null ? null : rss / (s.weightBytes + s.kvBytes), 2)}x the weight bytes plus its KV cache (${(s.kvBytes / 2 ** 20).toFixed(0)} MiB).`);
   lines.push('', 'Per run (weft | node-llama-cpp), decode1 / prefill512 / agg4 / agg16 / agg64 tok/s:', '');
   for (const engine of ['weft', 'llama'] as const)
-    for (const o of s[engine]) lines.push(`- ${engine}: ${o.ok ? [o.result.decode1, o.result.prefill512, o.result.agg['4']!, o.result.agg['16']!, o.result.agg['64']!].map((x) => x.toFixed(1)).join(' / ') : `failed (${o.error})`} (load ${o.load.toFixed(1)}, probe ${o.bandwidth} GB/s${o.ok && o.result.decode1Bandwidth !== undefined ? `, around decode1 ${o.result.decode1Bandwidth} GB/s` : ''})`);
+    for (const o of s[engine]) lines.push(`- ${engine}: ${o.ok ? [o.result.decode1, o.result.prefill512, o.result.agg['4']!, o.result.agg['16']!, o.result.agg['64']!].map((x) => x.toFixed(1)).join(' / ') : `failed (${o.error})`} (load ${o.load.toFixed(1)}, probe ${o.bandwidth} GB/s${o.ok && o.result.decode1Pairs ? `; decode1 ${o.result.decode1Pairs.map((p) => p.tokPerSecond.toFixed(1)).join(', ')} tok/s between probes ${probesAround(o)} GB/s` : ''})`);
 }
 const byType = (t: WeightType) => summaries.find((s) => s.type === t);
 const fraction = (s: TypeSummary | undefined) => (s ? boundFraction(s, 'weft') : null);

@@ -10,21 +10,28 @@ export interface Engine {
   run(prompt: number[], maxTokens: number): Promise<void>;
 }
 
+/** One one-stream decode measurement (a pair of runs, see decodeRates) and the memory bandwidth (GB/s) probed just before and just after it. */
+export interface Decode1Pair {
+  tokPerSecond: number;
+  bandwidthBefore: number;
+  bandwidthAfter: number;
+}
+
 export interface Measurements {
+  /** The median of the one-stream decode measurements, tok/s. */
   decode1: number;
   /**
-   * The memory bandwidth (GB/s at the benchmark's threads) probed just before
-   * and just after each one-stream decode measurement, their median: the
-   * bound of that decode, taken when it ran (the host's bandwidth moves by a
-   * quarter within a minute). Absent when the side was given no probe.
+   * Each one-stream decode measurement with the bandwidth probed around it:
+   * its bound, taken when it ran (the host's bandwidth moves by a quarter
+   * within a minute). Absent when the side was given no probe.
    */
-  decode1Bandwidth?: number;
+  decode1Pairs?: Decode1Pair[];
   prefill512: number;
   agg: Record<string, number>;
   ttft16: { p50: number; p99: number };
 }
 
-export const SHAPES = { decodeTokens: 64, decode1Pairs: 3, promptTokens: 16, prefillTokens: 512, aggTokens: { 4: 32, 16: 32, 64: 16 } as Record<number, number>, ttftPrompt: 64 };
+export const SHAPES = { decodeTokens: 64, decode1Pairs: 5, promptTokens: 16, prefillTokens: 512, aggTokens: { 4: 32, 16: 32, 64: 16 } as Record<number, number>, ttftPrompt: 64 };
 
 /** Deterministic prompt ids below `vocab` (regular tokens only). */
 export function promptIds(count: number, stream: number, vocab: number): number[] {
@@ -39,6 +46,13 @@ export function promptIds(count: number, stream: number, vocab: number): number[
     ids.push(300 + (state % (vocab - 300)));
   }
   return ids;
+}
+
+/** The median (the mean of the middle two for an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** Nearest-rank percentile. */
@@ -59,10 +73,11 @@ async function wall(engine: Engine, streams: number, promptTokens: number, token
  * and generating 1 take the same prefill, so (T - 1) tokens per stream over
  * the difference in wall time is the decode rate, on both sides alike and
  * without per-token callbacks (weft streams token ids only with logprobs).
- * With `pairs` > 1 the rate is the median of that many such pairs: one pair
- * of a few seconds moved by a third when anything else ran for a moment.
+ * With `pairs` > 1 there are that many such pairs: one pair of a few seconds
+ * moved by a third when anything else ran for a moment. Returns each pair's
+ * rate, and `around` (if given) runs right before and right after each pair.
  */
-async function decodeRate(engine: Engine, streams: number, tokens: number, vocab: number, salt: number, pairs = 1, around?: () => void): Promise<number> {
+async function decodeRates(engine: Engine, streams: number, tokens: number, vocab: number, salt: number, pairs = 1, around?: () => void): Promise<number[]> {
   const rates: number[] = [];
   for (let p = 0; p < pairs; p++) {
     around?.();
@@ -73,7 +88,7 @@ async function decodeRate(engine: Engine, streams: number, tokens: number, vocab
     rates.push(((streams * (tokens - 1)) / (many - one)) * 1000);
     around?.();
   }
-  return percentile(rates, 50);
+  return rates;
 }
 
 /** `probe` (optional): the memory bandwidth now, GB/s; it runs around each one-stream decode measurement. */
@@ -83,10 +98,10 @@ export async function measure(engine: Engine, vocab: number, log: (line: string)
   await engine.run(promptIds(8, 999, vocab), 4);
 
   const probes: number[] = [];
-  const decode1 = await decodeRate(engine, 1, SHAPES.decodeTokens + 1, vocab, 0, SHAPES.decode1Pairs, probe && (() => probes.push(probe())));
-  const sorted = probes.sort((a, b) => a - b), mid = sorted.length >> 1;
-  const decode1Bandwidth = sorted.length === 0 ? undefined : sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  log(`decode1 ${decode1.toFixed(2)} tok/s${decode1Bandwidth === undefined ? '' : ` (bandwidth around it ${sorted.join(', ')} GB/s)`}`);
+  const rates = await decodeRates(engine, 1, SHAPES.decodeTokens + 1, vocab, 0, SHAPES.decode1Pairs, probe && (() => probes.push(probe())));
+  const decode1 = median(rates);
+  const decode1Pairs = probe && rates.map((tokPerSecond, p) => ({ tokPerSecond, bandwidthBefore: probes[2 * p]!, bandwidthAfter: probes[2 * p + 1]! }));
+  log(`decode1 ${decode1.toFixed(2)} tok/s (${decode1Pairs ? decode1Pairs.map((d) => `${d.tokPerSecond.toFixed(2)} between ${d.bandwidthBefore} and ${d.bandwidthAfter} GB/s`).join('; ') : rates.map((r) => r.toFixed(2)).join(', ')})`);
 
   await engine.prepare(1, SHAPES.prefillTokens + 8);
   const prefill512 = (SHAPES.prefillTokens / (await wall(engine, 1, SHAPES.prefillTokens, 1, vocab, 1))) * 1000;
@@ -94,7 +109,7 @@ export async function measure(engine: Engine, vocab: number, log: (line: string)
 
   const agg: Record<string, number> = {};
   for (const streams of [4, 16, 64]) {
-    agg[streams] = await decodeRate(engine, streams, SHAPES.aggTokens[streams]!, vocab, 10 * streams);
+    agg[streams] = median(await decodeRates(engine, streams, SHAPES.aggTokens[streams]!, vocab, 10 * streams));
     log(`agg${streams} ${agg[streams]!.toFixed(2)} tok/s`);
   }
 
@@ -109,5 +124,5 @@ export async function measure(engine: Engine, vocab: number, log: (line: string)
   );
   const ttft16 = { p50: percentile(ttfts, 50), p99: percentile(ttfts, 99) };
   log(`ttft16 p50 ${ttft16.p50.toFixed(0)} ms p99 ${ttft16.p99.toFixed(0)} ms`);
-  return { decode1, decode1Bandwidth, prefill512, agg, ttft16 };
+  return { decode1, decode1Pairs, prefill512, agg, ttft16 };
 }

@@ -10,6 +10,7 @@
 #endif
 
 #include "half.h"
+#include "half_rows.h"
 
 namespace weft {
 
@@ -33,7 +34,7 @@ void KvCache::write_row(int layer, int k_or_v, size_t block, int head, size_t sl
   if (precision == KvPrecision::F32) {
     std::memcpy(&f32[at], src, n * sizeof(float));
   } else if (precision == KvPrecision::F16) {
-    for (int i = 0; i < n; ++i) f16[at + i] = f32_to_f16(src[i]);
+    to_half_kernel()(src, &f16[at], n);
   } else {
     // Asymmetric 8-bit: the row's range [min, max] mapped onto 0..255.
     float lo = src[0], hi = src[0];

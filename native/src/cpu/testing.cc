@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cpu_features.h"
+#include "half_rows.h"
 #include "matmul.h"
 #include "quant.h"
 #include "quant_formats.h"
@@ -278,6 +279,25 @@ Napi::Value quantize_js(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// toHalf(kernel: 'baseline' | 'f16c', values: Float32Array) -> Uint16Array, or
+// null when this CPU or build cannot run F16C (half_rows.h).
+Napi::Value to_half_js(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsTypedArray()) throw Napi::TypeError::New(env, "toHalf(kernel, values)");
+  const std::string kernel = info[0].As<Napi::String>();
+  if (kernel != "baseline" && kernel != "f16c") throw Napi::RangeError::New(env, "kernel must be 'baseline' or 'f16c'");
+  if (kernel == "f16c" && !cpu_supports(KernelSet::Avx2)) return env.Null();
+  const Napi::Float32Array v = info[1].As<Napi::Float32Array>();
+  Napi::Uint16Array out = Napi::Uint16Array::New(env, v.ElementLength());
+#if defined(WEFT_AVX2_KERNELS)
+  const ToHalfFn convert = kernel == "f16c" ? to_half_f16c : to_half_baseline;
+#else
+  const ToHalfFn convert = to_half_baseline;
+#endif
+  convert(v.Data(), out.Data(), static_cast<int>(v.ElementLength()));
+  return out;
+}
+
 }  // namespace
 
 void register_testing(Napi::Env env, Napi::Object exports) {
@@ -291,6 +311,7 @@ void register_testing(Napi::Env env, Napi::Object exports) {
   t.Set("amxStatus", Napi::Function::New(env, amx_status_js));
   t.Set("dequantizeRow", Napi::Function::New(env, dequantize_js));
   t.Set("quantizeRow", Napi::Function::New(env, quantize_js));
+  t.Set("toHalf", Napi::Function::New(env, to_half_js));
   exports.Set("testing", t);
 }
 

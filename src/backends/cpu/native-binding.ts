@@ -125,6 +125,8 @@ export interface NativeTesting {
   amxStatus(): { readonly usable: boolean; readonly reason: string };
   dequantizeRow(dtype: string, bytes: Uint8Array, K: number): Float32Array;
   quantizeRow(dtype: 'Q8_0' | 'Q4_0', values: Float32Array): Uint8Array;
+  /** Floats to half bits as the KV cache writes them (native/src/cpu/half_rows.h); null when this CPU or build has no F16C. */
+  toHalf(kernel: 'baseline' | 'f16c', values: Float32Array): Uint16Array | null;
 }
 
 export interface NativeBinding {
