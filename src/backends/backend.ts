@@ -107,6 +107,12 @@ export interface StepBatch {
    * only for these.
    */
   readonly logitsIndices: Int32Array;
+  /**
+   * [logitsIndices.length], optional: nonzero for the rows whose argmax the
+   * engine will take (greedy requests). A backend may return those in
+   * StepResult.argmax, so the engine need not scan the row; it may also ignore this.
+   */
+  readonly argmaxRows?: Uint8Array;
   /** Pairs (src, dst) of attention KV blocks to copy before the step (copy-on-write after fork). */
   readonly blockCopies?: Int32Array;
   /** Block tables of the extra pools, by pool name (hybrid models). */
@@ -116,6 +122,13 @@ export interface StepBatch {
 export interface StepResult {
   /** [logitsIndices.length * vocabSize] row-major logits, float32. */
   readonly logits: Float32Array;
+  /**
+   * [logitsIndices.length], optional: for each row StepBatch.argmaxRows asked
+   * for, the index of its first largest value, as src/sampling/sampler.ts's
+   * `argmax` picks it (NaNs passed over, unless the row starts with one: then 0);
+   * -1 for the other rows.
+   */
+  readonly argmax?: Int32Array;
 }
 
 export interface Backend {

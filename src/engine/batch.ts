@@ -6,10 +6,15 @@
 
 import type { StepBatch } from '../backends/backend.js';
 import type { KvCacheManager } from './kv/kv-cache-manager.js';
+import type { Request } from './request.js';
 import type { StepPlan } from './scheduler.js';
 
-/** Flattens a plan into the PagedAttention batch every backend consumes. */
-export function buildBatch(plan: StepPlan, kv: KvCacheManager): StepBatch {
+/**
+ * Flattens a plan into the PagedAttention batch every backend consumes.
+ * `takesArgmax` says which sampling requests take their row's argmax (greedy,
+ * unmasked): the batch asks the backend for those rows' argmax (argmaxRows).
+ */
+export function buildBatch(plan: StepPlan, kv: KvCacheManager, takesArgmax: (request: Request) => boolean = () => false): StepBatch {
   const entries = plan.scheduled;
   const numSeqs = entries.length;
   const inputIds = new Int32Array(plan.numTokens);
@@ -18,7 +23,9 @@ export function buildBatch(plan: StepPlan, kv: KvCacheManager): StepBatch {
   const subsequenceBegins = new Int32Array(numSeqs + 1);
   const blockIndicesBegins = new Int32Array(numSeqs + 1);
   const logitsIndices = new Int32Array(numSeqs);
+  const argmaxRows = new Uint8Array(numSeqs);
   let numLogits = 0;
+  let numArgmax = 0;
   const tables: (readonly number[])[] = new Array(numSeqs);
   let token = 0;
   let maxContextLen = 0;
@@ -32,7 +39,13 @@ export function buildBatch(plan: StepPlan, kv: KvCacheManager): StepBatch {
     }
     pastLens[i] = start;
     subsequenceBegins[i + 1] = token;
-    if (samples) logitsIndices[numLogits++] = token - 1;
+    if (samples) {
+      if (takesArgmax(request)) {
+        argmaxRows[numLogits] = 1;
+        numArgmax++;
+      }
+      logitsIndices[numLogits++] = token - 1;
+    }
     if (start + numTokens > maxContextLen) maxContextLen = start + numTokens;
     const table = kv.blockTable(request.id);
     tables[i] = table;
@@ -53,6 +66,7 @@ export function buildBatch(plan: StepPlan, kv: KvCacheManager): StepBatch {
     blockIndicesBegins,
     maxContextLen,
     logitsIndices: numLogits === numSeqs ? logitsIndices : logitsIndices.slice(0, numLogits),
+    ...(numArgmax > 0 && { argmaxRows: numLogits === numSeqs ? argmaxRows : argmaxRows.slice(0, numLogits) }),
   };
   if (kv.specs.length === 1) return batch;
   const extraBlockTables: Record<string, { indices: Int32Array; begins: Int32Array }> = {};

@@ -98,6 +98,8 @@ class LiveRequest extends Request {
   readonly mask: Uint32Array | undefined;
   /** Whether `mask` was filled for this step; not in free text, where the token is sampled first and checked. */
   maskFilled = false;
+  /** Whether each next token is the argmax of the model's row as is (greedy, no penalties, logprobs or grammar). */
+  readonly takesArgmax: boolean;
 
   constructor(id: number, spec: RequestSpec, sink: RequestSink, decoder: TokenDecoder, maxContextLength: number, eos: ReadonlySet<number>, vocabSize: number) {
     super(id, id, spec);
@@ -112,6 +114,7 @@ class LiveRequest extends Request {
       this.grammar = spec.grammar.matcher(ends, spec.skipSpecialTokens === false);
       this.mask = new Uint32Array((vocabSize + 31) >>> 5);
     }
+    this.takesArgmax = this.sampler.isPlainGreedy && this.grammar === undefined;
   }
 }
 
@@ -219,7 +222,7 @@ export class Engine {
     const result = await running;
     if (result === undefined) return; // the backend failed; the step's requests are finished with BackendError
     try {
-      await this.apply(plan, result.logits);
+      await this.apply(plan, result);
     } finally {
       // Nothing holds a step's logits past apply: the backend may reuse their memory.
       this.releaseResult(result);
@@ -252,13 +255,19 @@ export class Engine {
 
   /** Runs the plan's batch. A failure (or logits of the wrong size) fails this step's requests only: undefined. */
   private async execute(plan: StepPlan): Promise<StepResult | undefined> {
-    const batch = buildBatch(plan, this.kv);
+    const batch = buildBatch(plan, this.kv, (request) => (request as LiveRequest).takesArgmax);
     try {
       const result = await this.backend.execute(batch);
-      const expected = batch.logitsIndices.length * this.backend.shape.vocabSize;
+      const { vocabSize } = this.backend.shape;
+      const expected = batch.logitsIndices.length * vocabSize;
       if (result.logits.length !== expected) {
         this.releaseResult(result);
         throw new Error(`backend returned ${result.logits.length} logits, expected ${expected}`);
+      }
+      const { argmax } = result;
+      if (argmax !== undefined && (argmax.length !== batch.logitsIndices.length || argmax.some((token) => token < -1 || token >= vocabSize))) {
+        this.releaseResult(result);
+        throw new Error(`backend returned an argmax of ${argmax.length} values, expected ${batch.logitsIndices.length} in [-1, ${vocabSize})`);
       }
       return result;
     } catch (error) {
@@ -302,7 +311,7 @@ export class Engine {
    * nothing allocates while a step is in flight (aborts only free; entries of
    * requests that finished meanwhile are skipped below).
    */
-  private async apply(plan: StepPlan, logits: Float32Array): Promise<void> {
+  private async apply(plan: StepPlan, result: StepResult): Promise<void> {
     const vocab = this.backend.shape.vocabSize;
     const caching = this.kv.prefixCaching;
     const blockSize = this.kv.blockSize;
@@ -311,7 +320,7 @@ export class Engine {
     let sliceStart = performance.now();
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
-      const rowOffset = entry.samples ? row++ * vocab : -1;
+      const logitsRow = entry.samples ? row++ : -1;
       const request = entry.request as LiveRequest;
       if (request.status === 'finished') continue; // aborted while the step ran: discard its output
       const before = request.numComputed;
@@ -323,7 +332,7 @@ export class Engine {
         this.kv.cacheComputed(request.id, request.tokens, after);
       }
       if (!entry.samples) continue;
-      this.sampleNext(request, logits, rowOffset, vocab);
+      this.sampleNext(request, result, logitsRow, vocab);
       if (!request.sampler.isPlainGreedy && performance.now() - sliceStart > APPLY_SLICE_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         sliceStart = performance.now();
@@ -331,9 +340,11 @@ export class Engine {
     }
   }
 
-  /** Samples the request's next token from its logits row; broken logits fail this request alone. */
-  private sampleNext(request: LiveRequest, logits: Float32Array, rowOffset: number, vocab: number): void {
+  /** Samples the request's next token from its row of the step's logits; broken logits fail this request alone. */
+  private sampleNext(request: LiveRequest, result: StepResult, logitsRow: number, vocab: number): void {
     const { sampler } = request;
+    const { logits } = result;
+    const rowOffset = logitsRow * vocab;
     let sampled: SampledToken;
     try {
       if (request.grammar !== undefined && !request.maskFilled) {
@@ -353,8 +364,10 @@ export class Engine {
         if (!allFinite(logits.subarray(rowOffset, rowOffset + vocab))) throw new NonFiniteLogitsError();
         applyMask(logits, rowOffset, vocab, request.mask);
         sampled = sampler.isPlainGreedy ? { token: argmax(logits, rowOffset, rowOffset + vocab) } : sampler.sample(logits, rowOffset, vocab, { masked: true });
-      } else if (sampler.isPlainGreedy) {
-        const token = argmax(logits, rowOffset, rowOffset + vocab);
+      } else if (request.takesArgmax) {
+        // The backend's pick when it made one (StepBatch.argmaxRows), else a scan here.
+        const picked = result.argmax?.[logitsRow] ?? -1;
+        const token = picked >= 0 ? picked : argmax(logits, rowOffset, rowOffset + vocab);
         // Greedy reads no other value, so only the chosen one is checked.
         if (!Number.isFinite(logits[rowOffset + token]!)) throw new NonFiniteLogitsError();
         sampled = { token };

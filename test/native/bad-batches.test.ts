@@ -52,6 +52,8 @@ describe('CPU backend: bad batches', () => {
     ['a block listed twice in one table', () => with_({ blockIndices: i32(3, 3, 2) }), /sequence 0 lists block 3 twice/],
     ['a huge pastLen over a repeated block', () => with_({ pastLens: i32(2 ** 30, 0), blockIndices: i32(...Array(2 ** 10).fill(3), 2), blockIndicesBegins: i32(0, 1024, 1025), maxContextLen: 2 ** 30 + 5 }), /needs 1073741829 cache slots/],
     ['two sequences writing one block', () => with_({ blockIndices: i32(3, 1, 3) }), /block 3 is written by sequences 0 and 1/],
+    ['argmaxRows of the wrong length', () => with_({ argmaxRows: Uint8Array.of(1) }), /argmaxRows has 1 entries, logitsIndices has 2/],
+    ['argmaxRows not a Uint8Array', () => with_({ argmaxRows: [1, 1] }), /argmaxRows must be a Uint8Array/],
     ['an odd blockCopies', () => with_({ blockCopies: i32(1) }), /pairs/],
     ['a blockCopies block out of range', () => with_({ blockCopies: i32(1, 99) }), /blockCopies\[1\] = 99/],
     ['an empty step', () => buildBatch([]), /no tokens/],

@@ -85,7 +85,7 @@ describe('Q8_0 from a GGUF-layout file', () => {
     try {
       await loadPlannedWeights(native, await writeQ8File(native));
       await native.allocateCache(8, 16, 'f32');
-      for (const step of steps) fromFile.push(await native.execute(step));
+      for (const step of steps) fromFile.push((await native.execute(step)).logits);
     } finally {
       native.dispose();
     }
@@ -120,7 +120,7 @@ describe('Q8_0 from a GGUF-layout file', () => {
       expect(await attempt({ shape: [q.info.shape[0] as number, 32] })).toMatch(/shape mismatch/);
       await loadPlannedWeights(native, plan);
       await native.allocateCache(8, 16, 'f32');
-      const logits = await native.execute(steps[0]!);
+      const { logits } = await native.execute(steps[0]!);
       expect(logits.every(Number.isFinite)).toBe(true);
     } finally {
       native.dispose();
@@ -190,7 +190,7 @@ it('Q4_K, Q6_K and Q8_0 blocks from a file run a whole model: logits close to th
     // used from the file's mapping (a mapped one would be read in the wrong layout).
     expect(native.weightBytes.mapped).toBe(0);
     await native.allocateCache(4, 16, 'f32');
-    for (const b of batches) quantized.push(await native.execute(b));
+    for (const b of batches) quantized.push((await native.execute(b)).logits);
   } finally {
     native.dispose();
   }

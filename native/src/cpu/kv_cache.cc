@@ -47,6 +47,16 @@ void KvCache::write_row(int layer, int k_or_v, size_t block, int head, size_t sl
   }
 }
 
+void KvCache::prefetch_row(int layer, int k_or_v, size_t block, int head, size_t slot) const {
+  const size_t at = cache_row_offset(view(), layer, k_or_v, block, head, slot);
+  const char* row = precision == KvPrecision::F32   ? reinterpret_cast<const char*>(&f32[at])
+                    : precision == KvPrecision::F16 ? reinterpret_cast<const char*>(&f16[at])
+                                                    : reinterpret_cast<const char*>(&u8[at]);
+  const size_t bytes = static_cast<size_t>(head_dim) * (precision == KvPrecision::F32 ? 4 : precision == KvPrecision::F16 ? 2 : 1);
+  for (size_t line = 0; line < bytes; line += 64) __builtin_prefetch(row + line, 1, 3);
+  __builtin_prefetch(row + bytes - 1, 1, 3);  // a row that does not start on a line ends on one more
+}
+
 void KvCache::copy_block(int from_block, int to_block) {
   const KvView v = view();
   const size_t block_elements = static_cast<size_t>(kv_heads) * block_size * head_dim;

@@ -57,6 +57,10 @@ struct KvCache {
   // Writes head_dim values at the row (layer, k_or_v, block, head, slot), in the
   // cache's precision.
   void write_row(int layer, int k_or_v, size_t block, int head, size_t slot, const float* values);
+  // Asks for that row's cache lines, for writing, ahead of its write_row: a
+  // decode step's rows were evicted by the weights' stream, and a write to
+  // them otherwise waits on memory.
+  void prefetch_row(int layer, int k_or_v, size_t block, int head, size_t slot) const;
 
   // Copy-on-write: block `to` becomes a copy of block `from`, in every layer,
   // keys and values. Both are valid block numbers (checked by validate_step).

@@ -24,6 +24,7 @@ struct StepInput {
   std::vector<int32_t> block_indices_begins;            // [B + 1]
   int64_t max_context_len = 0;
   std::vector<int32_t> logits_indices;                  // [R], strictly ascending token indices
+  std::vector<uint8_t> argmax_rows;                     // [R] or empty: nonzero where the caller wants that row's argmax
   std::vector<int32_t> block_copies;                    // (src, dst) pairs
 };
 

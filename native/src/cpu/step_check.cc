@@ -99,6 +99,9 @@ std::string validate_step(const Model& model, const StepInput& s) {
       return at("logitsIndices", r) + " = " + std::to_string(v) + " is outside [0, " + std::to_string(T) + ")";
     if (r > 0 && v <= s.logits_indices[r - 1]) return "logitsIndices must be strictly ascending";
   }
+  if (!s.argmax_rows.empty() && s.argmax_rows.size() != s.logits_indices.size())
+    return "argmaxRows has " + std::to_string(s.argmax_rows.size()) + " entries, logitsIndices has " +
+           std::to_string(s.logits_indices.size());
 
   if (s.block_copies.size() % 2 != 0) return "blockCopies must hold (src, dst) pairs";
   for (size_t k = 0; k < s.block_copies.size(); ++k)

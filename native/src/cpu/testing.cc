@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "argmax.h"
 #include "cpu_features.h"
 #include "half_rows.h"
 #include "matmul.h"
@@ -298,6 +299,24 @@ Napi::Value to_half_js(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// argmax(kernel: 'baseline' | 'avx2', values: Float32Array) -> number, or null
+// when this CPU or build cannot run AVX2 (argmax.h).
+Napi::Value argmax_js(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsTypedArray()) throw Napi::TypeError::New(env, "argmax(kernel, values)");
+  const std::string kernel = info[0].As<Napi::String>();
+  if (kernel != "baseline" && kernel != "avx2") throw Napi::RangeError::New(env, "kernel must be 'baseline' or 'avx2'");
+  if (kernel == "avx2" && !cpu_supports(KernelSet::Avx2)) return env.Null();
+  const Napi::Float32Array v = info[1].As<Napi::Float32Array>();
+  if (v.ElementLength() == 0 || v.ElementLength() > INT32_MAX) throw Napi::RangeError::New(env, "argmax takes 1 to 2^31 - 1 values");
+#if defined(WEFT_AVX2_KERNELS)
+  const ArgmaxFn argmax = kernel == "avx2" ? argmax_avx2 : argmax_baseline;
+#else
+  const ArgmaxFn argmax = argmax_baseline;
+#endif
+  return Napi::Number::New(env, argmax(v.Data(), static_cast<int32_t>(v.ElementLength())));
+}
+
 }  // namespace
 
 void register_testing(Napi::Env env, Napi::Object exports) {
@@ -312,6 +331,7 @@ void register_testing(Napi::Env env, Napi::Object exports) {
   t.Set("dequantizeRow", Napi::Function::New(env, dequantize_js));
   t.Set("quantizeRow", Napi::Function::New(env, quantize_js));
   t.Set("toHalf", Napi::Function::New(env, to_half_js));
+  t.Set("argmax", Napi::Function::New(env, argmax_js));
   exports.Set("testing", t);
 }
 

@@ -239,7 +239,7 @@ export class CpuBackend implements Backend {
     return this.#enqueue(async (native) => {
       if (!this.#cacheAllocated) throw new BackendError('execute before allocateCache');
       try {
-        return { logits: await native.execute(batch) };
+        return await native.execute(batch);
       } catch (cause) {
         throw new BackendError(`step failed: ${(cause as Error).message}`, { cause });
       }

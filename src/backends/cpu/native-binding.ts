@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { NativeBackendUnavailableError } from '../../errors.js';
-import type { KvPrecision, StepBatch } from '../backend.js';
+import type { KvPrecision, StepBatch, StepResult } from '../backend.js';
 import { nativeSourceHash, packageRoot } from '../../package-files.js';
 
 /** Where a model's weight bytes are (NativeCpuModel.weightBytes). */
@@ -83,9 +83,10 @@ export interface NativeCpuModel {
   allocateCache(numBlocks: number, blockSize: number, precision: KvPrecision): Promise<void>;
   /**
    * The step's logits, in memory the model lends (native/src/cpu/logits_transfer.h)
-   * unless external buffers are refused or copyLogits is set.
+   * unless external buffers are refused or copyLogits is set, and the argmax of
+   * each row `batch.argmaxRows` asks for (native/src/cpu/argmax.h).
    */
-  execute(batch: StepBatch): Promise<Float32Array>;
+  execute(batch: StepBatch): Promise<StepResult>;
   /** Detaches logits this model lent so the next step reuses their memory; false for any other array. */
   releaseLogits(logits: Float32Array): boolean;
   /** The logits buffers allocated so far, and those lent to JavaScript now. */
@@ -127,6 +128,8 @@ export interface NativeTesting {
   quantizeRow(dtype: 'Q8_0' | 'Q4_0', values: Float32Array): Uint8Array;
   /** Floats to half bits as the KV cache writes them (native/src/cpu/half_rows.h); null when this CPU or build has no F16C. */
   toHalf(kernel: 'baseline' | 'f16c', values: Float32Array): Uint16Array | null;
+  /** The greedy pick of a row as a step takes it (native/src/cpu/argmax.h); null when this CPU or build has no AVX2. */
+  argmax(kernel: 'baseline' | 'avx2', values: Float32Array): number | null;
 }
 
 export interface NativeBinding {
