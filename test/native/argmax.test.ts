@@ -54,8 +54,9 @@ describe('argmax kernels', () => {
     }
   });
 
-  it('reject an empty row and an unknown kernel', () => {
+  it('reject an empty row, other arrays and an unknown kernel', () => {
     expect(() => testing.argmax('baseline', new Float32Array(0))).toThrow(/1 to/);
+    expect(() => testing.argmax('baseline', new Uint8Array(64) as unknown as Float32Array)).toThrow(/values must be a Float32Array/);
     expect(() => testing.argmax('avx512' as 'avx2', Float32Array.of(1))).toThrow(/'baseline' or 'avx2'/);
   });
 });

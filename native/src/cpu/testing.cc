@@ -280,41 +280,53 @@ Napi::Value quantize_js(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// The arguments of the row hooks below, (kernel, values: Float32Array): whether
+// the named SIMD kernel (run only where AVX2 is, so `runs` says if it can) or
+// the baseline is asked for. Throws a JS error on anything else.
+struct RowHookArgs {
+  bool simd;
+  bool runs;
+  Napi::Float32Array values;
+};
+RowHookArgs row_hook_args(const Napi::CallbackInfo& info, const char* usage, const std::string& simd) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsTypedArray() ||
+      info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array)
+    throw Napi::TypeError::New(env, std::string(usage) + ": values must be a Float32Array");
+  const std::string kernel = info[0].As<Napi::String>();
+  if (kernel != "baseline" && kernel != simd) throw Napi::RangeError::New(env, "kernel must be 'baseline' or '" + simd + "'");
+  const bool asked = kernel == simd;
+  return {asked, !asked || cpu_supports(KernelSet::Avx2), info[1].As<Napi::Float32Array>()};
+}
+
 // toHalf(kernel: 'baseline' | 'f16c', values: Float32Array) -> Uint16Array, or
 // null when this CPU or build cannot run F16C (half_rows.h).
 Napi::Value to_half_js(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsTypedArray()) throw Napi::TypeError::New(env, "toHalf(kernel, values)");
-  const std::string kernel = info[0].As<Napi::String>();
-  if (kernel != "baseline" && kernel != "f16c") throw Napi::RangeError::New(env, "kernel must be 'baseline' or 'f16c'");
-  if (kernel == "f16c" && !cpu_supports(KernelSet::Avx2)) return env.Null();
-  const Napi::Float32Array v = info[1].As<Napi::Float32Array>();
-  Napi::Uint16Array out = Napi::Uint16Array::New(env, v.ElementLength());
+  const RowHookArgs a = row_hook_args(info, "toHalf(kernel, values)", "f16c");
+  if (!a.runs) return info.Env().Null();
+  Napi::Uint16Array out = Napi::Uint16Array::New(info.Env(), a.values.ElementLength());
 #if defined(WEFT_AVX2_KERNELS)
-  const ToHalfFn convert = kernel == "f16c" ? to_half_f16c : to_half_baseline;
+  const ToHalfFn convert = a.simd ? to_half_f16c : to_half_baseline;
 #else
   const ToHalfFn convert = to_half_baseline;
 #endif
-  convert(v.Data(), out.Data(), static_cast<int>(v.ElementLength()));
+  convert(a.values.Data(), out.Data(), static_cast<int>(a.values.ElementLength()));
   return out;
 }
 
 // argmax(kernel: 'baseline' | 'avx2', values: Float32Array) -> number, or null
 // when this CPU or build cannot run AVX2 (argmax.h).
 Napi::Value argmax_js(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsString() || !info[1].IsTypedArray()) throw Napi::TypeError::New(env, "argmax(kernel, values)");
-  const std::string kernel = info[0].As<Napi::String>();
-  if (kernel != "baseline" && kernel != "avx2") throw Napi::RangeError::New(env, "kernel must be 'baseline' or 'avx2'");
-  if (kernel == "avx2" && !cpu_supports(KernelSet::Avx2)) return env.Null();
-  const Napi::Float32Array v = info[1].As<Napi::Float32Array>();
-  if (v.ElementLength() == 0 || v.ElementLength() > INT32_MAX) throw Napi::RangeError::New(env, "argmax takes 1 to 2^31 - 1 values");
+  const RowHookArgs a = row_hook_args(info, "argmax(kernel, values)", "avx2");
+  if (!a.runs) return info.Env().Null();
+  const size_t n = a.values.ElementLength();
+  if (n == 0 || n > INT32_MAX) throw Napi::RangeError::New(info.Env(), "argmax takes 1 to 2^31 - 1 values");
 #if defined(WEFT_AVX2_KERNELS)
-  const ArgmaxFn argmax = kernel == "avx2" ? argmax_avx2 : argmax_baseline;
+  const ArgmaxFn argmax = a.simd ? argmax_avx2 : argmax_baseline;
 #else
   const ArgmaxFn argmax = argmax_baseline;
 #endif
-  return Napi::Number::New(env, argmax(v.Data(), static_cast<int32_t>(v.ElementLength())));
+  return Napi::Number::New(info.Env(), argmax(a.values.Data(), static_cast<int32_t>(n)));
 }
 
 }  // namespace
