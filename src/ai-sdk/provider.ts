@@ -30,7 +30,8 @@ export interface WeftProvider extends ProviderV3, AsyncDisposable {
 }
 
 export function createWeft(settings: WeftProviderSettings): WeftProvider {
-  const source = pipelineSource(settings.pipeline);
+  // Checks the shapes first: createWeft('path') or createWeft({ model }) get an InvalidOptionError saying how it is called.
+  const source = pipelineSource(settings, 'createWeft');
   // Models share the provider's pipeline; closing it is the provider's job, not theirs.
   const shared: PipelineSource = { get: () => source.get(), close: () => Promise.resolve() };
   const defaultId = settings.modelId ?? modelName(settings.pipeline);
@@ -55,7 +56,7 @@ export function createWeft(settings: WeftProviderSettings): WeftProvider {
  * one on first use, which the model's close() (or `await using`) closes.
  */
 export function weft(modelOrPipeline: PipelineInput, settings: WeftModelSettings & { modelId?: string } = {}): WeftLanguageModel {
-  const source = isPipeline(modelOrPipeline) ? borrowed(modelOrPipeline) : pipelineSource(modelOrPipeline);
+  const source = pipelineSource(modelOrPipeline, 'weft', settings);
   return new WeftLanguageModel(settings.modelId ?? modelName(modelOrPipeline), source, settings);
 }
 

@@ -46,9 +46,11 @@ export class ChatWeft extends BaseChatModel<ChatWeftCallOptions, AIMessageChunk>
   }
 
   constructor(fields: ChatWeftFields) {
-    const { pipeline, callbacks, maxConcurrency, maxRetries, onFailedAttempt, verbose, tags, metadata, cache, disableStreaming, outputVersion, ...defaults } = fields;
+    // Checks the shapes first: new ChatWeft('path') or new ChatWeft({ model }) get an InvalidOptionError saying how it is called.
+    const source = pipelineSource(fields, 'ChatWeft');
+    const { pipeline: _pipeline, callbacks, maxConcurrency, maxRetries, onFailedAttempt, verbose, tags, metadata, cache, disableStreaming, outputVersion, ...defaults } = fields;
     super({ callbacks, maxConcurrency, maxRetries, onFailedAttempt, verbose, tags, metadata, cache, disableStreaming, outputVersion });
-    this.source = pipelineSource(pipeline);
+    this.source = source;
     this.defaults = defaults;
   }
 

@@ -10,6 +10,7 @@
  */
 
 import type { FinishReason, Pipeline, PipelineStats, Usage } from '../index.js';
+import { InvalidOptionError } from '../errors.js';
 import { Histogram, LATENCY_BOUNDS_S, TOKEN_INTERVAL_BOUNDS_S, type HistogramSnapshot } from './histogram.js';
 
 /** What PipelineMetrics needs of a pipeline: its stats and events. */
@@ -72,6 +73,11 @@ export class PipelineMetrics {
   };
 
   constructor(private readonly source: MetricsSource) {
+    const given = source as Partial<Record<keyof MetricsSource, unknown>> | null | undefined;
+    if (given === null || typeof given !== 'object' || typeof given.stats !== 'function' || typeof given.on !== 'function' || typeof given.off !== 'function') {
+      const got = typeof given === 'string' ? `the string ${JSON.stringify(given)}` : given === null ? 'null' : typeof given !== 'object' ? typeof given : 'an object without stats(), on() and off()';
+      throw new InvalidOptionError('source', `expected a Pipeline (new PipelineMetrics(await Pipeline.create(...))) or another object with its stats(), on() and off(); got ${got}`);
+    }
     source.on('request-start', this.onStart);
     source.on('request-first-token', this.onFirstToken);
     source.on('request-finish', this.onFinish);

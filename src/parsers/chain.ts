@@ -3,6 +3,7 @@
  * each delta goes through the reasoning stream, its content goes on into the tool stream, and the
  * events come out in order. Either parser may be absent.
  */
+import { InvalidOptionError } from '../errors.js';
 import { collectEvents, streamWhole } from './collect.js';
 import type { ParseResult, ParserEvent, ParserStream, ReasoningParser, ReasoningStream, ToolParser, ToolStream } from './types.js';
 
@@ -18,6 +19,17 @@ export interface ParserChain {
 }
 
 export function createParserChain(parsers: ChainedParsers): ParserChain {
+  const call = "createParserChain({ reasoning: createReasoningParser('qwen3'), tool: createToolParser('hermes') })";
+  if (parsers === null || typeof parsers !== 'object') {
+    const hint = typeof parsers === 'string' ? ` (names are opened with createReasoningParser / createToolParser)` : '';
+    throw new InvalidOptionError('parsers', `expected { reasoning?, tool? } parser objects, got ${typeof parsers === 'string' ? `the string ${JSON.stringify(parsers)}` : String(parsers)}${hint}: ${call}`);
+  }
+  for (const name of ['reasoning', 'tool'] as const) {
+    const parser = parsers[name] as unknown;
+    if (parser !== undefined && parser !== null && typeof (parser as { stream?: unknown }).stream !== 'function') {
+      throw new InvalidOptionError(`parsers.${name}`, `expected a ${name} parser (an object with stream()), got ${typeof parser === 'string' ? `the string ${JSON.stringify(parser)}` : typeof parser}: ${call}`);
+    }
+  }
   const stream = (): ParserStream<ParserEvent> => new ChainStream(parsers.reasoning?.stream() ?? null, parsers.tool?.stream() ?? null);
   return {
     stream,

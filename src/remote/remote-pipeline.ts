@@ -70,8 +70,7 @@ export class RemotePipeline implements AsyncDisposable {
 
   /** Connects to `remote.baseURL` (and checks it serves `remote.model`, unless told not to). */
   static async create(options: { remote: RemoteOptions }): Promise<RemotePipeline> {
-    const remote = options?.remote;
-    if (remote === null || typeof remote !== 'object') throw new InvalidOptionError('remote', 'expected { baseURL, model }');
+    const remote = checkCreateShape(options);
     if (typeof remote.baseURL !== 'string' || !/^https?:\/\//.test(remote.baseURL)) {
       throw new InvalidOptionError('remote.baseURL', `expected an http(s) URL, got ${JSON.stringify(remote.baseURL)}`);
     }
@@ -248,4 +247,39 @@ async function jsonOf(response: Response): Promise<unknown> {
   } catch {
     return { error: { message: text.slice(0, 500) } };
   }
+}
+
+const REMOTE_CALL = "RemotePipeline.create({ remote: { baseURL: 'http://host:8000/v1', model: 'served-name', ... } }) (or Pipeline.create({ remote: ... }))";
+const REMOTE_KEYS: readonly (keyof RemoteOptions)[] = ['baseURL', 'model', 'apiKey', 'headers', 'parsers', 'startsInReasoning', 'checkModel'];
+
+/** RemotePipeline.create's argument, checked for shape: a wrong one is told the call, not left to a TypeError. */
+function checkCreateShape(options: unknown): RemoteOptions {
+  if (typeof options === 'string') {
+    throw new InvalidOptionError('options', `expected { remote: { baseURL, model } }, got the string ${JSON.stringify(options)}: ${REMOTE_CALL}`);
+  }
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidOptionError('options', `expected { remote: { baseURL, model } }, got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}: ${REMOTE_CALL}`);
+  }
+  const record = options as Record<string, unknown>;
+  const others = Object.keys(record).filter((key) => key !== 'remote');
+  if (record.remote === undefined && others.some((key) => (REMOTE_KEYS as readonly string[]).includes(key))) {
+    throw new InvalidOptionError('remote', `missing: the server's settings go under remote, not beside it: ${REMOTE_CALL}`);
+  }
+  if (others.length > 0) throw new InvalidOptionError(others[0]!, `not an option of a remote pipeline (it takes remote only): ${REMOTE_CALL}`);
+  const remote = record.remote;
+  if (remote === null || typeof remote !== 'object' || Array.isArray(remote)) {
+    throw new InvalidOptionError('remote', `expected { baseURL, model, ... }, got ${typeof remote === 'string' ? `the string ${JSON.stringify(remote)}` : remote === null ? 'null' : typeof remote}: ${REMOTE_CALL}`);
+  }
+  const unknown = Object.keys(remote).filter((key) => !(REMOTE_KEYS as readonly string[]).includes(key));
+  if (unknown.length > 0) throw new InvalidOptionError(`remote.${unknown[0]!}`, `unknown option (remote takes ${REMOTE_KEYS.join(', ')})`);
+  const given = remote as Partial<Record<keyof RemoteOptions, unknown>>;
+  if (given.apiKey !== undefined && typeof given.apiKey !== 'string') throw new InvalidOptionError('remote.apiKey', 'expected a string');
+  if (given.headers !== undefined && (given.headers === null || typeof given.headers !== 'object' || Object.values(given.headers).some((value) => typeof value !== 'string'))) {
+    throw new InvalidOptionError('remote.headers', 'expected an object of header names to string values');
+  }
+  for (const name of ['startsInReasoning', 'checkModel'] as const) {
+    if (given[name] !== undefined && typeof given[name] !== 'boolean') throw new InvalidOptionError(`remote.${name}`, 'expected true or false');
+  }
+  if (given.parsers !== undefined && (given.parsers === null || typeof given.parsers !== 'object')) throw new InvalidOptionError('remote.parsers', 'expected { tool?, reasoning? }');
+  return remote as RemoteOptions;
 }

@@ -60,6 +60,7 @@ export class WeftServer {
   }
 
   static async start(options: ServerOptions): Promise<WeftServer> {
+    checkServerOptions(options);
     const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
     const toolParser = options.parsers?.tool;
     if (options.guidedTools === true && (toolParser === undefined || !isGuidedToolParser(toolParser))) {
@@ -145,4 +146,38 @@ export class WeftServer {
     })();
     return this.closing;
   }
+}
+
+const START_CALL = "WeftServer.start({ pipeline, modelName: 'weft-demo', port?, host?, parsers?, ... }), pipeline being a Pipeline you opened";
+const SERVER_KEYS: readonly (keyof ServerOptions)[] = ['pipeline', 'modelName', 'parsers', 'guidedTools', 'host', 'port', 'apiKey', 'maxBodyBytes', 'bodyTimeoutMs', 'metrics'];
+
+/** WeftServer.start's options, checked for shape: a wrong one is told the call, not left to a TypeError or a server that fails every request. */
+function checkServerOptions(options: unknown): asserts options is ServerOptions {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    const got = typeof options === 'string' ? `the string ${JSON.stringify(options)}` : options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options;
+    throw new InvalidOptionError('options', `expected an object, got ${got}: ${START_CALL}`);
+  }
+  const record = options as Record<string, unknown>;
+  const unknown = Object.keys(record).filter((key) => !(SERVER_KEYS as readonly string[]).includes(key));
+  if (unknown.length > 0) throw new InvalidOptionError(unknown[0]!, `not a WeftServer option (it takes ${SERVER_KEYS.join(', ')})`);
+  const pipeline = record.pipeline as Partial<Pipeline> | undefined;
+  if (pipeline === null || typeof pipeline !== 'object' || typeof pipeline.stream !== 'function' || typeof pipeline.chat !== 'function' || typeof pipeline.stats !== 'function') {
+    const hint = typeof pipeline === 'string' || (pipeline !== null && typeof pipeline === 'object' && 'model' in pipeline)
+      ? ': open it first, await Pipeline.create({ model }), or run `weft serve <folder>`'
+      : '';
+    throw new InvalidOptionError('pipeline', `expected a Pipeline (await Pipeline.create(...)), got ${typeof pipeline === 'string' ? `the string ${JSON.stringify(pipeline)}` : pipeline === null ? 'null' : typeof pipeline}${hint}`);
+  }
+  if (typeof record.modelName !== 'string' || record.modelName === '') throw new InvalidOptionError('modelName', 'expected the name clients pass as `model`, a non-empty string');
+  for (const name of ['host', 'apiKey'] as const) {
+    if (record[name] !== undefined && typeof record[name] !== 'string') throw new InvalidOptionError(name, 'expected a string');
+  }
+  if (record.port !== undefined && (!Number.isInteger(record.port) || (record.port as number) < 0 || (record.port as number) > 65535)) {
+    throw new InvalidOptionError('port', `expected an integer in [0, 65535] (0 picks a free port), got ${JSON.stringify(record.port)}`);
+  }
+  for (const name of ['maxBodyBytes', 'bodyTimeoutMs'] as const) {
+    if (record[name] !== undefined && (!Number.isInteger(record[name]) || (record[name] as number) < 1)) throw new InvalidOptionError(name, `expected a positive integer, got ${JSON.stringify(record[name])}`);
+  }
+  if (record.guidedTools !== undefined && typeof record.guidedTools !== 'boolean') throw new InvalidOptionError('guidedTools', 'expected true or false');
+  if (record.parsers !== undefined && (record.parsers === null || typeof record.parsers !== 'object')) throw new InvalidOptionError('parsers', 'expected { tool?, reasoning? }');
+  if (record.metrics !== undefined && typeof (record.metrics as Partial<PipelineMetrics> | null)?.snapshot !== 'function') throw new InvalidOptionError('metrics', 'expected a PipelineMetrics (new PipelineMetrics(pipeline))');
 }

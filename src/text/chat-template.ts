@@ -1,5 +1,5 @@
 import { Template } from '@huggingface/jinja';
-import { ChatTemplateError } from '../errors.js';
+import { ChatTemplateError, InvalidOptionError } from '../errors.js';
 import type { ChatMessage, ToolDefinition } from './types.js';
 
 export interface ChatTemplateRenderOptions {
@@ -36,6 +36,15 @@ export class ChatTemplate {
     templates: string | ReadonlyMap<string, string>,
     private readonly specialTokens: { bosToken?: string; eosToken?: string } = {},
   ) {
+    if (typeof templates !== 'string' && (templates === null || typeof templates !== 'object' || typeof (templates as Partial<ReadonlyMap<string, string>>).entries !== 'function')) {
+      throw new InvalidOptionError(
+        'templates',
+        `expected a template string or a Map of named templates (new Map([['default', text], ['tool_use', text]])), got ${templates === null ? 'null' : typeof templates}`,
+      );
+    }
+    for (const [name, source] of typeof templates === 'string' ? [] : templates) {
+      if (typeof source !== 'string') throw new InvalidOptionError(`templates.${String(name)}`, `expected the template's text, got ${typeof source}`);
+    }
     this.sources = typeof templates === 'string' ? new Map([['default', templates]]) : templates;
     if (this.sources.size === 0) throw new ChatTemplateError('no chat template given');
   }

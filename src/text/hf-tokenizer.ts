@@ -1,5 +1,5 @@
 import { Tokenizer as HfTokenizerCore } from '@huggingface/tokenizers';
-import { TokenizerError } from '../errors.js';
+import { InvalidOptionError, TokenizerError } from '../errors.js';
 import { specialTokenContent } from './special-tokens.js';
 import type { Tokenizer } from './types.js';
 
@@ -33,6 +33,16 @@ export class HfTokenizer implements Tokenizer {
   private readonly eosTokenId: number | undefined;
 
   constructor(source: HfTokenizerSource) {
+    if (source === null || typeof source !== 'object' || !('tokenizerJson' in source)) {
+      const got = typeof source === 'string' ? `the string ${JSON.stringify(source)}` : source === null ? 'null' : typeof source === 'object' ? 'an object without tokenizerJson' : typeof source;
+      throw new InvalidOptionError(
+        'source',
+        `expected { tokenizerJson, tokenizerConfig } (parsed tokenizer.json and tokenizer_config.json), got ${got}; for a model folder's tokenizer use (await loadText(folder)).tokenizer`,
+      );
+    }
+    if (source.tokenizerConfig === null || typeof source.tokenizerConfig !== 'object') {
+      throw new InvalidOptionError('source.tokenizerConfig', 'expected the parsed tokenizer_config.json ({} when the model has none)');
+    }
     const where = source.file ?? 'tokenizer.json';
     const config = source.tokenizerConfig;
     if (source.tokenizerJson === null || typeof source.tokenizerJson !== 'object') {

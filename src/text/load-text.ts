@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { TokenizerError } from '../errors.js';
+import { InvalidOptionError, TokenizerError } from '../errors.js';
 import { MAX_FILE_BYTES, parseJsonText, readModelFile } from '../model-files/model-file.js';
 import { ChatTemplate, templatesFromConfig } from './chat-template.js';
 import { readGenerationConfig } from './generation-config.js';
@@ -23,6 +23,9 @@ export interface TextAssets {
  * tokenizer_config.json's, as in transformers) and generation_config.json.
  */
 export async function loadText(modelDir: string): Promise<TextAssets> {
+  if (typeof modelDir !== 'string' || modelDir.trim() === '') {
+    throw new InvalidOptionError('modelDir', `expected a model folder path (loadText('models/weft-demo')), got ${modelDir === '' ? 'an empty string' : typeof modelDir}`);
+  }
   const tokenizerFile = join(modelDir, 'tokenizer.json');
   const configFile = join(modelDir, 'tokenizer_config.json');
 

@@ -153,6 +153,7 @@ export class CpuBackend implements Backend {
 
   /** Loads a Hugging Face model folder (config.json + safetensors). */
   static async load(modelDir: string, options: CpuBackendOptions = {}): Promise<CpuBackend> {
+    checkLoadArguments('modelDir', modelDir, options, "CpuBackend.load('models/weft-demo', { threads, quantize, mmap, ... })");
     const threads = checkThreads(options.threads);
     const quantize = checkQuantization(options.quantize);
     const progress = options.onProgress ?? (() => {});
@@ -165,6 +166,7 @@ export class CpuBackend implements Backend {
 
   /** Loads a GGUF file (llama, mistral, qwen2, qwen3; see docs/gguf.md). */
   static async loadGguf(file: string, options: CpuBackendOptions = {}): Promise<CpuBackend> {
+    checkLoadArguments('file', file, options, "CpuBackend.loadGguf('model.Q4_K_M.gguf', { threads, quantize, mmap, ... })");
     const threads = checkThreads(options.threads);
     const quantize = checkQuantization(options.quantize);
     const progress = options.onProgress ?? (() => {});
@@ -271,5 +273,16 @@ export class CpuBackend implements Backend {
 
   #enqueue<T>(work: (native: NativeCpuModel) => Promise<T>): Promise<T> {
     return this.#queue.enqueue(work);
+  }
+}
+
+/** CpuBackend.load / loadGguf take a path and an options object; a wrong shape is told the call. */
+function checkLoadArguments(name: string, path: unknown, options: unknown, call: string): void {
+  if (typeof path !== 'string' || path.trim() === '') {
+    const got = path === '' ? 'an empty string' : path !== null && typeof path === 'object' ? 'an object (the path comes first, the options second)' : String(path);
+    throw new InvalidOptionError(name, `expected a path, got ${got}: ${call}`);
+  }
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidOptionError('options', `expected an object, got ${options === null ? 'null' : typeof options}: ${call}`);
   }
 }

@@ -94,6 +94,11 @@ export class OpenVinoBackend implements Backend {
 
   /** Loads an OpenVINO IR LLM folder (openvino_model.xml/.bin, config.json). */
   static async load(modelDir: string, options: OpenVinoBackendOptions = {}): Promise<OpenVinoBackend> {
+    const call = "OpenVinoBackend.load('models/qwen3-ov', { device: 'GPU', kvPrecision, ... })";
+    if (typeof modelDir !== 'string' || modelDir.trim() === '') {
+      throw new InvalidOptionError('modelDir', `expected an OpenVINO IR folder path, got ${modelDir === '' ? 'an empty string' : modelDir !== null && typeof modelDir === 'object' ? 'an object (the path comes first, the options second)' : String(modelDir)}: ${call}`);
+    }
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new InvalidOptionError('options', `expected an object, got ${options === null ? 'null' : typeof options}: ${call}`);
     const kvPrecision = options.kvPrecision ?? 'f32';
     if (!['f32', 'f16', 'u8'].includes(kvPrecision)) throw new InvalidOptionError('kvCache.precision', `expected f32, f16 or u8, got ${String(kvPrecision)}`);
     if (options.inferencePrecision !== undefined && !['f32', 'f16', 'bf16'].includes(options.inferencePrecision)) {
