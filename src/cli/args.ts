@@ -64,6 +64,22 @@ const samplingOptions = {
   seed: { type: 'string' },
 } satisfies Options;
 
+/** Each command's flags as node:util's parseArgs reads them (serve's are in src/serve/command-line.ts). Exported for the test that keeps docs/cli.md and the help in step. */
+export const COMMAND_OPTIONS = {
+  generate: { ...loadOptions, ...samplingOptions, echo: { type: 'boolean' } },
+  chat: {
+    ...loadOptions,
+    ...samplingOptions,
+    system: { type: 'string', short: 's' },
+    'template-kwargs': { type: 'string' },
+    'reasoning-parser': { type: 'string' },
+    'tool-parser': { type: 'string' },
+    tools: { type: 'string' },
+    'guided-tools': { type: 'boolean' },
+  },
+  demo: { model: loadOptions.model, threads: loadOptions.threads, quiet: loadOptions.quiet, help: loadOptions.help },
+} satisfies Record<Exclude<CommandName, 'serve'>, Options>;
+
 /** Turns argv (without node and the script) into a command, or throws UsageError. */
 export function parseCommandLine(argv: readonly string[]): Command {
   const [first, ...rest] = argv;
@@ -89,11 +105,7 @@ function commandName(word: string): CommandName {
 }
 
 function parseGenerate(args: string[]): Command {
-  const { values, positionals } = parse('generate', args, {
-    ...loadOptions,
-    ...samplingOptions,
-    echo: { type: 'boolean' },
-  });
+  const { values, positionals } = parse('generate', args, COMMAND_OPTIONS.generate);
   if (values.help) return { name: 'help', topic: 'generate' };
   return {
     name: 'generate',
@@ -106,16 +118,7 @@ function parseGenerate(args: string[]): Command {
 }
 
 function parseChat(args: string[]): Command {
-  const { values, positionals } = parse('chat', args, {
-    ...loadOptions,
-    ...samplingOptions,
-    system: { type: 'string', short: 's' },
-    'template-kwargs': { type: 'string' },
-    'reasoning-parser': { type: 'string' },
-    'tool-parser': { type: 'string' },
-    tools: { type: 'string' },
-    'guided-tools': { type: 'boolean' },
-  });
+  const { values, positionals } = parse('chat', args, COMMAND_OPTIONS.chat);
   if (values.help) return { name: 'help', topic: 'chat' };
   if (positionals.length > 0) {
     throw new UsageError(`chat takes no prompt argument (got ${JSON.stringify(positionals[0])}); type messages at the > prompt`, 'chat');
@@ -159,12 +162,7 @@ function parserName(command: CommandName, flag: string, value: Values[string], k
 }
 
 function parseDemo(args: string[]): Command {
-  const { values, positionals } = parse('demo', args, {
-    model: loadOptions.model,
-    threads: loadOptions.threads,
-    quiet: loadOptions.quiet,
-    help: loadOptions.help,
-  });
+  const { values, positionals } = parse('demo', args, COMMAND_OPTIONS.demo);
   if (values.help) return { name: 'help', topic: 'demo' };
   if (positionals.length > 0) throw new UsageError(`demo takes no arguments (got ${JSON.stringify(positionals[0])})`, 'demo');
   const model = stringValue(values.model);

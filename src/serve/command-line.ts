@@ -99,15 +99,16 @@ disconnects or times out cancels only its own request. Ctrl-C or SIGTERM stops
 it gracefully: running requests get --shutdown-timeout to finish.
 
 Options (OVMS's spellings work too: --max_num_seqs, --rest_port, --cache_size, ...):
-  -m, --model <dir>               Hugging Face model folder (required)
+  -m, --model <path>              Hugging Face model folder, .gguf file or OpenVINO IR folder (required)
       --model-name <name>         the name clients send as "model" (default: the folder's name)
       --host <addr>               address to listen on (default 127.0.0.1; 0.0.0.0 = every interface)
       --port <n>                  TCP port (default 8000; 0 = any free port)
       --api-key <key>             require "Authorization: Bearer <key>" on /v1 (default: $WEFT_API_KEY, else none)
-      --device <name>             cpu (default)
+      --device <name>             cpu (default), auto, or openvino:CPU / openvino:GPU / openvino:AUTO for an IR folder
       --threads <n>               CPU threads (default: all available cores)
       --kv-cache-size <size>      KV cache budget, e.g. 512MB or 2GB; a bare number is GB, as OVMS's --cache_size
       --kv-cache-precision <p>    f32, f16 or u8 (default: the backend's, f16 on the CPU)
+      --block-size <n>            tokens per KV cache block (default 16; OpenVINO: the compiled model's)
       --max-num-seqs <n>          most requests running at once (default 64)
       --max-num-batched-tokens <n> most tokens per engine step (default 2048)
       --enable-prefix-caching [true|false]  reuse cached prompt prefixes (default true)
@@ -154,35 +155,38 @@ function normalize(argv: readonly string[]): string[] {
   return out;
 }
 
+/** serve's flags as node:util's parseArgs reads them (after normalize()). Exported for the test that keeps docs/serve.md and the help in step. */
+export const SERVE_OPTIONS = {
+  model: { type: 'string', short: 'm' },
+  'model-name': { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'api-key': { type: 'string' },
+  device: { type: 'string' },
+  threads: { type: 'string' },
+  'kv-cache-size': { type: 'string' },
+  'kv-cache-precision': { type: 'string' },
+  'block-size': { type: 'string' },
+  'max-num-seqs': { type: 'string' },
+  'max-num-batched-tokens': { type: 'string' },
+  'enable-prefix-caching': { type: 'string' },
+  'tool-parser': { type: 'string' },
+  'reasoning-parser': { type: 'string' },
+  'enable-tool-guided-generation': { type: 'string' },
+  'max-body-size': { type: 'string' },
+  'body-timeout': { type: 'string' },
+  'shutdown-timeout': { type: 'string' },
+  quiet: { type: 'boolean', short: 'q' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies NonNullable<NonNullable<Parameters<typeof parseArgs>[0]>['options']>;
+
 function parse(args: string[]) {
   try {
     return parseArgs({
       args,
       strict: true,
       allowPositionals: true,
-      options: {
-        model: { type: 'string', short: 'm' },
-        'model-name': { type: 'string' },
-        host: { type: 'string' },
-        port: { type: 'string' },
-        'api-key': { type: 'string' },
-        device: { type: 'string' },
-        threads: { type: 'string' },
-        'kv-cache-size': { type: 'string' },
-        'kv-cache-precision': { type: 'string' },
-        'block-size': { type: 'string' },
-        'max-num-seqs': { type: 'string' },
-        'max-num-batched-tokens': { type: 'string' },
-        'enable-prefix-caching': { type: 'string' },
-        'tool-parser': { type: 'string' },
-        'reasoning-parser': { type: 'string' },
-        'enable-tool-guided-generation': { type: 'string' },
-        'max-body-size': { type: 'string' },
-        'body-timeout': { type: 'string' },
-        'shutdown-timeout': { type: 'string' },
-        quiet: { type: 'boolean', short: 'q' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: SERVE_OPTIONS,
     });
   } catch (error) {
     throw new ServeUsageError((error as Error).message.split('. To specify')[0] ?? String(error));
