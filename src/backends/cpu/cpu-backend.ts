@@ -261,8 +261,12 @@ export class CpuBackend implements Backend {
     return this.#queue.native?.logitsBuffers;
   }
 
-  /** Weight bytes held in the model's own memory, and used in place from the file's mapping (see CpuBackendOptions.mmap). */
-  get weightBytes(): WeightBytes | undefined {
+  /**
+   * Weight bytes held in the model's own memory (`copied`), and used in place from the file's mapping
+   * (`mapped`, see CpuBackendOptions.mmap); `hugePages`: the copies' arena got the transparent-huge-page advice;
+   * `sextets`: bytes of 16-bit matrices kept in sextets (docs/cpu-backend.md). Undefined once closed.
+   */
+  get weightBytes(): { readonly copied: number; readonly mapped: number; readonly hugePages: boolean; readonly sextets: number } | undefined {
     return this.#queue.native?.weightBytes;
   }
 
