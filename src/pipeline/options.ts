@@ -52,7 +52,7 @@ export interface ParserOptions {
 }
 
 export interface PipelineOptions {
-  /** Hugging Face model folder (config.json, safetensors, tokenizer.json). */
+  /** Hugging Face model folder (config.json, safetensors, tokenizer.json), a .gguf file (docs/gguf.md), or an OpenVINO IR folder for an "openvino:*" device. */
   model?: string;
   /**
    * "cpu" (default): weft's native CPU backend on a Hugging Face folder.
