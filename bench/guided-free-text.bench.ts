@@ -18,6 +18,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { END_STACK, Frame, Stack, type Step } from '../src/guided/automaton.js';
 import { toolCallsStart } from '../src/guided/call-modes.js';
+import { toolGrammarOf } from '../src/tool-formats/registry.js';
 import { CompiledGrammar, applyMask } from '../src/guided/grammar.js';
 import type { ToolDefinition } from '../src/text/types.js';
 import { syntheticVocabulary } from '../test/guided/synthetic-vocabulary.js';
@@ -43,7 +44,7 @@ class Walked extends Frame {
   }
 }
 
-const freshGrammar = (): CompiledGrammar => new CompiledGrammar(vocabulary, new Stack(toolCallsStart({ parser: 'hermes', tools, choice: 'auto', parallel: true, reasoning: 'none', reasoningExits: [] }), END_STACK));
+const freshGrammar = (): CompiledGrammar => new CompiledGrammar(vocabulary, new Stack(toolCallsStart({ parser: 'hermes', grammar: toolGrammarOf('hermes'), tools, choice: 'auto', parallel: true, reasoning: 'none', reasoningExits: [] }), END_STACK));
 // The vocabulary's tables (text tokens, and the tokens holding each guard set's bytes) are built once per vocabulary and guard set.
 let started = performance.now();
 freshGrammar().maskOf(freshGrammar().start);

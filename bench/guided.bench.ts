@@ -27,6 +27,7 @@ import { applyMask, CompiledGrammar, walkTrie } from '../src/guided/grammar.js';
 import { valueStart } from '../src/guided/json-frames.js';
 import { anyObjectSpec, compileSchema } from '../src/guided/json-schema.js';
 import { noCallStart, toolCallsStart } from '../src/guided/call-modes.js';
+import { toolGrammarOf } from '../src/tool-formats/registry.js';
 import type { Tokenizer, ToolDefinition } from '../src/text/types.js';
 import { writeRandomModel } from '../test/native/random-model.js';
 import { syntheticVocabulary } from '../test/guided/synthetic-vocabulary.js';
@@ -101,7 +102,7 @@ async function stepCost(): Promise<Record<string, number | string>> {
   await pipe.close();
 
   // The mask work alone: 16 matchers at states a sampled walk reaches, filled and applied.
-  const guide = new Guide(tokenizer, VOCAB);
+  const guide = new Guide(tokenizer, VOCAB, toolGrammarOf);
   const grammar = guide.grammarFor({ responseFormat: { type: 'json_schema', schema: calculatorArgs }, tools: [], reasoning: 'none' })!;
   const text = new TextEncoder().encode('{"operation": "multiply", "a": 37, "b": 12.5}');
   const matchers = Array.from({ length: BATCH }, () => grammar.matcher([endToken]));
@@ -120,7 +121,7 @@ async function stepCost(): Promise<Record<string, number | string>> {
   }
   // The first string mask of a new pipeline: a cold mask plus the one-time sorting of the vocabulary
   // into the free-string token class (free-runs.ts); later cold string masks: the table above.
-  const fresh = new Guide(tokenizer, VOCAB).grammarFor({ responseFormat: { type: 'json_object' }, tools: [], reasoning: 'none' })!;
+  const fresh = new Guide(tokenizer, VOCAB, toolGrammarOf).grammarFor({ responseFormat: { type: 'json_object' }, tools: [], reasoning: 'none' })!;
   const inString = fresh.matcher([endToken]);
   for (const b of new TextEncoder().encode('{"k')) inString.acceptToken(b);
   let t0 = performance.now();
@@ -154,8 +155,8 @@ function coldMasks(): Record<string, unknown> {
     ['json_object key', () => valueStart(anyObjectSpec()), '{"k'],
     ['json_object value', () => valueStart(anyObjectSpec()), '{"k": "v'],
     ['string maxLength 64', json({ type: 'array', items: { type: 'string', maxLength: 64 } }), '["abc'],
-    ['toolChoice none text', () => noCallStart('hermes', 'none'), 'Hello'],
-    ['reasoning text', () => toolCallsStart({ parser: 'hermes', tools: [{ type: 'function', function: { name: 'f' } }], choice: 'required', parallel: false, reasoning: 'open', reasoningExits: [] }), 'Let me'],
+    ['toolChoice none text', () => noCallStart(toolGrammarOf('hermes'), 'none'), 'Hello'],
+    ['reasoning text', () => toolCallsStart({ parser: 'hermes', grammar: toolGrammarOf('hermes'), tools: [{ type: 'function', function: { name: 'f' } }], choice: 'required', parallel: false, reasoning: 'open', reasoningExits: [] }), 'Let me'],
   ];
   // One-time per vocabulary and class: sorting the tokens (built on a string state's first mask).
   const indexBuild: Record<string, number> = {};
@@ -208,7 +209,7 @@ const popcount = (w: number): number => {
 
 async function compileTimes(): Promise<Record<string, number>> {
   const { tokenizer } = await loadText(demoDir);
-  const guide = new Guide(tokenizer, 1536);
+  const guide = new Guide(tokenizer, 1536, toolGrammarOf);
   let t = performance.now();
   guide.vocab();
   const vocabMs = performance.now() - t;

@@ -17,7 +17,8 @@
  */
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { createParserChain, createReasoningParser, createToolParser, type ParserChain } from '../src/parsers/index.js';
+import { createParserChain, createReasoningParser, type ParserChain } from '../src/parsers/index.js';
+import { createToolParser } from '../src/tool-formats/index.js';
 import type { ToolDefinition } from '../src/text/types.js';
 
 const tools: ToolDefinition[] = [

@@ -49,6 +49,7 @@ export type { ChatTemplateRenderOptions } from './text/chat-template.js';
 export type { TextAssets } from './text/load-text.js';
 export type { TextSource } from './text/sandbox/protocol.js';
 export * from './parsers/index.js';
+export * from './tool-formats/index.js';
 export { CpuBackend } from './backends/cpu/cpu-backend.js';
 export type { CpuBackendOptions } from './backends/cpu/cpu-backend.js';
 export type { KernelSetName } from './backends/cpu/native-binding.js';

@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { reasoningParserNames, toolParserNames } from '../parsers/registry.js';
+import { reasoningParserNames } from '../parsers/registry.js';
+import { toolParserNames } from '../tool-formats/registry.js';
 import { UsageError } from './usage-error.js';
 
 /** Sampling and size flags shared by generate and chat. */
@@ -43,7 +44,9 @@ export interface ToolFlags {
 }
 
 /** Turns the automatic reasoning parser off. */
-export const NO_PARSER = 'none';
+import { NO_PARSER } from '../tool-formats/infer.js';
+
+export { NO_PARSER };
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 

@@ -3,17 +3,16 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ChatTemplateError, WeftError } from '../errors.js';
 import type { ParserOptions } from '../pipeline/options.js';
-import { toolParserNames } from '../parsers/registry.js';
+import { inferReasoningParser, inferToolParser, type ModelSigns } from '../tool-formats/infer.js';
+import { toolParserNames } from '../tool-formats/registry.js';
 import type { ChatMessage, ToolCall, ToolDefinition } from '../text/types.js';
 import { NO_PARSER, type Command } from './args.js';
 import { requestOptions } from './generate.js';
 import type { CliIo } from './io.js';
 import { openModel } from './open-model.js';
 import type { CliPipeline, OpenPipeline } from './pipeline-port.js';
-import { DEFAULT_REASONING_PARSER, thinkingSign } from './reasoning-default.js';
 import { PartWriter } from './render-parts.js';
 import { RequestTimer } from './stats.js';
-import { toolCallFormat } from './tool-parser-default.js';
 import { readToolsFile } from './tools-file.js';
 import { EXIT_FAILURE, EXIT_OK } from './usage-error.js';
 
@@ -63,7 +62,7 @@ export async function runChat(command: ChatCommand, io: CliIo, openPipeline: Ope
   let pendingCalls: ToolCall[] = [];
   let toolHintShown = false;
   try {
-    const setup: ChatSetup = { parsers: chooseParsers(command, pipeline, io), ...(tools !== undefined ? { tools } : {}) };
+    const setup: ChatSetup = { parsers: await chooseParsers(command, pipeline, io), ...(tools !== undefined ? { tools } : {}) };
     if (interactive && !command.quiet) io.stderr.write(CHAT_HELP);
     /** Generates the next assistant message for `input`; false if the chat cannot go on. */
     const reply = async (input: ChatMessage[], onReply: (reply: ChatMessage) => void): Promise<boolean> => {
@@ -134,26 +133,33 @@ export async function runChat(command: ChatCommand, io: CliIo, openPipeline: Ope
 }
 
 /** The parsers from the flags; the reasoning parser defaults to qwen3 for a model that thinks in <think> blocks. */
-function chooseParsers(command: ChatCommand, pipeline: CliPipeline, io: CliIo): ParserOptions {
+async function chooseParsers(command: ChatCommand, pipeline: CliPipeline, io: CliIo): Promise<ParserOptions> {
   const parsers: ParserOptions = {};
+  const signs: ModelSigns = {
+    render: (messages, options) => {
+      if (pipeline.chatTemplate === undefined) throw new Error('no chat template');
+      return pipeline.chatTemplate.render(messages, options);
+    },
+    hasToken: (text) => pipeline.tokenizer?.tokenToId(text) !== undefined,
+  };
   const note = (text: string): void => {
     if (!command.quiet) io.stderr.write(`weft: ${text}\n`);
   };
   if (command.reasoningParser === undefined) {
-    const sign = thinkingSign(pipeline);
-    if (sign !== undefined) {
-      parsers.reasoning = DEFAULT_REASONING_PARSER;
-      note(`reasoning parser ${DEFAULT_REASONING_PARSER}, since ${sign} (--reasoning-parser none turns it off)`);
+    const inferred = await inferReasoningParser(signs);
+    if (inferred !== undefined) {
+      parsers.reasoning = inferred.parser;
+      note(`reasoning parser ${inferred.parser}, since ${inferred.sign} (--reasoning-parser none turns it off)`);
     }
   } else if (command.reasoningParser !== NO_PARSER) {
     parsers.reasoning = command.reasoningParser;
   }
   if (command.toolParser !== undefined) parsers.tool = command.toolParser;
   if (command.toolsFile !== undefined && parsers.tool === undefined) {
-    const format = toolCallFormat(pipeline, toolParserNames());
-    if (format !== undefined) {
-      parsers.tool = format.parser;
-      note(`tool parser ${format.parser}, since ${format.sign} (--tool-parser picks another)`);
+    const inferred = await inferToolParser(signs, toolParserNames());
+    if (inferred !== undefined) {
+      parsers.tool = inferred.parser;
+      note(`tool parser ${inferred.parser}, since ${inferred.sign} (--tool-parser picks another)`);
     } else {
       note('--tools without --tool-parser: the model sees the tools, but its calls are printed as plain text');
     }

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { reasoningParserNames, toolParserNames } from '../parsers/registry.js';
+import { reasoningParserNames } from '../parsers/registry.js';
+import { toolParserNames } from '../tool-formats/registry.js';
 import { demoModelPath } from '../package-files.js';
 import { SERVE_HELP } from '../serve/command-line.js';
 import type { CommandName } from './args.js';

@@ -1,4 +1,4 @@
-import type { LoadFlags } from './args.js';
+import { NO_PARSER, type LoadFlags } from './args.js';
 import type { CliIo } from './io.js';
 import type { CliPipeline, OpenPipeline } from './pipeline-port.js';
 import { ProgressBar } from './progress-bar.js';
@@ -10,6 +10,8 @@ export async function openModel(flags: LoadFlags, io: CliIo, openPipeline: OpenP
   try {
     const pipeline = await openPipeline({
       model: flags.model,
+      // Chat picks its parsers itself, each turn (chat.ts), and says why: the pipeline infers none of its own.
+      parsers: { tool: NO_PARSER, reasoning: NO_PARSER },
       ...(flags.device !== undefined ? { device: flags.device } : {}),
       ...(flags.threads !== undefined ? { threads: flags.threads } : {}),
       ...(flags.kvCache !== undefined ? { kvCache: { size: flags.kvCache } } : {}),

@@ -28,12 +28,13 @@ export interface CliPipeline {
   /** Looked at to pick default parsers and to spot a chat model; a stand-in may leave them out. */
   readonly tokenizer?: { tokenToId(token: string): number | undefined };
   readonly chatTemplate?:
-    | { render(messages: readonly ChatMessage[], options?: { addGenerationPrompt?: boolean; tools?: ToolDefinition[] }): string }
+    | { render(messages: readonly ChatMessage[], options?: { addGenerationPrompt?: boolean; tools?: readonly ToolDefinition[] }): string }
     | undefined;
 }
 
 export interface CliPipelineOptions {
   model: string;
+  parsers?: ParserOptions;
   threads?: number;
   kvCache?: { size: string };
   onProgress?: (progress: LoadProgress) => void;

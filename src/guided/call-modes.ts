@@ -1,6 +1,6 @@
 /**
- * What a request with tools runs, built from its format's CallGrammar
- * (tool-formats.ts), so every format with a grammar gets every mode:
+ * What a request with tools runs, built from its format's ToolGrammar
+ * (tool-grammar.ts), so every format with a grammar gets every mode:
  *
  * - forced ("required", a named tool): the reply is a call (after optional
  *   reasoning); with parallel calls, more may follow, separated by the
@@ -13,7 +13,7 @@
  *
  * Reasoning is read as the reasoning parser reads it (parsers/reasoning/think.ts):
  * `<think>` at the start (after whitespace) or opened by the prompt, up to
- * `</think>`. A parser "exit" (qwen3: `<tool_call>` followed by `<function`)
+ * `</think>`. A parser "exit" (a tag such as `<tool_call>`, perhaps followed by more)
  * ends reasoning into a call: inside reasoning an exit is a guided call where
  * the format's trigger always leads to what the exit needs, and is refused
  * otherwise, so no call ever reaches the tool parser unguided.
@@ -23,11 +23,14 @@ import type { ReasoningExit } from '../parsers/reasoning/think.js';
 import type { ToolDefinition } from '../text/types.js';
 import { END_STACK, Frame, Push, Stack, advance, utf8, type Step } from './automaton.js';
 import { Choice, Optional, Sequence, literalPart, newId, type Part } from './text-frames.js';
-import { callGrammar, callMarkers, startMarkers, type CallGrammar, type CallTrigger } from './tool-formats.js';
+import type { CallGrammar, CallTrigger, ToolGrammar } from './tool-grammar.js';
 import { TriggerText, type Marker } from './trigger-text.js';
 
 export interface ToolGuidance {
+  /** The tool parser's name (for messages). */
   readonly parser: string;
+  /** Its format's grammar. */
+  readonly grammar: ToolGrammar;
   readonly tools: readonly ToolDefinition[];
   /** 'auto': the calls the model chooses to make are guided; 'required' / `{ name }`: it makes at least one (to that tool). */
   readonly choice: 'auto' | 'required' | { readonly name: string };
@@ -37,7 +40,7 @@ export interface ToolGuidance {
   readonly reasoning: 'none' | 'optional' | 'open';
   /** The reasoning parser's exits; undefined when it is not a built-in one (then no trigger is allowed inside reasoning). */
   readonly reasoningExits: readonly ReasoningExit[] | undefined;
-  /** The texts of the vocabulary's special tokens (a format may depend on them: mistral's `[ARGS]`). Default: none. */
+  /** The texts of the vocabulary's special tokens (a format may write another syntax when one of its markers is a token). Default: none. */
   readonly specialTexts?: ReadonlySet<string>;
 }
 
@@ -52,12 +55,12 @@ const THINK_CLOSE = '</think>';
 
 /** The frame a request with these tools starts from. Throws InvalidOptionError for what cannot be guided. */
 export function toolCallsStart(guidance: ToolGuidance): Frame {
-  const { parser, tools, choice } = guidance;
+  const { parser, grammar, tools, choice } = guidance;
   const only = typeof choice === 'object' ? choice.name : undefined;
   const indices = tools.map((_, i) => i).filter((i) => only === undefined || tools[i]!.function.name === only);
   if (indices.length === 0) throw new InvalidOptionError('toolChoice', only === undefined ? 'no tools to call' : `no tool is named "${only}"`);
-  const call = callGrammar(parser, tools, indices, { parallel: guidance.parallel, specialTexts: guidance.specialTexts ?? new Set() });
-  const triggers = triggersOf(parser, call);
+  const call = grammar.call(tools, indices, { parallel: guidance.parallel, specialTexts: guidance.specialTexts ?? new Set() });
+  const triggers = triggersOf(grammar, call);
   try {
     return choice === 'auto' ? autoStart(guidance, call, triggers) : forcedStart(guidance, call, triggers);
   } catch (error) {
@@ -66,8 +69,8 @@ export function toolCallsStart(guidance: ToolGuidance): Frame {
   }
 }
 
-function triggersOf(parser: string, call: CallGrammar): Trigger[] {
-  const listed: readonly CallTrigger[] = call.triggers ?? callMarkers(parser).filter((marker) => call.open.startsWith(marker)).map((text) => ({ text }));
+function triggersOf(grammar: ToolGrammar, call: CallGrammar): Trigger[] {
+  const listed: readonly CallTrigger[] = call.triggers ?? grammar.callMarkers.filter((marker) => call.open.startsWith(marker)).map((text) => ({ text }));
   return listed.map((t) => {
     if (t.then === undefined && !call.open.startsWith(t.text)) throw new Error(`trigger ${t.text} does not start ${call.open} and says nothing of what follows it`);
     const left = call.open.slice(t.text.length);
@@ -78,13 +81,13 @@ function triggersOf(parser: string, call: CallGrammar): Trigger[] {
 
 /**
  * toolChoice "none" (and tool-guided "auto" with no tools): free text that writes none of the
- * parser's call markers, nor a start-only one (pythonic's `[`) at the start of the content, which
+ * format's call markers, nor a start-only one (such as a list's `[`) at the start of the content, which
  * starts again after `</think>` when a reasoning parser reads the reply.
  */
-export function noCallStart(parser: string, reasoning: ToolGuidance['reasoning']): Frame {
-  const atStart = startMarkers(parser);
+export function noCallStart(grammar: ToolGrammar, reasoning: ToolGuidance['reasoning']): Frame {
+  const atStart = grammar.startMarkers ?? [];
   const markers: Marker[] = [
-    ...callMarkers(parser).map((text): Marker => ({ text, at: 'anywhere', then: null })),
+    ...grammar.callMarkers.map((text): Marker => ({ text, at: 'anywhere', then: null })),
     ...atStart.map((text): Marker => ({ text, at: 'start', then: null })),
   ];
   if (atStart.length > 0 && reasoning !== 'none') markers.push({ text: THINK_CLOSE, at: 'anywhere', then: () => text.start() });
@@ -96,7 +99,7 @@ export function noCallStart(parser: string, reasoning: ToolGuidance['reasoning']
 function autoStart(guidance: ToolGuidance, call: CallGrammar, triggers: readonly Trigger[]): Frame {
   const texts = new Set(triggers.map((t) => t.text));
   // Call markers that are not triggers would start a call the grammar does not guide: refused.
-  const refused = callMarkers(guidance.parser).filter((marker) => !texts.has(marker));
+  const refused = guidance.grammar.callMarkers.filter((marker) => !texts.has(marker));
   const anywhereRefused = [...refused, ...triggers.filter((t) => t.at === 'anywhere').map((t) => t.text)];
   const noMoreCalls = new TriggerText(anywhereRefused.map((text) => ({ text, at: 'anywhere', then: null })), true);
   let content: TriggerText | undefined;

@@ -10,8 +10,7 @@ import { noCallStart, toolCallsStart } from './call-modes.js';
 import { CompiledGrammar } from './grammar.js';
 import { valueStart } from './json-frames.js';
 import { anyObjectSpec, compileSchema } from './json-schema.js';
-import { GUIDED_TOOL_PARSERS, isGuidedToolParser } from './tool-formats.js';
-import { InvalidOptionError } from '../errors.js';
+import type { ToolGrammar } from './tool-grammar.js';
 import { Vocabulary } from './vocabulary.js';
 
 export type ResponseFormat = { readonly type: 'json_schema'; readonly schema: unknown; readonly name?: string } | { readonly type: 'json_object' };
@@ -47,6 +46,8 @@ export class Guide {
   constructor(
     private readonly tokenizer: Tokenizer,
     private readonly vocabSize: number,
+    /** A tool parser's grammar; throws InvalidOptionError (option `option`) for a parser that has none. */
+    private readonly toolGrammar: (parser: string, option: string) => ToolGrammar,
   ) {}
 
   /** The grammar for a request, or undefined when nothing constrains it. Throws InvalidOptionError for what cannot be guided. */
@@ -102,16 +103,15 @@ export class Guide {
     if (request.toolParser === undefined) return undefined;
     const auto = toolChoice === undefined || toolChoice === 'auto';
     if (auto && request.guidedTools !== true) return undefined;
-    if (auto && !isGuidedToolParser(request.toolParser)) {
-      throw new InvalidOptionError('guidedTools', `the ${request.toolParser} tool parser has no guided grammar yet (guided: ${GUIDED_TOOL_PARSERS.join(', ')})`);
-    }
+    const grammar = this.toolGrammar(request.toolParser, auto ? 'guidedTools' : 'toolChoice');
     // Tool-guided auto with no tools to call: nothing may start a call, as with "none".
     if (toolChoice === 'none' || (auto && request.tools.length === 0)) {
-      const frame = noCallStart(request.toolParser, request.reasoning);
+      const frame = noCallStart(grammar, request.reasoning);
       return () => frame;
     }
     const frame = toolCallsStart({
       parser: request.toolParser,
+      grammar,
       tools: request.tools,
       choice: auto ? 'auto' : toolChoice,
       parallel: request.parallelToolCalls !== false,

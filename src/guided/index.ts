@@ -3,4 +3,5 @@ export { Guide, type GuidedRequest, type ResponseFormat, type ToolChoice } from 
 export { CompiledGrammar, GrammarMatcher, applyMask, type TokenGrammar } from './grammar.js';
 export { Vocabulary } from './vocabulary.js';
 export { compileSchema } from './json-schema.js';
-export { GUIDED_TOOL_PARSERS } from './tool-formats.js';
+export type { CallGrammar, CallOptions, CallTrigger, ToolGrammar } from './tool-grammar.js';
+// Which tool parsers have grammars: GUIDED_TOOL_PARSERS in src/tool-formats/.

@@ -1,4 +1,4 @@
-// Streaming reasoning and tool-call parsers (see docs/parsers.md).
+// The machinery of streaming reasoning and tool-call parsers (see docs/parsers.md).
 export type {
   ContentEvent,
   ParseResult,
@@ -21,14 +21,8 @@ export type {
   ToolParserOptions,
   ToolStream,
 } from './types.js';
-export {
-  createReasoningParser,
-  createToolParser,
-  reasoningParserNames,
-  registerReasoningParser,
-  registerToolParser,
-  toolParserNames,
-} from './registry.js';
+export { createReasoningParser, reasoningParserNames, registerReasoningParser } from './registry.js';
+// Tool parsers are registered with their formats: src/tool-formats/ (exported from the package root).
 export { detectStartsInReasoning } from './reasoning/think.js';
 export { collectEvents, reasoningParserFromStream, toolParserFromStream } from './collect.js';
 export { createParserChain } from './chain.js';

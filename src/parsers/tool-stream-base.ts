@@ -6,6 +6,7 @@
  * A format subclass implements `process(s, final)`: consume s from 0, emitting events, and return
  * the index of the first character it holds back (a partial tag). Held text is prepended to the
  * next delta, so it must stay short; anything a format keeps longer it keeps in its own state.
+ * StateMachineToolStream writes process() as one small method per state.
  */
 import type { JsonSchema } from '../text/types.js';
 import type { ToolEvent, ToolParserOptions, ToolStream } from './types.js';
@@ -133,5 +134,31 @@ export abstract class ToolStreamBase implements ToolStream, CallHost {
   /** The JSON schema of a tool's parameters (undefined when unknown). */
   protected schemaOf(toolName: string): JsonSchema | undefined {
     return this.toolSchemas?.get(toolName);
+  }
+}
+
+/** One state of a StateMachineToolStream: reads s from `i` (perhaps moving to another state) and returns where the next one goes on. */
+export type StateStep = (s: string, i: number, final: boolean) => number;
+
+/**
+ * A tool stream read as a state machine: `steps[state]` runs, one after the other, until a step
+ * returns `this.wait(i)` (it needs more input, and holds s[i..] back for the next delta).
+ */
+export abstract class StateMachineToolStream<State extends string> extends ToolStreamBase {
+  protected abstract state: State;
+  protected abstract readonly steps: Readonly<Record<State, StateStep>>;
+  private waiting = false;
+
+  protected process(s: string, final: boolean): number {
+    let i = 0;
+    while (!this.waiting) i = this.steps[this.state](s, i, final);
+    this.waiting = false;
+    return i;
+  }
+
+  /** Ends this pass: s[i..] is held back (nothing, when the pass is final). */
+  protected wait(i: number): number {
+    this.waiting = true;
+    return i;
   }
 }

@@ -8,9 +8,10 @@ import type { Backend, KvPrecision, LoadProgress } from '../backends/backend.js'
 import { checkQuantization, type WeightQuantization } from '../backends/cpu/quantization.js';
 import type { SchedulingPolicy } from '../engine/scheduler.js';
 import { InvalidOptionError } from '../errors.js';
-import { reasoningParserNames, toolParserNames } from '../parsers/registry.js';
+import { reasoningParserNames } from '../parsers/registry.js';
 import type { ResponseFormat, ToolChoice } from '../guided/guide.js';
-import { GUIDED_TOOL_PARSERS, isGuidedToolParser } from '../guided/tool-formats.js';
+import { NO_PARSER } from '../tool-formats/infer.js';
+import { GUIDED_TOOL_PARSERS, isGuidedToolParser, toolParserNames } from '../tool-formats/registry.js';
 import type { SamplingParams } from '../sampling/params.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer, ToolDefinition } from '../text/types.js';
@@ -45,9 +46,9 @@ export interface SchedulerOptions {
 }
 
 export interface ParserOptions {
-  /** Tool-call parser name, e.g. "qwen3coder", "hermes". */
+  /** Tool-call parser name (`toolParserNames()`), or "none". */
   tool?: string;
-  /** Reasoning parser name, e.g. "qwen3", "deepseek_r1". */
+  /** Reasoning parser name (`reasoningParserNames()`), or "none". */
   reasoning?: string;
 }
 
@@ -88,7 +89,11 @@ export interface PipelineOptions {
   generationDefaults?: GenerationDefaults;
   kvCache?: KvCacheOptions;
   scheduler?: SchedulerOptions;
-  /** Default parsers for chat() and stream() of messages. */
+  /**
+   * Default parsers for chat() and stream() of messages. Without this option they are inferred
+   * from the model: the tool-call format its chat template writes, and "qwen3" for a model with a
+   * <think> token or template (src/tool-formats/infer.ts). Given, it is used as it is.
+   */
   parsers?: ParserOptions;
   /**
    * Default of chats' `guidedTools`: with toolChoice "auto", the calls the model chooses to make are
@@ -261,7 +266,7 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
     if (options[name] !== undefined && typeof options[name] !== 'function') throw new InvalidOptionError(name, 'expected a function');
   }
   checkParsers('parsers', options.parsers);
-  if (options.guidedTools === true && options.parsers?.tool !== undefined && !isGuidedToolParser(options.parsers.tool)) {
+  if (options.guidedTools === true && options.parsers?.tool !== undefined && options.parsers.tool !== NO_PARSER && !isGuidedToolParser(options.parsers.tool)) {
     throw new InvalidOptionError('guidedTools', `the ${options.parsers.tool} tool parser has no guided grammar yet (guided: ${GUIDED_TOOL_PARSERS.join(', ')})`);
   }
   if (options.backend === undefined && (typeof options.model !== 'string' || options.model.trim() === '')) {
@@ -447,10 +452,10 @@ function checkGuidedTools(value: unknown, responseFormat: unknown): boolean | un
 function checkParsers(option: string, parsers: ParserOptions | undefined): void {
   if (parsers === undefined) return;
   checkKeys(option, parsers as Record<string, unknown>, PARSER_KEYS);
-  if (parsers.tool !== undefined && !toolParserNames().includes(parsers.tool)) {
+  if (parsers.tool !== undefined && parsers.tool !== NO_PARSER && !toolParserNames().includes(parsers.tool)) {
     throw new InvalidOptionError(`${option}.tool`, `unknown tool parser ${JSON.stringify(parsers.tool)} (known: ${toolParserNames().join(', ')})`);
   }
-  if (parsers.reasoning !== undefined && !reasoningParserNames().includes(parsers.reasoning)) {
+  if (parsers.reasoning !== undefined && parsers.reasoning !== NO_PARSER && !reasoningParserNames().includes(parsers.reasoning)) {
     throw new InvalidOptionError(
       `${option}.reasoning`,
       `unknown reasoning parser ${JSON.stringify(parsers.reasoning)} (known: ${reasoningParserNames().join(', ')})`,

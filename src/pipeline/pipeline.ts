@@ -17,6 +17,8 @@ import type { SchedulerConfig } from '../engine/scheduler.js';
 import { InvalidOptionError, PipelineClosedError } from '../errors.js';
 import { Guide } from '../guided/guide.js';
 import { detectStartsInReasoning } from '../parsers/reasoning/think.js';
+import { activeParsers, inferParsers } from '../tool-formats/infer.js';
+import { toolGrammarOf } from '../tool-formats/registry.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer } from '../text/types.js';
 import type { ChatInputMessage } from './messages.js';
@@ -69,6 +71,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   private started = 0;
   private finished = 0;
   private generated = 0;
+  private warnedNoToolParser = false;
 
   /** Loads a model folder (or wraps a custom backend) and starts an idle engine. */
   static create(options: { remote: RemoteOptions }): Promise<RemotePipeline>;
@@ -93,7 +96,12 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
       return (await IsolatedPipeline.start(options)) as unknown as Pipeline;
     }
     const model = await openModel(options, resolved);
-    return new Pipeline(model, options, { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: model.maxNumBatchedTokens, policy: resolved.policy });
+    // Without a parsers option, the ones the model's own files point to (its template rendered in the text sandbox).
+    const parsers = options.parsers ?? await inferParsers(undefined, {
+      render: (messages, renderOptions) => model.promptText.render(messages, renderOptions, Infinity),
+      hasToken: (text) => model.tokenizer.tokenToId(text) !== undefined,
+    });
+    return new Pipeline(model, { ...options, parsers }, { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: model.maxNumBatchedTokens, policy: resolved.policy });
   }
 
   private constructor(model: OpenedModel, options: PipelineOptions, scheduler: SchedulerConfig) {
@@ -105,7 +113,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     this.options = options;
     this.promptText = model.promptText;
     this.promptLimits = promptLimits(Math.min(model.backend.shape.maxContextLength, model.generationDefaults.maxLength ?? Infinity), model.tokenizer);
-    this.guide = new Guide(model.tokenizer, model.backend.shape.vocabSize);
+    this.guide = new Guide(model.tokenizer, model.backend.shape.vocabSize, toolGrammarOf);
     this.engine = new Engine({
       backend: model.backend,
       kv: model.kv,
@@ -220,7 +228,8 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
    */
   private request(input: unknown, options: ChatOptions, chat: boolean): () => AsyncGenerator<RequestPart> {
     const resolved = resolveRequestOptions(options, this.generationDefaults, chat);
-    const names = chat ? { ...this.options.parsers, ...options.parsers } : {};
+    const names = chat ? activeParsers(this.options.parsers, options.parsers) : {};
+    if (chat && (resolved.tools?.length ?? 0) > 0 && { ...this.options.parsers, ...options.parsers }.tool === undefined) this.warnNoToolParser();
     const skipSpecialTokens = resolved.skipSpecialTokens ?? names.tool === undefined;
     const prepare = chat
       ? prepareChat(input, resolved, this.promptText, this.backend.shape.vocabSize, this.promptLimits, this.options.model)
@@ -260,6 +269,19 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
       const reply = new Reply(names, prepared.tools, prepared.promptText ?? '');
       yield* runRequest(ctx, prepared, { ...resolved, skipSpecialTokens }, reply, options.signal, grammarFor(prepared.promptText));
     };
+  }
+
+  /** A chat with tools and no tool parser: said once per pipeline, through its log. */
+  private warnNoToolParser(): void {
+    if (this.warnedNoToolParser) return;
+    this.warnedNoToolParser = true;
+    const message = 'a chat offers tools, but no tool parser reads the reply (none was given, and the chat template shows no format weft knows): calls stay in its text; set parsers.tool';
+    this.safeEmit('log', message);
+    try {
+      this.options.logger?.(message);
+    } catch {
+      // The logger is user code.
+    }
   }
 
   /**

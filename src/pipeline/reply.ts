@@ -8,7 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { createParserChain } from '../parsers/chain.js';
 import { detectStartsInReasoning } from '../parsers/reasoning/think.js';
-import { createReasoningParser, createToolParser } from '../parsers/registry.js';
+import { createReasoningParser } from '../parsers/registry.js';
+import { createToolParser } from '../tool-formats/registry.js';
 import type { ParserEvent, ParserStream } from '../parsers/types.js';
 import type { ToolDefinition } from '../text/types.js';
 import type { ParserOptions } from './options.js';

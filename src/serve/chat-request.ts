@@ -10,7 +10,7 @@
  */
 
 import type { ChatMessage, ChatOptions, ToolCall, ToolDefinition } from '../index.js';
-import { isGuidedToolParser } from '../guided/tool-formats.js';
+import { isGuidedToolParser } from '../tool-formats/registry.js';
 import { badRequest } from './errors.js';
 import { isJsonObject, optionalBoolean, optionalInteger, optionalObject, requireObject, type Json } from './fields.js';
 import { parseToolChoice } from './guided-fields.js';

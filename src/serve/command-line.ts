@@ -8,8 +8,8 @@
 
 import { parseArgs } from 'node:util';
 import type { KvPrecision, ParserOptions, PipelineOptions } from '../index.js';
-import { GUIDED_TOOL_PARSERS } from '../guided/tool-formats.js';
-import { reasoningParserNames, toolParserNames } from '../parsers/index.js';
+import { GUIDED_TOOL_PARSERS, toolParserNames } from '../tool-formats/registry.js';
+import { reasoningParserNames } from '../parsers/index.js';
 
 export interface ServeCommand {
   readonly help: boolean;

@@ -5,7 +5,7 @@
 
 import { basename, resolve } from 'node:path';
 import { InvalidOptionError, Pipeline, WeftError, type PipelineOptions } from '../index.js';
-import { chooseParsers } from './parser-inference.js';
+import { activeParsers, inferParsers, NO_PARSER } from '../tool-formats/infer.js';
 import { parseServeArgs, SERVE_HELP, ServeUsageError } from './command-line.js';
 import { WeftServer } from './server.js';
 
@@ -44,6 +44,8 @@ export async function runServe(argv: readonly string[], io: ServeIo): Promise<nu
       model: command.model,
       ...command.pipeline,
       logger: log,
+      // The server picks the parsers (below) and names them on every request: the pipeline infers none of its own.
+      parsers: { tool: NO_PARSER, reasoning: NO_PARSER },
       ...(!command.quiet && {
         onProgress: ({ phase }) => {
           if (phase !== lastPhase && phase !== 'done') log(`loading ${phase}`);
@@ -51,7 +53,16 @@ export async function runServe(argv: readonly string[], io: ServeIo): Promise<nu
         },
       }),
     });
-    const parsers = chooseParsers(command.parsers, pipeline);
+    const template = pipeline.chatTemplate;
+    const parsers = activeParsers(
+      await inferParsers(command.parsers, {
+        render: (messages, options) => {
+          if (template === undefined) throw new Error('no chat template');
+          return template.render(messages, options);
+        },
+        hasToken: (text) => pipeline!.tokenizer.tokenToId(text) !== undefined,
+      }),
+    );
     const modelName = command.modelName ?? basename(resolve(command.model));
     server = await WeftServer.start({
       pipeline,

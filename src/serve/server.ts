@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import type { ParserOptions, Pipeline } from '../index.js';
 import { PipelineMetrics } from '../metrics/pipeline-metrics.js';
 import { InvalidOptionError, PipelineClosedError } from '../index.js';
-import { GUIDED_TOOL_PARSERS, isGuidedToolParser } from '../guided/tool-formats.js';
+import { GUIDED_TOOL_PARSERS, isGuidedToolParser } from '../tool-formats/registry.js';
 import { handleRequest, type RouteContext } from './routes.js';
 
 export interface ServerOptions {

@@ -10,7 +10,7 @@ import { generateText, jsonSchema, Output, stepCountIs, streamText, type TextStr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidOptionError, Pipeline, PipelineClosedError, type FinishReason } from '../../src/index.js';
 import { createWeft, weft, type WeftLanguageModel } from '../../src/ai-sdk/index.js';
-import { createToolParser, registerToolParser } from '../../src/parsers/index.js';
+import { createToolParser, registerToolParser } from '../../src/tool-formats/index.js';
 import { demoModelDir, demoTools, demoToolSpecs, weatherIn, type RecordedCall } from './demo-tools.js';
 
 // The AI SDK logs warnings to the console; the tests assert them instead.

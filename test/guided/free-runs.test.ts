@@ -10,6 +10,7 @@ import { CompiledGrammar, walkTrie, type GrammarMatcher } from '../../src/guided
 import { valueStart } from '../../src/guided/json-frames.js';
 import { anyObjectSpec, compileSchema } from '../../src/guided/json-schema.js';
 import { noCallStart, toolCallsStart } from '../../src/guided/call-modes.js';
+import { toolGrammarOf } from '../../src/tool-formats/registry.js';
 import { Vocabulary } from '../../src/guided/vocabulary.js';
 import { syntheticVocabulary } from './synthetic-vocabulary.js';
 
@@ -95,13 +96,13 @@ describe('free-run masks at a 151,936-token vocabulary', () => {
   });
 
   it('text avoiding markers ("none", UTF-8 markers and a start-only one too) and reasoning up to </think>', () => {
-    const avoid = grammarOf(noCallStart('qwen3coder', 'none'));
+    const avoid = grammarOf(noCallStart(toolGrammarOf('qwen3coder'), 'none'));
     for (const prefix of ['', 'hello ', '<tool_call', '<function', '<']) expectExact(avoid, at(avoid, prefix));
-    const deepseek = grammarOf(noCallStart('deepseek_v3', 'none'));
+    const deepseek = grammarOf(noCallStart(toolGrammarOf('deepseek_v3'), 'none'));
     for (const prefix of ['', 'x <｜tool▁call', 'x <｜tool▁calls▁begin', '<']) expectExact(deepseek, at(deepseek, prefix));
-    const pythonic = grammarOf(noCallStart('pythonic', 'optional'));
+    const pythonic = grammarOf(noCallStart(toolGrammarOf('pythonic'), 'optional'));
     for (const prefix of ['', ' \n', '\u00a0', 'ok [', '<think>x</think>', '<think>x</thi']) expectExact(pythonic, at(pythonic, prefix));
-    const reasoning = grammarOf(toolCallsStart({ parser: 'hermes', tools: [{ type: 'function', function: { name: 'f' } }], choice: 'required', parallel: false, reasoning: 'open', reasoningExits: [] }));
+    const reasoning = grammarOf(toolCallsStart({ parser: 'hermes', grammar: toolGrammarOf('hermes'), tools: [{ type: 'function', function: { name: 'f' } }], choice: 'required', parallel: false, reasoning: 'open', reasoningExits: [] }));
     for (const prefix of ['', 'thinking ', '</think', '</thi', '<']) expectExact(reasoning, at(reasoning, prefix));
   });
 });

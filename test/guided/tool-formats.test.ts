@@ -10,11 +10,13 @@ import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { END_STACK, Frame, Stack, type Step } from '../../src/guided/automaton.js';
 import { noCallStart, toolCallsStart, type ToolGuidance } from '../../src/guided/call-modes.js';
+import { toolGrammarOf } from '../../src/tool-formats/registry.js';
 import { CompiledGrammar } from '../../src/guided/grammar.js';
 import { valueStart } from '../../src/guided/json-frames.js';
 import { compileSchema, pythonLiteral } from '../../src/guided/json-schema.js';
 import type { Vocabulary } from '../../src/guided/vocabulary.js';
-import { createParserChain, createReasoningParser, createToolParser } from '../../src/parsers/index.js';
+import { createParserChain, createReasoningParser } from '../../src/parsers/index.js';
+import { createToolParser } from '../../src/tool-formats/index.js';
 import { DEEPSEEK_R1_THINK, QWEN3_THINK } from '../../src/parsers/reasoning/think.js';
 import { parsePythonLiteral } from '../../src/parsers/python-literal.js';
 import type { ToolDefinition } from '../../src/text/types.js';
@@ -88,6 +90,7 @@ const specialTexts = (vocab: Vocab): Set<string> => new Set([...vocab.specialTex
 function forced(vocab: Vocab, format: string, only?: string, reasoning: ToolGuidance['reasoning'] = 'none', parallel = false, tools_ = tools): Frame {
   return toolCallsStart({
     parser: format,
+    grammar: toolGrammarOf(format),
     tools: tools_,
     choice: only === undefined ? 'required' : { name: only },
     parallel,
@@ -233,7 +236,7 @@ describe('tool call grammars: mistral, pythonic, deepseek_v3', () => {
     });
 
     it(`${format} (${name} vocabulary): "none", 100 walks drawn to the markers, never yields a call (without the grammar they do)`, () => {
-      const nones = [grammarOf(vocab, noCallStart(format, 'none')), grammarOf(vocab, noCallStart(format, 'optional'))];
+      const nones = [grammarOf(vocab, noCallStart(toolGrammarOf(format), 'none')), grammarOf(vocab, noCallStart(toolGrammarOf(format), 'optional'))];
       const free = grammarOf(vocab, new FreeText().start());
       let freeCalls = 0;
       for (let seed = 1; seed <= 100; seed++) {
@@ -290,7 +293,7 @@ describe('tool call grammars: mistral, pythonic, deepseek_v3', () => {
     expect(grammar.matcher([endToken], false).allows(id('[TOOL_CALLS]'))).toBe(false);
     // "none": a special token whose text is a marker is refused, another one (its text is free) is not.
     for (const format of FORMATS) {
-      const none = grammarOf(vocab, noCallStart(format, 'none'));
+      const none = grammarOf(vocab, noCallStart(toolGrammarOf(format), 'none'));
       const mask = new Uint32Array(none.maskWords);
       none.matcher([endToken], true).fillMask(mask);
       const allowed = (t: number): boolean => (mask[t >>> 5]! & (1 << (t & 31))) !== 0;
@@ -308,7 +311,7 @@ describe('tool call grammars: mistral, pythonic, deepseek_v3', () => {
 
   it('"none" forbids exactly what starts a call', () => {
     const accepts = (format: Format, text: string): boolean => {
-      const grammar = grammarOf(vocabularies.plain, noCallStart(format, 'optional'));
+      const grammar = grammarOf(vocabularies.plain, noCallStart(toolGrammarOf(format), 'optional'));
       const m = grammar.matcher([]);
       return Array.from(new TextEncoder().encode(text)).every((b) => m.acceptToken(b));
     };
@@ -329,7 +332,7 @@ describe('tool call grammars: mistral, pythonic, deepseek_v3', () => {
 
   it('reasoning before a forced call: a reasoning parser exit is the guided call where the call always satisfies it, else refused', () => {
     const feed = (format: string, exits: typeof QWEN3_THINK.exits, text: string): boolean => {
-      const start = toolCallsStart({ parser: format, tools, choice: 'required', parallel: false, reasoning: 'open', reasoningExits: exits });
+      const start = toolCallsStart({ parser: format, grammar: toolGrammarOf(format), tools, choice: 'required', parallel: false, reasoning: 'open', reasoningExits: exits });
       const m = grammarOf(vocabularies.plain, start).matcher([]);
       return Array.from(new TextEncoder().encode(text)).every((b) => m.acceptToken(b));
     };

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Pipeline, type ChatResult } from '../../src/index.js';
-import { createToolParser, registerToolParser } from '../../src/parsers/index.js';
+import { createToolParser, registerToolParser } from '../../src/tool-formats/index.js';
 import type { ToolDefinition } from '../../src/text/types.js';
 import { writeRandomModel } from '../native/random-model.js';
 

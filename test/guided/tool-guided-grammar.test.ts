@@ -11,7 +11,7 @@ import { toolCallsStart, type ToolGuidance } from '../../src/guided/call-modes.j
 import { CompiledGrammar, type GrammarMatcher } from '../../src/guided/grammar.js';
 import { Vocabulary } from '../../src/guided/vocabulary.js';
 import { QWEN3_THINK } from '../../src/parsers/reasoning/think.js';
-import { createToolParser } from '../../src/parsers/registry.js';
+import { createToolParser, toolGrammarOf } from '../../src/tool-formats/registry.js';
 import type { ToolDefinition } from '../../src/text/types.js';
 import { syntheticVocabulary } from './synthetic-vocabulary.js';
 
@@ -43,7 +43,7 @@ const ajv = new Ajv({ strict: false });
 const validators = new Map(tools.map((t) => [t.function.name, ajv.compile(t.function.parameters!)]));
 
 function grammarOf(guidance: Partial<ToolGuidance> & { parser: string }): CompiledGrammar {
-  const start = toolCallsStart({ tools, choice: 'auto', parallel: true, reasoning: 'none', reasoningExits: [], ...guidance });
+  const start = toolCallsStart({ tools, choice: 'auto', parallel: true, reasoning: 'none', reasoningExits: [], grammar: toolGrammarOf(guidance.parser), ...guidance });
   return new CompiledGrammar(vocabulary, new Stack(start, END_STACK));
 }
 
@@ -137,7 +137,7 @@ describe('tool-guided auto grammars', () => {
     });
 
     it(`${parser}: "required" with parallel calls makes one or more, all valid`, () => {
-      const start = toolCallsStart({ parser, tools, choice: 'required', parallel: true, reasoning: 'none', reasoningExits: [] });
+      const start = toolCallsStart({ parser, grammar: toolGrammarOf(parser), tools, choice: 'required', parallel: true, reasoning: 'none', reasoningExits: [] });
       const grammar = new CompiledGrammar(vocabulary, new Stack(start, END_STACK));
       let several = 0;
       for (let seed = 1; seed <= 80; seed++) {
@@ -150,7 +150,7 @@ describe('tool-guided auto grammars', () => {
     });
 
     it(`${parser}: a named tool with parallel calls: every call is to that tool`, () => {
-      const start = toolCallsStart({ parser, tools, choice: { name: 'tag' }, parallel: true, reasoning: 'none', reasoningExits: [] });
+      const start = toolCallsStart({ parser, grammar: toolGrammarOf(parser), tools, choice: { name: 'tag' }, parallel: true, reasoning: 'none', reasoningExits: [] });
       const grammar = new CompiledGrammar(vocabulary, new Stack(start, END_STACK));
       let calls = 0;
       for (let seed = 1; seed <= 40; seed++) {
@@ -233,7 +233,7 @@ describe('tool-guided auto grammars', () => {
     const tagToken = tokens.length - 2;
     const silent = tokens.length - 1;
     const specialText = new Map([[tagToken, encoder.encode('<tool_call>')]]);
-    const auto = new CompiledGrammar(withSpecials, new Stack(toolCallsStart({ parser: 'hermes', tools, choice: 'auto', parallel: true, reasoning: 'none', reasoningExits: [] }), END_STACK), specialText);
+    const auto = new CompiledGrammar(withSpecials, new Stack(toolCallsStart({ parser: 'hermes', grammar: toolGrammarOf('hermes'), tools, choice: 'auto', parallel: true, reasoning: 'none', reasoningExits: [] }), END_STACK), specialText);
     const kept = auto.matcher([endToken], true);
     expect(kept.acceptToken(silent)).toBe(true);
     expect(kept.acceptToken(tagToken)).toBe(true); // the trigger: a guided call follows
@@ -246,7 +246,7 @@ describe('tool-guided auto grammars', () => {
     expect(skipped.isFreeText()).toBe(true);
     expect(allowedTokens(skipped)).toContain(tagToken);
     // A forced call may open with the special token whose text is its opening tag.
-    const required = new CompiledGrammar(withSpecials, new Stack(toolCallsStart({ parser: 'hermes', tools, choice: 'required', parallel: false, reasoning: 'none', reasoningExits: [] }), END_STACK), specialText);
+    const required = new CompiledGrammar(withSpecials, new Stack(toolCallsStart({ parser: 'hermes', grammar: toolGrammarOf('hermes'), tools, choice: 'required', parallel: false, reasoning: 'none', reasoningExits: [] }), END_STACK), specialText);
     const forced = required.matcher([endToken], true);
     expect(allowedTokens(forced)).toContain(tagToken);
     expect(allowedTokens(forced)).not.toContain(silent);
@@ -282,7 +282,7 @@ describe('tool-guided auto grammars: mistral, pythonic, deepseek_v3 (markers as 
     { parser: 'deepseek_v3', label: 'deepseek_v3', triggers: ['<｜tool▁calls▁begin｜>', '<｜tool▁call▁begin｜>'] },
   ];
   const grammarFor = (parser: string, parallel: boolean, specialTexts?: Set<string>): CompiledGrammar =>
-    new CompiledGrammar(formatVocab.vocabulary, new Stack(toolCallsStart({ parser, tools, choice: 'auto', parallel, reasoning: 'none', reasoningExits: [], specialTexts }), END_STACK));
+    new CompiledGrammar(formatVocab.vocabulary, new Stack(toolCallsStart({ parser, grammar: toolGrammarOf(parser), tools, choice: 'auto', parallel, reasoning: 'none', reasoningExits: [], specialTexts }), END_STACK));
   const endOf = formatVocab.endToken;
 
   for (const { parser, label, triggers, specialTexts } of cases) {

@@ -13,7 +13,7 @@ import { tool, type StructuredToolInterface } from '@langchain/core/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbortError, InvalidOptionError, Pipeline, PipelineClosedError } from '../../src/index.js';
 import { ChatWeft, toChatMessages } from '../../src/langchain/index.js';
-import { createToolParser, registerToolParser } from '../../src/parsers/index.js';
+import { createToolParser, registerToolParser } from '../../src/tool-formats/index.js';
 import { demoModelDir, toolDefinitions, weatherIn } from '../ai-sdk/demo-tools.js';
 
 const root = join(demoModelDir, '..', '..');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createParserChain, createReasoningParser, createToolParser } from '../../src/parsers/index.js';
+import { createParserChain, createReasoningParser } from '../../src/parsers/index.js';
+import { createToolParser } from '../../src/tool-formats/index.js';
 import { chainCases } from './cases/chain.js';
 import { chars, checkEventContract, runStream, TOOLS } from './helpers.js';
 

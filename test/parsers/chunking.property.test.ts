@@ -6,15 +6,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  collectEvents,
-  createParserChain,
-  createReasoningParser,
-  createToolParser,
-  type ParserChain,
-  type ParserEvent,
-  type ParserStream,
-} from '../../src/parsers/index.js';
+import { collectEvents, createParserChain, createReasoningParser, type ParserChain, type ParserEvent, type ParserStream } from '../../src/parsers/index.js';
+import { createToolParser } from '../../src/tool-formats/index.js';
 import { toolCorpora } from './cases/index.js';
 import { chainCases } from './cases/chain.js';
 import { reasoningCases } from './cases/reasoning.js';

@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionError } from '../../src/errors.js';
-import {
-  createReasoningParser,
-  createToolParser,
-  reasoningParserNames,
-  registerReasoningParser,
-  registerToolParser,
-  toolParserFromStream,
-  toolParserNames,
-  type ToolEvent,
-  type ToolStream,
-} from '../../src/parsers/index.js';
+import { createReasoningParser, reasoningParserNames, registerReasoningParser, toolParserFromStream, type ToolEvent, type ToolStream } from '../../src/parsers/index.js';
+import { createToolParser, registerToolParser, toolParserNames } from '../../src/tool-formats/index.js';
 
 describe('parser registry', () => {
   it('knows the built-in formats', () => {

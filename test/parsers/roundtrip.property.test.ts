@@ -4,7 +4,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { collectEvents, createToolParser } from '../../src/parsers/index.js';
+import { collectEvents } from '../../src/parsers/index.js';
+import { createToolParser } from '../../src/tool-formats/index.js';
 import type { JsonSchema, ToolDefinition } from '../../src/text/types.js';
 import { checkEventContract, runStream, splitAt } from './helpers.js';
 

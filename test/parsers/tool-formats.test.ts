@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createToolParser } from '../../src/parsers/index.js';
+import { createToolParser } from '../../src/tool-formats/index.js';
 import { toolCorpora } from './cases/index.js';
 import { chars, checkEventContract, runStream, TOOLS } from './helpers.js';
 

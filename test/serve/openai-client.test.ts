@@ -9,7 +9,7 @@ import type { ChatCompletionChunk, ChatCompletionMessageParam } from 'openai/res
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDemoTool } from '../../src/cli/demo.js';
 import type { ChatMessage } from '../../src/index.js';
-import { chooseParsers, inferReasoningParser, inferToolParser } from '../../src/serve/parser-inference.js';
+import { inferParsers, inferReasoningParser, inferToolParser, type ModelSigns } from '../../src/tool-formats/infer.js';
 import { DEMO_PARSERS, demoPresent, demoTools, startDemoServer, type InProcessServer } from './harness.js';
 
 const KEY = 'sk-test-weft';
@@ -211,10 +211,11 @@ describe.skipIf(!demoPresent)('openai client against weft serve', () => {
     expect(tokens.map((t) => t.token).join('')).toBe(s.pipe.tokenizer.decode(expected.tokenIds, { skipSpecialTokens: false }));
   });
 
-  it('infers the demo model\'s parsers from its chat template and vocabulary', () => {
-    expect(inferToolParser(s.pipe)).toBe('qwen3coder');
-    expect(inferReasoningParser(s.pipe)).toBe('qwen3');
-    expect(chooseParsers({ reasoning: 'none' }, s.pipe)).toEqual({ tool: 'qwen3coder' });
+  it('infers the demo model\'s parsers from its chat template and vocabulary', async () => {
+    const signs: ModelSigns = { render: (messages, options) => s.pipe.chatTemplate!.render(messages, options), hasToken: (text) => s.pipe.tokenizer.tokenToId(text) !== undefined };
+    expect((await inferToolParser(signs))?.parser).toBe('qwen3coder');
+    expect((await inferReasoningParser(signs))?.parser).toBe('qwen3');
+    expect(await inferParsers({ reasoning: 'none' }, signs)).toEqual({ tool: 'qwen3coder', reasoning: 'none' });
   });
 
   it('serves legacy completions, streamed and not', async () => {

@@ -10,12 +10,11 @@
  * arguments in one delta, end) when its closing brace arrives. A candidate that breaks is given back
  * as content up to the break, and scanning goes on from the break, so no character is examined twice.
  */
-import { JsonCallRegion } from '../json/call-region.js';
-import { scanToMarker } from '../markers.js';
-import { ToolStreamBase } from '../tool-stream-base.js';
+import { JsonCallRegion } from '../../parsers/json/call-region.js';
+import { scanToMarker } from '../../parsers/markers.js';
+import { ToolStreamBase } from '../../parsers/tool-stream-base.js';
+import { OBJECT_OPEN, PYTHON_TAG } from './markers.js';
 
-const PYTHON_TAG = '<|python_tag|>';
-const OBJECT_OPEN = '{';
 
 type State = 'content' | 'object' | 'afterCall';
 

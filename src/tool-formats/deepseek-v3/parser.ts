@@ -4,19 +4,13 @@
  * `<｜tool▁calls▁end｜>`. The V3.1 spelling `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>`
  * (no type, no code fence) is read as well, and a call outside the calls block is accepted.
  */
-import { CallBuilder } from '../call-builder.js';
-import { preview } from '../preview.js';
-import { JsonScanner } from '../json/scanner.js';
-import { scanToMarker, skipWhitespace, startsWithWord } from '../markers.js';
-import { StrayText } from '../stray-text.js';
-import { ToolStreamBase } from '../tool-stream-base.js';
-
-const CALLS_BEGIN = '<｜tool▁calls▁begin｜>';
-const CALLS_END = '<｜tool▁calls▁end｜>';
-const CALL_BEGIN = '<｜tool▁call▁begin｜>';
-const CALL_END = '<｜tool▁call▁end｜>';
-const SEP = '<｜tool▁sep｜>';
-const FENCE = '```';
+import { CallBuilder } from '../../parsers/call-builder.js';
+import { preview } from '../../parsers/preview.js';
+import { JsonScanner } from '../../parsers/json/scanner.js';
+import { scanToMarker, skipWhitespace, startsWithWord } from '../../parsers/markers.js';
+import { StrayText } from '../../parsers/stray-text.js';
+import { ToolStreamBase } from '../../parsers/tool-stream-base.js';
+import { CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END, FENCE, SEP } from './markers.js';
 
 
 type State = 'content' | 'calls' | 'header' | 'name' | 'fenceOpen' | 'fenceLanguage' | 'argsStart' | 'args' | 'afterArgs';

@@ -1,5 +1,5 @@
 /**
- * mistral calls, in the syntax src/parsers/tools/mistral.ts reads, chosen by the
+ * mistral calls, in the syntax parser.ts reads, chosen by the
  * tokenizer as Mistral's own templates do:
  *  - v11 and later (the vocabulary has an `[ARGS]` special token): `[TOOL_CALLS]NAME[ARGS]ARGS`;
  *  - before v11: `[TOOL_CALLS][{"name": "NAME", "arguments": ARGS}]` (one call per array).
@@ -10,20 +10,19 @@
  */
 import { InvalidOptionError } from '../../errors.js';
 import type { ToolDefinition } from '../../text/types.js';
-import type { CallGrammar } from '../tool-formats.js';
-import { Sequence, literalPart } from '../text-frames.js';
-import { argumentsSpec, choice, jsonPart } from './parts.js';
+import { argumentsSpec, choice, jsonPart, nameAndArguments } from '../../guided/call-parts.js';
+import { literalPart, Sequence } from '../../guided/text-frames.js';
+import type { CallGrammar, ToolGrammar } from '../../guided/tool-grammar.js';
+import { ARGS, NAME, TOOL_CALLS } from './markers.js';
 
-const TOOL_CALLS = '[TOOL_CALLS]';
-const ARGS = '[ARGS]';
-/** What the parser takes as a v11 name (it trims it). */
-const NAME = /^[A-Za-z0-9_.-]+$/;
-
-/** Any `[TOOL_CALLS]` starts a call. */
-export const MISTRAL_MARKERS: readonly string[] = [TOOL_CALLS];
+export const mistralGrammar: ToolGrammar = {
+  /** Any `[TOOL_CALLS]` starts a call. */
+  callMarkers: [TOOL_CALLS],
+  call: (tools, indices, options) => mistralCall(tools, indices, options.specialTexts.has(ARGS)),
+};
 
 /** `v11`: the vocabulary has `[ARGS]` as a special token. */
-export function mistralCall(tools: readonly ToolDefinition[], indices: readonly number[], v11: boolean): CallGrammar {
+function mistralCall(tools: readonly ToolDefinition[], indices: readonly number[], v11: boolean): CallGrammar {
   if (v11) {
     const names = choice(
       indices.map((i) => {
@@ -36,12 +35,5 @@ export function mistralCall(tools: readonly ToolDefinition[], indices: readonly 
     );
     return { open: TOOL_CALLS, rest: { start: () => names.start() } };
   }
-  const names = choice(
-    indices.map((i) => {
-      const body = new Sequence([jsonPart(argumentsSpec(tools[i]!, i)), literalPart('}]')]);
-      return { lead: `${JSON.stringify(tools[i]!.function.name).slice(1)}, "arguments": `, next: () => body.start() };
-    }),
-    'tools',
-  );
-  return { open: TOOL_CALLS, rest: new Sequence([literalPart('[{"name": "'), { start: () => names.start() }]) };
+  return { open: TOOL_CALLS, rest: new Sequence([literalPart('[{"name": "'), nameAndArguments(tools, indices, 'arguments', '}]')]) };
 }

@@ -5,14 +5,13 @@
  * and otherwise goes back into the content as raw text. The last block may lack `</tool_call>`
  * (models often stop right after the JSON): that is not a problem.
  */
-import { JsonCallRegion } from '../json/call-region.js';
-import { preview } from '../preview.js';
-import { scanToMarker } from '../markers.js';
-import { StrayText } from '../stray-text.js';
-import { ToolStreamBase } from '../tool-stream-base.js';
+import { JsonCallRegion } from '../../parsers/json/call-region.js';
+import { preview } from '../../parsers/preview.js';
+import { scanToMarker } from '../../parsers/markers.js';
+import { StrayText } from '../../parsers/stray-text.js';
+import { ToolStreamBase } from '../../parsers/tool-stream-base.js';
+import { CLOSE, OPEN } from './markers.js';
 
-const OPEN = '<tool_call>';
-const CLOSE = '</tool_call>';
 
 type State = 'content' | 'object' | 'afterObject';
 

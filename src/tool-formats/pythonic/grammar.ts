@@ -1,5 +1,5 @@
 /**
- * pythonic calls, in the syntax src/parsers/tools/pythonic.ts reads:
+ * pythonic calls, in the syntax parser.ts reads:
  * `[NAME(KEY=VALUE, ...)]`, keyword arguments in declared order (optional ones
  * may be left out), each value a Python literal (json-schema.ts's python
  * dialect: `True`/`False`/`None`, double-quoted strings with escapes Python
@@ -15,25 +15,24 @@
  */
 import { InvalidOptionError } from '../../errors.js';
 import type { ToolDefinition } from '../../text/types.js';
-import { DONE } from '../automaton.js';
-import { compileSchema } from '../json-schema.js';
-import type { CallGrammar } from '../tool-formats.js';
-import { Sequence, type Choice, type Part } from '../text-frames.js';
-import { choice, jsonPart, type Lead } from './parts.js';
+import { DONE } from '../../guided/automaton.js';
+import { choice, jsonPart, type Lead } from '../../guided/call-parts.js';
+import { compileSchema } from '../../guided/json-schema.js';
+import { Sequence, type Choice, type Part } from '../../guided/text-frames.js';
+import type { CallGrammar, ToolGrammar } from '../../guided/tool-grammar.js';
+import { FUNCTION_NAME, IDENTIFIER, LIST_OPEN, PY_START } from './markers.js';
 
-const PY_START = '<|python_start|>';
-const LIST_OPEN = '[';
-/** The parser's function names, and its keyword names. */
-const FUNCTION_NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Keywords a parameters schema may have here: the call's arguments are its properties. */
 const OBJECT_KEYWORDS = new Set(['type', 'properties', 'required', 'additionalProperties', '$defs', 'definitions', 'title', 'description', '$schema', '$id', '$comment', 'default', 'examples']);
 
-export const PYTHONIC_MARKERS: readonly string[] = [PY_START];
-/** Call markers only at the start of the content. */
-export const PYTHONIC_START_MARKERS: readonly string[] = [LIST_OPEN];
+export const pythonicGrammar: ToolGrammar = {
+  callMarkers: [PY_START],
+  /** `[` starts a call only at the start of the content. */
+  startMarkers: [LIST_OPEN],
+  call: (tools, indices, options) => pythonicCall(tools, indices, options.parallel),
+};
 
-export function pythonicCall(tools: readonly ToolDefinition[], indices: readonly number[], parallel: boolean): CallGrammar {
+function pythonicCall(tools: readonly ToolDefinition[], indices: readonly number[], parallel: boolean): CallGrammar {
   // After a call's `)`: the list's end, or (parallel calls) another call.
   const afterCall: Part = { start: () => listTail.start() };
   const functions = choice(

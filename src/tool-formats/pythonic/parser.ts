@@ -5,14 +5,14 @@
  * sent as soon as it is complete: `{"a":1` then `,"b":"x"` then `}`. The splitting into arguments
  * tracks brackets and quotes so commas and parentheses inside strings and lists are not boundaries.
  */
-import { CallBuilder } from '../call-builder.js';
-import { preview } from '../preview.js';
-import { scanToMarker, skipWhitespace, startsWithWord } from '../markers.js';
-import { parsePythonLiteral } from '../python-literal.js';
-import { ToolStreamBase } from '../tool-stream-base.js';
+import { CallBuilder } from '../../parsers/call-builder.js';
+import { preview } from '../../parsers/preview.js';
+import { scanToMarker, skipWhitespace, startsWithWord } from '../../parsers/markers.js';
+import { parsePythonLiteral } from '../../parsers/python-literal.js';
+import { ToolStreamBase } from '../../parsers/tool-stream-base.js';
+import { FUNCTION_NAME, PY_END, PY_START } from './markers.js';
 
-const PY_START = '<|python_start|>';
-const PY_END = '<|python_end|>';
+
 const KWARG_RE = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=([\s\S]*)$/;
 
 type State = 'start' | 'content' | 'expectList' | 'callName' | 'args' | 'afterCall' | 'afterList';
@@ -77,7 +77,7 @@ export class PythonicToolStream extends ToolStreamBase {
           i = j;
           if (i >= s.length && !final) return i;
           const name = this.name.trim();
-          if (s[i] === '(' && /^[A-Za-z_][A-Za-z0-9_.]*$/.test(name)) {
+          if (s[i] === '(' && FUNCTION_NAME.test(name)) {
             i++;
             this.beginCall(name);
           } else {

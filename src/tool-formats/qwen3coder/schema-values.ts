@@ -11,7 +11,7 @@
  * any declared type is kept as the string the model wrote, with a warning.
  */
 import type { JsonSchema } from '../../text/types.js';
-import { parsePythonLiteral } from '../python-literal.js';
+import { parsePythonLiteral } from '../../parsers/python-literal.js';
 
 const INTEGER_RE = /^[+-]?\d+$/;
 const NUMBER_RE = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
