@@ -9,7 +9,8 @@
  * `--enable-tool-guided-generation` a chat with tools and tool_choice "auto" is tool-guided.
  */
 
-import type { ChatMessage, ChatOptions, ToolCall, ToolDefinition } from '../index.js';
+import type { ChatOptions } from '../pipeline/options.js';
+import type { ChatMessage, ToolCall, ToolDefinition } from '../text/types.js';
 import { isGuidedToolParser } from '../guided/tool-formats.js';
 import { badRequest } from './errors.js';
 import { isJsonObject, optionalBoolean, optionalInteger, optionalObject, requireObject, type Json } from './fields.js';

@@ -7,7 +7,8 @@
  */
 
 import { parseArgs } from 'node:util';
-import type { KvPrecision, ParserOptions, PipelineOptions } from '../index.js';
+import type { KvPrecision } from '../backends/backend.js';
+import type { ParserOptions, PipelineOptions } from '../pipeline/options.js';
 import { GUIDED_TOOL_PARSERS } from '../guided/tool-formats.js';
 import { reasoningParserNames, toolParserNames } from '../parsers/index.js';
 

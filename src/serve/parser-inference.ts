@@ -5,7 +5,8 @@
  * the probe just yields no guess.
  */
 
-import type { ChatMessage, ParserOptions } from '../index.js';
+import type { ParserOptions } from '../pipeline/options.js';
+import type { ChatMessage } from '../text/types.js';
 
 export interface TemplateSource {
   readonly tokenizer?: { tokenToId(token: string): number | undefined };

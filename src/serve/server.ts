@@ -13,14 +13,15 @@
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ParserOptions, Pipeline } from '../index.js';
+import type { ModelPipeline } from '../pipeline/face.js';
+import type { ParserOptions } from '../pipeline/options.js';
 import { PipelineMetrics } from '../metrics/pipeline-metrics.js';
-import { InvalidOptionError, PipelineClosedError } from '../index.js';
+import { InvalidOptionError, PipelineClosedError } from '../errors.js';
 import { GUIDED_TOOL_PARSERS, isGuidedToolParser } from '../guided/tool-formats.js';
 import { handleRequest, type RouteContext } from './routes.js';
 
 export interface ServerOptions {
-  readonly pipeline: Pipeline;
+  readonly pipeline: ModelPipeline;
   /** The name clients pass as `model`. */
   readonly modelName: string;
   /** Parsers for chat replies. Default: none (the text comes back as it is). */
