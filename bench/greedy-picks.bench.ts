@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Backend, StepBatch, StepResult } from '../src/backends/backend.js';
 import { CpuBackend } from '../src/backends/cpu/cpu-backend.js';
-import { Pipeline } from '../src/pipeline/pipeline.js';
+import { Pipeline } from '../src/create.js';
 
 const { values } = parseArgs({
   options: {

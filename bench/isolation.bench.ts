@@ -6,7 +6,7 @@
  */
 
 import { cpus } from 'node:os';
-import { Pipeline } from '../src/index.js';
+import { Pipeline, type ModelPipeline } from '../src/index.js';
 
 const modelDir = process.argv[2] ?? new URL('../models/weft-demo/', import.meta.url).pathname;
 const CONCURRENT = Number(process.argv[3] ?? 8);
@@ -16,7 +16,7 @@ const ROUNDS = 9;
 const inProcess = await Pipeline.create({ model: modelDir, threads: 1 });
 const isolated = await Pipeline.create({ model: modelDir, threads: 1, isolation: 'process' });
 
-async function round(pipe: Pipeline): Promise<number> {
+async function round(pipe: ModelPipeline): Promise<number> {
   const start = performance.now();
   const results = await Promise.all(
     Array.from({ length: CONCURRENT }, (_, i) => pipe.generate(`Request ${i}: the weather in Paris`, { maxTokens: TOKENS, temperature: 0, ignoreEos: true })),

@@ -9,13 +9,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Pipeline, WeftServer, demoModelPath, type ChatMessage, type RemotePipeline, type ToolDefinition } from 'weft';
+import { Pipeline, demoModelPath, type ChatMessage, type PipelineApi, type ToolDefinition } from 'weft';
+import { WeftServer } from 'weft/serve';
 
 const tools = JSON.parse(readFileSync(join(demoModelPath(), 'tools.json'), 'utf8')) as ToolDefinition[];
 const question: ChatMessage[] = [{ role: 'user', content: 'What is 37 times 12.5?' }];
 
-/** Works with either kind of pipeline: only create() differs. */
-async function ask(pipe: Pipeline | RemotePipeline, label: string): Promise<void> {
+/** Works with any kind of pipeline (PipelineApi): only create() differs. */
+async function ask(pipe: PipelineApi, label: string): Promise<void> {
   let reasoning = '';
   for await (const part of pipe.stream(question, { tools, temperature: 0, signal: AbortSignal.timeout(30_000) })) {
     if (part.type === 'reasoning-delta') reasoning += part.text;

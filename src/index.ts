@@ -1,6 +1,11 @@
 // Public exports only. Everything a user may import from "weft" is listed here.
-export { Pipeline } from './pipeline/pipeline.js';
-export type { PipelineEvents, PipelineStats } from './pipeline/pipeline.js';
+// This module is the top of the library: nothing in src/ imports it. The
+// adapters have entries of their own (weft/serve, weft/remote, weft/ai-sdk,
+// weft/langchain); the server and the remote pipeline are also here, as they
+// always were.
+export { Pipeline } from './create.js';
+export type { ModelPipeline, PipelineApi, PipelineEvents, PipelineStats } from './pipeline/face.js';
+export type { IsolatedPipeline } from './isolation/host.js';
 export type { ChatResult, GenerateResult } from './pipeline/results.js';
 export type { ChatInputMessage, OpenAIChatMessage, OpenAIToolCall, TextContentPart } from './pipeline/messages.js';
 export type {
@@ -61,7 +66,5 @@ export type { PortInfo } from './backends/openvino/step-inputs.js';
 export { PipelineMetrics } from './metrics/pipeline-metrics.js';
 export type { MetricsSnapshot, MetricsSource } from './metrics/pipeline-metrics.js';
 export type { HistogramSnapshot } from './metrics/histogram.js';
-export { WeftServer } from './serve/server.js';
-export type { ServerOptions } from './serve/server.js';
-export { RemotePipeline } from './remote/remote-pipeline.js';
-export type { RemoteOptions } from './remote/remote-pipeline.js';
+export * from './serve/index.js';
+export * from './remote/index.js';

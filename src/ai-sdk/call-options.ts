@@ -13,7 +13,9 @@
  */
 
 import type { LanguageModelV3CallOptions, LanguageModelV3FunctionTool, SharedV3Warning } from '@ai-sdk/provider';
-import type { ChatOptions, ParserOptions, ResponseFormat, ToolChoice, ToolDefinition } from '../index.js';
+import type { ResponseFormat, ToolChoice } from '../guided/guide.js';
+import type { ChatOptions, ParserOptions } from '../pipeline/options.js';
+import type { ToolDefinition } from '../text/types.js';
 
 /** `providerOptions.weft`: per-call settings only weft has. */
 export interface WeftCallSettings {

@@ -20,7 +20,10 @@ import type {
   SharedV3ProviderMetadata,
   SharedV3Warning,
 } from '@ai-sdk/provider';
-import { InvalidOptionError, type ChatMessage, type Pipeline, type StreamPart } from '../index.js';
+import { InvalidOptionError } from '../errors.js';
+import type { PipelineApi } from '../pipeline/face.js';
+import type { StreamPart } from '../pipeline/stream-parts.js';
+import type { ChatMessage } from '../text/types.js';
 import { toChatOptions, type Enforce, type WeftCallSettings } from './call-options.js';
 import type { PipelineSource } from '../integrations/pipeline-source.js';
 import { toChatMessages } from './prompt.js';
@@ -44,7 +47,7 @@ export class WeftLanguageModel implements LanguageModelV3, AsyncDisposable {
   ) {}
 
   /** The pipeline this model runs on (opened on first use when the model was given options). */
-  pipeline(): Promise<Pipeline> {
+  pipeline(): Promise<PipelineApi> {
     return this.source.get();
   }
 
@@ -168,7 +171,7 @@ export class WeftLanguageModel implements LanguageModelV3, AsyncDisposable {
  * at all; for `responseFormat.*`: an unsupported schema keyword), the call is converted again
  * with that guidance off, which warns. Any other refusal rejects the call.
  */
-function streamGuided(pipeline: Pipeline, messages: ChatMessage[], call: LanguageModelV3CallOptions, defaults: WeftCallSettings | undefined) {
+function streamGuided(pipeline: PipelineApi, messages: ChatMessage[], call: LanguageModelV3CallOptions, defaults: WeftCallSettings | undefined) {
   let enforce: Enforce = { toolChoice: true, responseFormat: true };
   for (;;) {
     const converted = toChatOptions(call, defaults, enforce);

@@ -16,7 +16,8 @@ import type {
   LanguageModelV3ToolResultOutput,
   SharedV3Warning,
 } from '@ai-sdk/provider';
-import { InvalidOptionError, type ChatMessage, type ToolCall } from '../index.js';
+import { InvalidOptionError } from '../errors.js';
+import type { ChatMessage, ToolCall } from '../text/types.js';
 
 export interface ConvertedPrompt {
   readonly messages: ChatMessage[];

@@ -8,7 +8,8 @@
 
 import { basename } from 'node:path';
 import type { EmbeddingModelV3, ImageModelV3, ProviderV3 } from '@ai-sdk/provider';
-import { UnsupportedModelError, type Pipeline } from '../index.js';
+import { UnsupportedModelError } from '../errors.js';
+import type { PipelineApi } from '../pipeline/face.js';
 import { WeftLanguageModel, type WeftModelSettings } from './language-model.js';
 import { borrowed, isPipeline, pipelineSource, type PipelineInput, type PipelineSource } from '../integrations/pipeline-source.js';
 
@@ -24,7 +25,7 @@ export interface WeftProvider extends ProviderV3, AsyncDisposable {
   (modelId?: string): WeftLanguageModel;
   languageModel(modelId?: string): WeftLanguageModel;
   /** The pipeline (opened now if the provider was given options). */
-  pipeline(): Promise<Pipeline>;
+  pipeline(): Promise<PipelineApi>;
   /** Closes the pipeline if the provider opened it; a Pipeline you passed in stays open. */
   close(): Promise<void>;
 }

@@ -14,7 +14,7 @@ import type {
   LanguageModelV3Usage,
   SharedV3ProviderMetadata,
 } from '@ai-sdk/provider';
-import type { FinishReason, StreamPart, Usage } from '../index.js';
+import type { FinishReason, StreamPart, Usage } from '../pipeline/stream-parts.js';
 import type { ToolRequirement } from './call-options.js';
 
 export class StreamPartTranslator {

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AbortError } from '../errors.js';
 import { demoModelPath } from '../package-files.js';
-import { Pipeline } from '../pipeline/pipeline.js';
+import { Pipeline } from '../create.js';
 import type { StreamPart } from '../pipeline/stream-parts.js';
 import type { ChatMessage, ToolCall, ToolDefinition } from '../text/types.js';
 import { ansi, useColor, type CliIo } from './io.js';

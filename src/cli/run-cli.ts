@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '../errors.js';
-import { Pipeline } from '../pipeline/pipeline.js';
+import { Pipeline } from '../create.js';
 import { parseCommandLine } from './args.js';
 import { describeError, runChat } from './chat.js';
 import { runServe } from '../serve/run-serve.js';

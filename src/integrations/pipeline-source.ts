@@ -7,23 +7,26 @@
  * arrive together, and closes it in close().
  */
 
-import { InvalidOptionError, Pipeline, PipelineClosedError, type PipelineOptions } from '../index.js';
+import { Pipeline } from '../create.js';
+import { InvalidOptionError, PipelineClosedError } from '../errors.js';
+import type { PipelineApi } from '../pipeline/face.js';
+import type { PipelineOptions } from '../pipeline/options.js';
 
 export interface PipelineSource {
-  get(): Promise<Pipeline>;
+  get(): Promise<PipelineApi>;
   /** Closes the pipeline if this source opened it; a no-op for a borrowed one. Idempotent. */
   close(): Promise<void>;
 }
 
-/** A Pipeline instance, an options object for Pipeline.create, or a model folder path. */
-export type PipelineInput = Pipeline | PipelineOptions | string;
+/** A pipeline (in process, isolated or remote), an options object for Pipeline.create, or a model folder path. */
+export type PipelineInput = PipelineApi | PipelineOptions | string;
 
 /**
  * Duck-typed rather than instanceof: the CommonJS bundles of `weft` and
  * `weft/ai-sdk` each carry their own copy of the Pipeline class.
  */
-export function isPipeline(value: unknown): value is Pipeline {
-  const candidate = value as Partial<Pipeline> | null;
+export function isPipeline(value: unknown): value is PipelineApi {
+  const candidate = value as Partial<PipelineApi> | null;
   return (
     typeof candidate === 'object' &&
     candidate !== null &&
@@ -151,12 +154,12 @@ function describe(value: unknown): string {
   return typeof value === 'undefined' ? 'undefined' : `the ${typeof value} ${String(value)}`;
 }
 
-export function borrowed(pipeline: Pipeline): PipelineSource {
+export function borrowed(pipeline: PipelineApi): PipelineSource {
   return { get: () => Promise.resolve(pipeline), close: () => Promise.resolve() };
 }
 
 function owned(options: PipelineOptions): PipelineSource {
-  let opening: Promise<Pipeline> | undefined;
+  let opening: Promise<PipelineApi> | undefined;
   let closing: Promise<void> | undefined;
   return {
     get() {

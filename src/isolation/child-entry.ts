@@ -1,11 +1,11 @@
 /**
- * The child process of an isolated pipeline: an ordinary in-process Pipeline
+ * The child process of an isolated pipeline: an ordinary in-process pipeline
  * (engine, native backend, text sandbox) driven by the host's messages. Each
  * request's parts go back as they come; the pipeline's events go back with
  * its stats. When the host goes away (its channel closes) this process ends.
  */
 
-import { Pipeline } from '../pipeline/pipeline.js';
+import { InProcessPipeline } from '../pipeline/pipeline.js';
 import { toErrorData } from './errors.js';
 import type { ChildMessage, HostMessage } from './protocol.js';
 
@@ -22,7 +22,7 @@ function flush(): void {
   batch = [];
   send({ kind: 'batch', messages });
 }
-let pipe: Pipeline | undefined;
+let pipe: InProcessPipeline | undefined;
 const runs = new Map<number, AbortController>();
 
 /** Test hook (docs/pipeline.md): the child aborts natively (SIGABRT) after this many engine steps. */
@@ -52,7 +52,7 @@ process.on('message', (message: HostMessage) => {
 
 async function open(options: Record<string, unknown>): Promise<void> {
   try {
-    pipe = await Pipeline.create({ ...options, onProgress: (progress) => send({ kind: 'progress', progress }) });
+    pipe = await InProcessPipeline.create({ ...options, onProgress: (progress) => send({ kind: 'progress', progress }) });
   } catch (error) {
     send({ kind: 'open-failed', error: toErrorData(error) });
     return;

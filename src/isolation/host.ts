@@ -1,10 +1,10 @@
 /**
- * An isolated pipeline's host side: the public Pipeline API, served by a
- * child process that runs the engine, the native backend and the text
- * sandbox (child-entry.ts). Options are checked here, at once, as in process;
- * parts stream back over IPC and are folded by the same functions
- * (results.ts), so generate(), chat() and stream() give what they give in
- * process.
+ * An isolated pipeline's host side: the pipeline API (PipelineFace,
+ * ModelPipeline), served by a child process that runs the engine, the native
+ * backend and the text sandbox (child-entry.ts). Options are checked here, at
+ * once, as in process; parts stream back over IPC and PipelineFace folds them
+ * as it folds the in-process ones, so generate(), chat() and stream() give
+ * what they give in process.
  *
  * When the child dies (a native crash, SIGKILL, out of memory), every request
  * in flight fails with BackendCrashedError and a new child is started for the
@@ -14,15 +14,10 @@
  */
 
 import { fork, type ChildProcess } from 'node:child_process';
-import { EventEmitter } from 'eventemitter3';
 import { AbortError, BackendCrashedError, InvalidOptionError, PipelineClosedError } from '../errors.js';
-import type { ChatInputMessage } from '../pipeline/messages.js';
-import { resolveRequestOptions, type ChatOptions, type GenerateOptions, type PipelineOptions } from '../pipeline/options.js';
-import type { Pipeline, PipelineEvents, PipelineStats } from '../pipeline/pipeline.js';
-import { isChatInput } from '../pipeline/prompt.js';
-import { foldChat, foldGenerate, streamParts, type ChatResult, type GenerateResult } from '../pipeline/results.js';
+import { PipelineFace, type ModelPipeline, type PartRun, type PipelineEvents, type PipelineStats } from '../pipeline/face.js';
+import { resolveRequestOptions, type ChatOptions, type PipelineOptions } from '../pipeline/options.js';
 import type { RequestPart } from '../pipeline/run-request.js';
-import type { StreamPart } from '../pipeline/stream-parts.js';
 import { childExecArgv, entryScript, setChildRef } from '../runtime/entry-script.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import { loadText } from '../text/load-text.js';
@@ -36,7 +31,7 @@ const SCRIPT = entryScript(import.meta.url, './child-entry.ts', 'isolated-child'
 /** How long close() waits for the child to close its pipeline before killing it. */
 const CLOSE_TIMEOUT_MS = 10_000;
 
-export class IsolatedPipeline extends EventEmitter<PipelineEvents> implements AsyncDisposable {
+export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements ModelPipeline {
   private child: ChildProcess | undefined;
   private opening: Promise<ChildProcess> | undefined;
   private readonly runs = new Map<number, PartChannel>();
@@ -82,34 +77,13 @@ export class IsolatedPipeline extends EventEmitter<PipelineEvents> implements As
     return this.restarts;
   }
 
-  async generate(prompt: string | readonly number[], options: GenerateOptions = {}): Promise<GenerateResult> {
-    return foldGenerate(this.request(prompt, options, false)());
-  }
-
-  async chat(messages: readonly ChatInputMessage[], options: ChatOptions = {}): Promise<ChatResult> {
-    return foldChat(this.request(messages, options, true)());
-  }
-
-  stream(input: string | readonly number[] | readonly ChatInputMessage[], options: ChatOptions = {}): AsyncIterable<StreamPart> {
-    const run = this.request(input, options, isChatInput(input));
-    const withTokens = options.logprobs !== undefined && options.logprobs > 0;
-    let iterated = false;
-    return {
-      [Symbol.asyncIterator]: () => {
-        if (iterated) throw new InvalidOptionError('stream', 'a stream can be iterated once; call stream() again for a new request');
-        iterated = true;
-        return streamParts(run(), withTokens);
-      },
-    };
-  }
-
   /** The child's stats as of its latest event (a fresh child starts from zero). */
   stats(): PipelineStats {
     return this.latestStats!;
   }
 
   /** Ends every pending request with PipelineClosedError and stops the child. Idempotent. */
-  close(): Promise<void> {
+  override close(): Promise<void> {
     this.closing ??= (async () => {
       this.closed = true;
       const child = this.child ?? (await this.opening?.catch(() => undefined));
@@ -125,12 +99,8 @@ export class IsolatedPipeline extends EventEmitter<PipelineEvents> implements As
     return this.closing;
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
-  }
-
   /** Checks options at once (as in process); the run starts when first read. */
-  private request(input: unknown, options: ChatOptions, chat: boolean): () => AsyncGenerator<RequestPart> {
+  protected override request(input: unknown, options: ChatOptions, chat: boolean): PartRun {
     resolveRequestOptions(options, this.generationDefaults, chat);
     const { signal, ...rest } = options;
     return () => this.remoteRun(input, rest, chat, signal);
@@ -292,7 +262,3 @@ function childOptions(options: PipelineOptions): Record<string, unknown> {
   return rest as Record<string, unknown>;
 }
 
-/** The host answers to the whole public surface of Pipeline. */
-type PublicSurface = Pick<Pipeline, 'generate' | 'chat' | 'stream' | 'stats' | 'close' | 'tokenizer' | 'chatTemplate' | 'generationDefaults'>;
-const _surface: (p: IsolatedPipeline) => PublicSurface = (p) => p;
-void _surface;

@@ -16,7 +16,12 @@ import { ChatGenerationChunk, type ChatResult } from '@langchain/core/outputs';
 import type { BaseLanguageModelInput } from '@langchain/core/language_models/base';
 import type { Runnable } from '@langchain/core/runnables';
 import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
-import { InvalidOptionError, type ChatMessage, type ChatOptions, type Pipeline, type StreamPart, type ToolChoice, type ToolDefinition, type Usage } from '../index.js';
+import { InvalidOptionError } from '../errors.js';
+import type { ToolChoice } from '../guided/guide.js';
+import type { PipelineApi } from '../pipeline/face.js';
+import type { ChatOptions } from '../pipeline/options.js';
+import type { StreamPart, Usage } from '../pipeline/stream-parts.js';
+import type { ChatMessage, ToolDefinition } from '../text/types.js';
 import { pipelineSource, type PipelineInput, type PipelineSource } from '../integrations/pipeline-source.js';
 import { toChatMessages } from './messages.js';
 
@@ -59,7 +64,7 @@ export class ChatWeft extends BaseChatModel<ChatWeftCallOptions, AIMessageChunk>
   }
 
   /** The pipeline (opened now if ChatWeft was given options). */
-  pipeline(): Promise<Pipeline> {
+  pipeline(): Promise<PipelineApi> {
     return this.source.get();
   }
 
@@ -144,7 +149,7 @@ export class ChatWeft extends BaseChatModel<ChatWeftCallOptions, AIMessageChunk>
    * guide it (InvalidOptionError for `toolChoice`: a tool parser without a grammar, or none), the
    * request runs again the old way: prompted, not enforced.
    */
-  private streamGuided(pipeline: Pipeline, messages: ChatMessage[], options: this['ParsedCallOptions']): AsyncIterable<StreamPart> {
+  private streamGuided(pipeline: PipelineApi, messages: ChatMessage[], options: this['ParsedCallOptions']): AsyncIterable<StreamPart> {
     try {
       return pipeline.stream(messages, this.requestOptions(options, true));
     } catch (error) {

@@ -5,7 +5,8 @@
  * the call with InvalidOptionError rather than being dropped.
  */
 import type { BaseMessage } from '@langchain/core/messages';
-import { InvalidOptionError, type ChatMessage, type ToolCall } from '../index.js';
+import { InvalidOptionError } from '../errors.js';
+import type { ChatMessage, ToolCall } from '../text/types.js';
 
 export function toChatMessages(messages: readonly BaseMessage[]): ChatMessage[] {
   return messages.map((message, m) => {

@@ -9,12 +9,13 @@
  * its end, as its consumer receives them).
  */
 
-import type { FinishReason, Pipeline, PipelineStats, Usage } from '../index.js';
 import { InvalidOptionError } from '../errors.js';
+import type { ModelPipeline, PipelineStats } from '../pipeline/face.js';
+import type { FinishReason, Usage } from '../pipeline/stream-parts.js';
 import { Histogram, LATENCY_BOUNDS_S, TOKEN_INTERVAL_BOUNDS_S, type HistogramSnapshot } from './histogram.js';
 
 /** What PipelineMetrics needs of a pipeline: its stats and events. */
-export type MetricsSource = Pick<Pipeline, 'stats' | 'on' | 'off'>;
+export type MetricsSource = Pick<ModelPipeline, 'stats' | 'on' | 'off'>;
 
 export interface MetricsSnapshot {
   readonly kv: PipelineStats['kv'];

@@ -4,7 +4,9 @@
  * OpenAI shapes people copy from existing code are accepted: `content` as an
  * array of `{ type: 'text', text }` parts (joined with "\n", as vLLM does),
  * `content: null` beside tool calls, and snake_case `tool_calls` (arguments as
- * a JSON string), `tool_call_id` and `reasoning_content`. Anything else that
+ * a JSON string), `tool_call_id` and `reasoning_content`. `weft serve` reads
+ * its requests' messages here too, by the looser rules of a server
+ * (NormalizeOptions.openAiRequest). Anything else that
  * would not render as written (an unknown role, an image part, a misspelt
  * field) is an InvalidOptionError naming the message and field: a wrong prompt
  * is never rendered.
@@ -44,20 +46,41 @@ export type ChatInputMessage = ChatMessage | OpenAIChatMessage;
 const ROLES = ['system', 'user', 'assistant', 'tool'];
 const KEYS = ['role', 'content', 'reasoning', 'reasoning_content', 'toolCalls', 'tool_calls', 'toolCallId', 'tool_call_id', 'name'];
 
-export function normalizeMessages(messages: unknown): ChatMessage[] {
-  if (!Array.isArray(messages)) throw new InvalidOptionError('messages', 'expected an array of { role, content }');
-  if (messages.length === 0) throw new InvalidOptionError('messages', 'expected at least one message');
-  return messages.map((message: unknown, i) => normalizeMessage(message, `messages[${i}]`));
+export interface NormalizeOptions {
+  /**
+   * The messages of an OpenAI request body, as `weft serve` reads them: the
+   * `developer` role is `system`, fields weft does not know are passed over
+   * (clients send extras), and a tool result without a `name` is given the
+   * name of the call it answers.
+   */
+  readonly openAiRequest?: boolean;
 }
 
-function normalizeMessage(message: unknown, at: string): ChatMessage {
+export function normalizeMessages(messages: unknown, options: NormalizeOptions = {}): ChatMessage[] {
+  if (!Array.isArray(messages)) throw new InvalidOptionError('messages', 'expected an array of { role, content }');
+  if (messages.length === 0) throw new InvalidOptionError('messages', 'expected at least one message');
+  // Tool results name their tool through the call they answer.
+  const callNames = new Map<string, string>();
+  return messages.map((message: unknown, i) => {
+    const out = normalizeMessage(message, `messages[${i}]`, options);
+    for (const call of out.toolCalls ?? []) callNames.set(call.id, call.name);
+    if (options.openAiRequest === true && out.role === 'tool' && out.name === undefined && out.toolCallId !== undefined) {
+      const name = callNames.get(out.toolCallId);
+      if (name !== undefined) out.name = name;
+    }
+    return out;
+  });
+}
+
+function normalizeMessage(message: unknown, at: string, options: NormalizeOptions): ChatMessage {
   if (!isObject(message)) throw new InvalidOptionError(at, 'expected { role, content }');
   // Fields left null (as OpenAI responses carry them: refusal, audio) say nothing; others must be known.
   const present = Object.fromEntries(Object.entries(message).filter(([, value]) => value !== null && value !== undefined));
-  checkKeys(at, present, KEYS);
-  const role = message.role;
+  if (options.openAiRequest !== true) checkKeys(at, present, KEYS);
+  const role = options.openAiRequest === true && message.role === 'developer' ? 'system' : message.role;
   if (typeof role !== 'string' || !ROLES.includes(role)) {
-    throw new InvalidOptionError(`${at}.role`, `expected "system", "user", "assistant" or "tool", got ${JSON.stringify(role)}`);
+    const roles = options.openAiRequest === true ? '"system", "developer", "user", "assistant" or "tool"' : '"system", "user", "assistant" or "tool"';
+    throw new InvalidOptionError(`${at}.role`, `expected ${roles}, got ${JSON.stringify(role)}`);
   }
   const toolCalls = normalizeToolCalls(message, at);
   const out: ChatMessage = { role: role as ChatMessage['role'], content: normalizeContent(message.content, `${at}.content`, toolCalls !== undefined) };

@@ -1,5 +1,8 @@
 /**
- * Pipeline: the public face of weft. create / generate / chat / stream / stats / close.
+ * The in-process pipeline: the model, engine and backend in this process.
+ * Its public face (generate / chat / stream) is PipelineFace's (face.ts); the
+ * public `Pipeline` is this class with the create() that also opens isolated
+ * and remote pipelines (src/create.ts).
  *
  * Data flows one way: Pipeline -> engine -> backend -> engine -> Pipeline.
  * The pipeline turns text into token ids (prompt.ts), hands requests to the
@@ -8,11 +11,8 @@
  * options are validated first, before any template is rendered or parser built.
  */
 
-import { EventEmitter } from 'eventemitter3';
 import type { Backend } from '../backends/backend.js';
-import type { RemoteOptions, RemotePipeline } from '../remote/remote-pipeline.js';
-import { Engine, type StepInfo } from '../engine/engine.js';
-import type { PoolStats } from '../engine/kv/kv-cache-manager.js';
+import { Engine } from '../engine/engine.js';
 import type { SchedulerConfig } from '../engine/scheduler.js';
 import { InvalidOptionError, PipelineClosedError } from '../errors.js';
 import { Guide } from '../guided/guide.js';
@@ -21,40 +21,22 @@ import { activeParsers, inferParsers } from '../tool-formats/infer.js';
 import { toolGrammarOf } from '../tool-formats/registry.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer } from '../text/types.js';
-import type { ChatInputMessage } from './messages.js';
+import { PipelineFace, type ModelPipeline, type PartRun, type PipelineEvents, type PipelineStats } from './face.js';
 import { openModel, type OpenedModel } from './open-model.js';
-import { resolvePipelineOptions, resolveRequestOptions, type ChatOptions, type GenerateOptions, type PipelineOptions } from './options.js';
-import { isChatInput, prepareChat, preparePrompt, promptLimits, type PreparedPrompt, type PromptLimits } from './prompt.js';
+import { resolvePipelineOptions, resolveRequestOptions, type ChatOptions, type PipelineOptions } from './options.js';
+import { prepareChat, preparePrompt, promptLimits, type PreparedPrompt, type PromptLimits } from './prompt.js';
 import type { PromptText } from './prompt-text.js';
 import { Reply } from './reply.js';
-import { foldChat, foldGenerate, streamParts, type ChatResult, type GenerateResult } from './results.js';
 import { runRequest, type RequestPart, type RunContext } from './run-request.js';
-import type { FinishReason, StreamPart, Usage } from './stream-parts.js';
 
-export interface PipelineStats {
-  readonly kv: { readonly pools: PoolStats[]; readonly blockSize: number; readonly prefixCaching: boolean };
-  readonly running: number;
-  readonly waiting: number;
-  readonly preemptions: number;
-  readonly steps: number;
-  readonly requests: { readonly started: number; readonly finished: number };
-  readonly generatedTokens: number;
+/** A model opened for a pipeline, with the options it was opened with. */
+interface OpenedPipeline {
+  readonly model: OpenedModel;
+  readonly options: PipelineOptions;
+  readonly scheduler: SchedulerConfig;
 }
 
-export interface PipelineEvents {
-  /** After every engine step. */
-  step: (info: StepInfo) => void;
-  'request-start': (info: { requestId: number; promptTokens: number }) => void;
-  'request-preempted': (info: { requestId: number }) => void;
-  /** The request's first generated tokens reached its consumer (time to first token). */
-  'request-first-token': (info: { requestId: number }) => void;
-  /** With the reason the request's result or finish part reports (`tool_calls` included), or `aborted` / `error`. */
-  'request-finish': (info: { requestId: number; finishReason: FinishReason; usage: Usage }) => void;
-  /** Engine log lines (a request or a step failed). */
-  log: (message: string) => void;
-}
-
-export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDisposable {
+export class InProcessPipeline extends PipelineFace<PipelineEvents> implements ModelPipeline {
   readonly tokenizer: Tokenizer;
   readonly chatTemplate: ChatTemplate | undefined;
   readonly generationDefaults: GenerationDefaults;
@@ -73,38 +55,25 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   private generated = 0;
   private warnedNoToolParser = false;
 
-  /** Loads a model folder (or wraps a custom backend) and starts an idle engine. */
-  static create(options: { remote: RemoteOptions }): Promise<RemotePipeline>;
-  static create(options: PipelineOptions): Promise<Pipeline>;
-  /** With `{ remote }`: the same API over an OpenAI-compatible server (src/remote/, docs/scaling.md). */
-  static async create(options: PipelineOptions | { remote: RemoteOptions }): Promise<Pipeline | RemotePipeline> {
-    if (options !== null && typeof options === 'object' && 'remote' in options && options.remote !== undefined) {
-      const others = Object.keys(options).filter((key) => key !== 'remote');
-      if (others.length > 0) throw new InvalidOptionError('remote', `a remote pipeline takes no local options (got ${others.join(', ')})`);
-      // Loaded on demand: in-process users never load the HTTP client.
-      const { RemotePipeline } = await import('../remote/remote-pipeline.js');
-      return RemotePipeline.create({ remote: options.remote });
-    }
-    return Pipeline.createLocal(options as PipelineOptions);
+  /** Loads a model folder (or wraps a custom backend) in this process and starts an idle engine. */
+  static async create(options: PipelineOptions): Promise<InProcessPipeline> {
+    return new InProcessPipeline(await InProcessPipeline.open(options));
   }
 
-  private static async createLocal(options: PipelineOptions): Promise<Pipeline> {
+  /** Opens the model `options` name, in this process: what the constructor takes (the public Pipeline's create() uses it too). */
+  protected static async open(options: PipelineOptions): Promise<OpenedPipeline> {
     const resolved = resolvePipelineOptions(options);
-    if (options.isolation === 'process') {
-      // Same public API, served by a child process (src/isolation/); imported only when asked for.
-      const { IsolatedPipeline } = await import('../isolation/host.js');
-      return (await IsolatedPipeline.start(options)) as unknown as Pipeline;
-    }
+    if (options.isolation === 'process') throw new InvalidOptionError('isolation', 'an isolated pipeline is opened by Pipeline.create (src/create.ts)');
     const model = await openModel(options, resolved);
     // Without a parsers option, the ones the model's own files point to (its template rendered in the text sandbox).
     const parsers = options.parsers ?? await inferParsers(undefined, {
       render: (messages, renderOptions) => model.promptText.render(messages, renderOptions, Infinity),
       hasToken: (text) => model.tokenizer.tokenToId(text) !== undefined,
     });
-    return new Pipeline(model, { ...options, parsers }, { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: model.maxNumBatchedTokens, policy: resolved.policy });
+    return { model, options: { ...options, parsers }, scheduler: { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: model.maxNumBatchedTokens, policy: resolved.policy } };
   }
 
-  private constructor(model: OpenedModel, options: PipelineOptions, scheduler: SchedulerConfig) {
+  protected constructor({ model, options, scheduler }: OpenedPipeline) {
     super();
     this.backend = model.backend;
     this.tokenizer = model.tokenizer;
@@ -147,37 +116,6 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     };
   }
 
-  /** Generates a completion of `prompt` (text, or token ids used as they are). */
-  async generate(prompt: string | readonly number[], options: GenerateOptions = {}): Promise<GenerateResult> {
-    return foldGenerate(this.request(prompt, options, false)());
-  }
-
-  /**
-   * Renders `messages` with the chat template, generates, and parses reasoning
-   * and tool calls. Messages may be weft's or OpenAI-shaped (see messages.ts).
-   */
-  async chat(messages: readonly ChatInputMessage[], options: ChatOptions = {}): Promise<ChatResult> {
-    return foldChat(this.request(messages, options, true)());
-  }
-
-  /**
-   * Streams typed parts of a completion (a string or token ids) or a chat reply
-   * (an array of messages). Options are checked at once; the request starts when
-   * iteration starts, and breaking out of the loop cancels it.
-   */
-  stream(input: string | readonly number[] | readonly ChatInputMessage[], options: ChatOptions = {}): AsyncIterable<StreamPart> {
-    const run = this.request(input, options, isChatInput(input));
-    const withTokens = options.logprobs !== undefined && options.logprobs > 0;
-    let iterated = false;
-    return {
-      [Symbol.asyncIterator]: () => {
-        if (iterated) throw new InvalidOptionError('stream', 'a stream can be iterated once; call stream() again for a new request');
-        iterated = true;
-        return streamParts(run(), withTokens);
-      },
-    };
-  }
-
   /**
    * One request's raw part stream (parts and `raw` parts) as generate(),
    * chat() and stream() read it. For weft's isolated pipeline, whose child
@@ -203,7 +141,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
   }
 
   /** Ends every pending request with PipelineClosedError and frees the model. Idempotent. */
-  close(): Promise<void> {
+  override close(): Promise<void> {
     this.closing ??= (async () => {
       this.closed = true;
       this.engine.close(new PipelineClosedError('the pipeline was closed while the request ran'));
@@ -214,10 +152,6 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
     return this.closing;
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
-  }
-
   /**
    * Checks a request at once: its options, then its prompt (token ids,
    * messages, sizes). Returns the run, which starts when it is first read:
@@ -226,7 +160,7 @@ export class Pipeline extends EventEmitter<PipelineEvents> implements AsyncDispo
    * stay in the text when a tool parser reads it (some formats mark calls with
    * them), unless the request says otherwise.
    */
-  private request(input: unknown, options: ChatOptions, chat: boolean): () => AsyncGenerator<RequestPart> {
+  protected override request(input: unknown, options: ChatOptions, chat: boolean): PartRun {
     const resolved = resolveRequestOptions(options, this.generationDefaults, chat);
     const names = chat ? activeParsers(this.options.parsers, options.parsers) : {};
     if (chat && (resolved.tools?.length ?? 0) > 0 && { ...this.options.parsers, ...options.parsers }.tool === undefined) this.warnNoToolParser();

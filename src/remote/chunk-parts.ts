@@ -5,10 +5,17 @@
  * - parsed by the server: `delta.reasoning_content` (vLLM, OVMS, weft serve;
  *   `delta.reasoning` too) and `delta.tool_calls`;
  * - raw text: then weft's own parsers (`local`) run on `delta.content` here.
+ * A server's parse is given the whitespace rule of weft's own (reply-trim.ts),
+ * so a chat reply reads the same from a server as in process.
+ * The text a server sends as content comes first as a `raw` part (what a
+ * chat result's `text` and a completion's text are folded from, as in process).
  * Remote streams have no `token` parts: servers send token text, not ids.
  */
 
-import type { FinishReason, ParserEvent, ParserStream, StreamPart, Usage } from '../index.js';
+import type { ParserEvent, ParserStream } from '../parsers/types.js';
+import type { RequestPart } from '../pipeline/run-request.js';
+import type { FinishReason, StreamPart, Usage } from '../pipeline/stream-parts.js';
+import { ReplyTrim } from './reply-trim.js';
 import { remoteError } from './remote-errors.js';
 
 interface ServerCall {
@@ -30,12 +37,19 @@ export class ChunkReader {
   private finishReason: string | null = null;
   private usage: Usage = { promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0 };
   private readonly warnings: string[] = [];
-  private raw = '';
+  /** Trims what the server parsed; none for a completion, or when weft's parsers (which trim) read the text here. */
+  private readonly trim: ReplyTrim | undefined;
 
-  constructor(private readonly local: ParserStream<ParserEvent> | undefined) {}
+  /** `chat`: a chat reply (else a completion); `local`: weft's parsers, for a server that sends raw text. */
+  constructor(
+    chat: boolean,
+    private readonly local: ParserStream<ParserEvent> | undefined,
+  ) {
+    this.trim = chat && local === undefined ? new ReplyTrim() : undefined;
+  }
 
   /** The parts one chunk (a parsed `data:` payload) carries. Throws the server's error if it sent one. */
-  push(chunk: unknown): StreamPart[] {
+  push(chunk: unknown): RequestPart[] {
     if (chunk === null || typeof chunk !== 'object') return [];
     const c = chunk as Chunk;
     if (c.error !== undefined) throw remoteError(undefined, c);
@@ -48,23 +62,19 @@ export class ChunkReader {
     }
     const choice = c.choices?.[0];
     if (!choice) return [];
-    const parts: StreamPart[] = [];
+    const parts: RequestPart[] = [];
     const delta = choice.delta ?? {};
-    const reasoning = delta.reasoning_content ?? delta.reasoning;
+    const sent = delta.reasoning_content ?? delta.reasoning;
+    const reasoning = typeof sent === 'string' && this.trim ? this.trim.reasoning(sent) : sent;
     if (typeof reasoning === 'string' && reasoning !== '') parts.push({ type: 'reasoning-delta', text: reasoning });
     const text = typeof delta.content === 'string' ? delta.content : typeof choice.text === 'string' ? choice.text : '';
     if (text !== '') {
-      this.raw += text;
+      parts.push({ type: 'raw', text, tokenIds: [] });
       parts.push(...this.content(text));
     }
     for (const call of delta.tool_calls ?? []) parts.push(...this.serverCallDelta(call));
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
     return parts;
-  }
-
-  /** The text the server sent as content (with its markup, when weft's parsers read it here). */
-  get rawText(): string {
-    return this.raw;
   }
 
   /** After the last chunk: complete tool calls, then the finish part. */
@@ -87,7 +97,10 @@ export class ChunkReader {
   }
 
   private content(text: string): StreamPart[] {
-    if (!this.local) return [{ type: 'text-delta', text }];
+    if (!this.local) {
+      const kept = this.trim ? this.trim.content(text) : text;
+      return kept === '' ? [] : [{ type: 'text-delta', text: kept }];
+    }
     return this.fromEvents(this.local.push(text));
   }
 

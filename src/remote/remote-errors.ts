@@ -6,7 +6,7 @@
  * RemoteError with the HTTP status.
  */
 
-import { InvalidOptionError, PromptTooLongError, RemoteError, type WeftError } from '../index.js';
+import { InvalidOptionError, PromptTooLongError, RemoteError, type WeftError } from '../errors.js';
 
 interface ErrorBody {
   message?: unknown;

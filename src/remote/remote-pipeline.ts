@@ -3,35 +3,25 @@
  * AbortSignal over any OpenAI-compatible server (vLLM, OpenVINO Model Server,
  * `weft serve` on another machine), for apps that outgrow one process.
  *
- * Same contract as Pipeline where a remote server allows it: a request starts
- * when its stream is iterated, breaking out or aborting closes its HTTP
+ * Same contract as Pipeline where a remote server allows it (generate, chat
+ * and stream are PipelineFace's, over the parts of chunk-parts.ts): a request
+ * starts when its stream is iterated, breaking out or aborting closes its HTTP
  * stream, errors are weft's typed errors (remote-errors.ts). Differences: no
  * token ids (`tokenIds` is empty, no `token` parts), and request options are
  * checked by the server, so a bad value rejects after a round trip.
  */
 
 import { randomBytes } from 'node:crypto';
-import {
-  AbortError,
-  createParserChain,
-  createReasoningParser,
-  createToolParser,
-  InvalidOptionError,
-  PipelineClosedError,
-  RemoteError,
-  WeftError,
-  type ChatMessage,
-  type ChatOptions,
-  type ChatResult,
-  type GenerateOptions,
-  type GenerateResult,
-  type ParserEvent,
-  type ParserOptions,
-  type ParserStream,
-  type StreamPart,
-  type ToolCall,
-  type ToolDefinition,
-} from '../index.js';
+import { AbortError, InvalidOptionError, PipelineClosedError, RemoteError, WeftError } from '../errors.js';
+import { createParserChain } from '../parsers/chain.js';
+import { createReasoningParser } from '../parsers/registry.js';
+import { createToolParser } from '../tool-formats/registry.js';
+import type { ParserEvent, ParserStream } from '../parsers/types.js';
+import { PipelineFace, type NoEvents, type PartRun } from '../pipeline/face.js';
+import { normalizeMessages } from '../pipeline/messages.js';
+import type { ChatOptions, ParserOptions } from '../pipeline/options.js';
+import type { RequestPart } from '../pipeline/run-request.js';
+import type { ToolDefinition } from '../text/types.js';
 import { ChunkReader } from './chunk-parts.js';
 import { remoteError } from './remote-errors.js';
 import { chatBody, completionBody } from './request-body.js';
@@ -58,12 +48,13 @@ export interface RemoteOptions {
   checkModel?: boolean;
 }
 
-export class RemotePipeline implements AsyncDisposable {
+export class RemotePipeline extends PipelineFace<NoEvents> {
   readonly model: string;
   private readonly baseURL: string;
   private readonly closer = new AbortController();
 
   private constructor(private readonly options: RemoteOptions) {
+    super();
     this.model = options.model;
     this.baseURL = options.baseURL.replace(/\/+$/, '');
   }
@@ -85,82 +76,27 @@ export class RemotePipeline implements AsyncDisposable {
     return pipe;
   }
 
-  async generate(prompt: string | readonly number[], options: GenerateOptions = {}): Promise<GenerateResult> {
-    let text = '';
-    for await (const part of this.stream(prompt, options)) {
-      if (part.type === 'text-delta') text += part.text;
-      else if (part.type === 'finish') return { text, tokenIds: [], finishReason: part.finishReason, usage: part.usage };
-    }
-    throw new RemoteError('the server ended the stream without finishing');
-  }
-
-  async chat(messages: readonly ChatMessage[], options: ChatOptions = {}): Promise<ChatResult> {
-    let content = '';
-    let reasoning = '';
-    const toolCalls: ToolCall[] = [];
-    const run = this.run(messages, options);
-    for await (const part of run.parts) {
-      if (part.type === 'text-delta') content += part.text;
-      else if (part.type === 'reasoning-delta') reasoning += part.text;
-      else if (part.type === 'tool-call') toolCalls.push({ id: part.id, name: part.name, arguments: part.arguments });
-      else if (part.type === 'finish') {
-        return {
-          content: content === '' ? null : content,
-          reasoning: reasoning === '' ? null : reasoning,
-          toolCalls,
-          text: run.rawText(),
-          finishReason: part.finishReason,
-          usage: part.usage,
-          warnings: [...(part.warnings ?? [])],
-        };
-      }
-    }
-    throw new RemoteError('the server ended the stream without finishing');
-  }
-
-  /** Typed parts of a completion (a prompt) or a chat reply (messages); breaking out closes the HTTP stream. */
-  stream(input: string | readonly number[] | readonly ChatMessage[], options: ChatOptions = {}): AsyncIterable<StreamPart> {
-    return this.run(input, options).parts;
-  }
-
   /** Cancels every running request (PipelineClosedError); later calls throw it at once. Idempotent. */
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     this.closer.abort(new PipelineClosedError('the remote pipeline was closed while the request ran'));
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
-  }
-
-  private run(input: string | readonly number[] | readonly ChatMessage[], options: ChatOptions): { parts: AsyncIterable<StreamPart>; rawText: () => string } {
+  /** Checks what can be checked here (the server checks the rest); the HTTP request starts when the run is read. */
+  protected override request(input: unknown, options: ChatOptions, chat: boolean): PartRun {
     if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
     if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidOptionError('signal', 'expected an AbortSignal');
     if (options.guidedTools === true) throw new InvalidOptionError('guidedTools', 'the server decides it (weft serve --enable-tool-guided-generation); a request cannot ask');
-    const chat = Array.isArray(input) && input.length > 0 && typeof input[0] === 'object';
     if (!chat && typeof input !== 'string' && !(Array.isArray(input) && input.every((id) => Number.isInteger(id)))) {
       throw new InvalidOptionError('prompt', 'expected a string, token ids, or an array of { role, content }');
     }
+    const { signal, parsers, ...rest } = options;
+    const body = chat ? chatBody(this.model, normalizeMessages(input), rest) : completionBody(this.model, input as string | readonly number[], rest);
     const path = chat ? '/chat/completions' : '/completions';
-    const { signal: _signal, parsers: _parsers, ...rest } = options;
-    const body = chat
-      ? chatBody(this.model, input as readonly ChatMessage[], rest)
-      : completionBody(this.model, input as string | readonly number[], rest);
-    const reader = new ChunkReader(chat ? this.localParser({ ...this.options.parsers, ...options.parsers }, options.tools ?? []) : undefined);
-    const self = this;
-    let iterated = false;
-    return {
-      rawText: () => reader.rawText,
-      parts: {
-        [Symbol.asyncIterator]() {
-          if (iterated) throw new InvalidOptionError('stream', 'a stream can be iterated once; call stream() again for a new request');
-          iterated = true;
-          return self.request(path, body, reader, options.signal);
-        },
-      },
-    };
+    const names = { ...this.options.parsers, ...parsers };
+    return () => this.run(path, body, new ChunkReader(chat, chat ? this.localParser(names, options.tools ?? []) : undefined), signal);
   }
 
-  private async *request(path: string, body: object, reader: ChunkReader, signal: AbortSignal | undefined): AsyncGenerator<StreamPart> {
+  private async *run(path: string, body: object, reader: ChunkReader, signal: AbortSignal | undefined): AsyncGenerator<RequestPart> {
     if (this.closer.signal.aborted) throw new PipelineClosedError();
     if (signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: signal.reason });
     const mine = new AbortController();

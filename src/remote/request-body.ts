@@ -1,12 +1,15 @@
 /**
  * weft requests -> OpenAI request bodies. weft's option names map to the
- * OpenAI fields, plus the vLLM/OVMS extras those servers accept (`top_k`,
- * `min_p`, `repetition_penalty`, `ignore_eos`, `stop_token_ids`,
- * `chat_template_kwargs`); guided generation as `response_format` and
- * `tool_choice` (and `parallel_tool_calls`). Always streamed, with usage.
+ * fields by the table `weft serve` reads them with (pipeline/openai-fields.ts:
+ * OpenAI's fields plus the vLLM/OVMS extras); guided generation as
+ * `response_format` and `tool_choice` (and `parallel_tool_calls`). Always
+ * streamed, with usage.
  */
 
-import type { ChatMessage, ChatOptions, GenerateOptions, ResponseFormat, ToolChoice } from '../index.js';
+import type { ResponseFormat, ToolChoice } from '../guided/guide.js';
+import { SAMPLING_FIELDS } from '../pipeline/openai-fields.js';
+import type { ChatOptions, GenerateOptions } from '../pipeline/options.js';
+import type { ChatMessage } from '../text/types.js';
 
 type Body = Record<string, unknown>;
 
@@ -52,22 +55,9 @@ function toOpenAiResponseFormat(format: ResponseFormat): unknown {
 function samplingFields(options: GenerateOptions): Body {
   const fields: Body = {};
   if (options.responseFormat !== undefined) fields.response_format = toOpenAiResponseFormat(options.responseFormat);
-  const set = (name: string, value: unknown): void => {
-    if (value !== undefined) fields[name] = value;
-  };
-  set('max_tokens', options.maxTokens);
-  set('temperature', options.temperature);
-  set('top_p', options.topP);
-  set('top_k', options.topK);
-  set('min_p', options.minP);
-  set('repetition_penalty', options.repetitionPenalty);
-  set('presence_penalty', options.presencePenalty);
-  set('frequency_penalty', options.frequencyPenalty);
-  set('seed', options.seed);
-  set('stop', options.stop);
-  set('stop_token_ids', options.stopTokenIds);
-  set('ignore_eos', options.ignoreEos);
-  set('skip_special_tokens', options.skipSpecialTokens);
+  for (const { option, field } of SAMPLING_FIELDS) {
+    if (options[option] !== undefined) fields[field] = options[option];
+  }
   return fields;
 }
 

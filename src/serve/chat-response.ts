@@ -6,7 +6,7 @@
  * delta a piece of the arguments' JSON, which add up to the final arguments.
  */
 
-import type { StreamPart, TokenLogprobs, Usage } from '../index.js';
+import type { StreamPart, TokenLogprobs, Usage } from '../pipeline/stream-parts.js';
 import { toChatLogprobs, toOpenAiFinishReason, toOpenAiUsage, type OpenAiTokenLogprob, type TokenText } from './usage.js';
 
 export interface ResponseIds {

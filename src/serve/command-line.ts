@@ -7,7 +7,8 @@
  */
 
 import { parseArgs } from 'node:util';
-import type { KvPrecision, ParserOptions, PipelineOptions } from '../index.js';
+import type { KvPrecision } from '../backends/backend.js';
+import type { ParserOptions, PipelineOptions } from '../pipeline/options.js';
 import { GUIDED_TOOL_PARSERS, toolParserNames } from '../tool-formats/registry.js';
 import { reasoningParserNames } from '../parsers/index.js';
 

@@ -5,7 +5,7 @@
  * is a count of alternatives (0-5 in OpenAI, up to 20 here).
  */
 
-import type { GenerateOptions } from '../index.js';
+import type { GenerateOptions } from '../pipeline/options.js';
 import { badRequest } from './errors.js';
 import { optionalBoolean, optionalInteger, requireObject } from './fields.js';
 import { checkModel, samplingOptions, streamFields, type ServedModel } from './sampling-fields.js';

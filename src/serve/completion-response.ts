@@ -1,6 +1,6 @@
 /** weft stream parts of a text completion -> `text_completion` objects (streamed chunks or one response). */
 
-import type { StreamPart, TokenLogprobs, Usage } from '../index.js';
+import type { StreamPart, TokenLogprobs, Usage } from '../pipeline/stream-parts.js';
 import type { ResponseIds } from './chat-response.js';
 import { toCompletionLogprobs, toOpenAiFinishReason, toOpenAiUsage, type TokenText } from './usage.js';
 

@@ -4,7 +4,8 @@
  * an ApiError here, so no error reaches node:http unshaped.
  */
 
-import { WeftError } from '../index.js';
+import { WeftError } from '../errors.js';
+import { fieldOfOption } from '../pipeline/openai-fields.js';
 
 export type ApiErrorType = 'invalid_request_error' | 'authentication_error' | 'not_found_error' | 'server_error' | 'service_unavailable';
 
@@ -27,40 +28,6 @@ export class ApiError extends Error {
 
 export const badRequest = (message: string, param: string | null = null, code: string | null = null): ApiError =>
   new ApiError(400, 'invalid_request_error', message, param, code);
-
-/** The weft option names a request field maps to, so a pipeline's complaint names the field the client sent. */
-const FIELD_OF_OPTION: Record<string, string> = {
-  maxTokens: 'max_tokens',
-  topP: 'top_p',
-  topK: 'top_k',
-  minP: 'min_p',
-  repetitionPenalty: 'repetition_penalty',
-  presencePenalty: 'presence_penalty',
-  frequencyPenalty: 'frequency_penalty',
-  stopTokenIds: 'stop_token_ids',
-  ignoreEos: 'ignore_eos',
-  logprobs: 'top_logprobs',
-  skipSpecialTokens: 'skip_special_tokens',
-  parallelToolCalls: 'parallel_tool_calls',
-  prompt: 'prompt',
-  messages: 'messages',
-};
-
-/** Guided options carry a path (`responseFormat.schema.properties.x.pattern`); the field keeps it in the client's spelling. */
-const FIELD_OF_OPTION_PREFIX: readonly [string, string][] = [
-  ['responseFormat.schema', 'response_format.json_schema.schema'],
-  ['responseFormat', 'response_format'],
-  ['toolChoice', 'tool_choice'],
-];
-
-function fieldOfOption(option: string): string {
-  const exact = FIELD_OF_OPTION[option];
-  if (exact !== undefined) return exact;
-  for (const [prefix, field] of FIELD_OF_OPTION_PREFIX) {
-    if (option === prefix || option.startsWith(`${prefix}.`) || option.startsWith(`${prefix}[`)) return field + option.slice(prefix.length);
-  }
-  return option;
-}
 
 /** Any thrown value as an ApiError; weft's typed errors keep their code. */
 export function toApiError(error: unknown): ApiError {

@@ -9,7 +9,8 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AbortError, type StreamPart, type Usage } from '../index.js';
+import { AbortError } from '../errors.js';
+import type { StreamPart, Usage } from '../pipeline/stream-parts.js';
 import { toApiError } from './errors.js';
 import { sendError, sendJson } from './respond.js';
 import { SseWriter } from './sse.js';

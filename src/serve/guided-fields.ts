@@ -5,7 +5,7 @@
  * pipeline, whose InvalidOptionError errors.ts maps back to these fields.
  */
 
-import type { ResponseFormat, ToolChoice } from '../index.js';
+import type { ResponseFormat, ToolChoice } from '../guided/guide.js';
 import { badRequest } from './errors.js';
 import { isJsonObject, type Json } from './fields.js';
 

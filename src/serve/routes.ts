@@ -8,7 +8,9 @@
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ParserOptions, Pipeline, StreamPart } from '../index.js';
+import type { ModelPipeline } from '../pipeline/face.js';
+import type { ParserOptions } from '../pipeline/options.js';
+import type { StreamPart } from '../pipeline/stream-parts.js';
 import type { PipelineMetrics } from '../metrics/pipeline-metrics.js';
 import { readJsonBody, type BodyLimits } from './body.js';
 import { ChatChunker, ChatReply, type ResponseIds } from './chat-response.js';
@@ -22,7 +24,7 @@ import { sendError, sendJson } from './respond.js';
 import type { TokenText } from './usage.js';
 
 export interface RouteContext {
-  readonly pipeline: Pipeline;
+  readonly pipeline: ModelPipeline;
   readonly modelName: string;
   /** Parsers for chat replies (from the flags, or inferred from the chat template). */
   readonly parsers: ParserOptions;
@@ -128,6 +130,6 @@ function responseIds(ctx: RouteContext, prefix: string): ResponseIds {
   return { id: `${prefix}-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), model: ctx.modelName };
 }
 
-function tokenText(pipeline: Pipeline): TokenText {
+function tokenText(pipeline: ModelPipeline): TokenText {
   return (id) => pipeline.tokenizer.decode([id], { skipSpecialTokens: false });
 }

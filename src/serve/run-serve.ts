@@ -4,7 +4,10 @@
  */
 
 import { basename, resolve } from 'node:path';
-import { InvalidOptionError, Pipeline, WeftError, type PipelineOptions } from '../index.js';
+import { Pipeline } from '../create.js';
+import { InvalidOptionError, WeftError } from '../errors.js';
+import type { ModelPipeline } from '../pipeline/face.js';
+import type { PipelineOptions } from '../pipeline/options.js';
 import { activeParsers, inferParsers, NO_PARSER } from '../tool-formats/infer.js';
 import { parseServeArgs, SERVE_HELP, ServeUsageError } from './command-line.js';
 import { WeftServer } from './server.js';
@@ -18,7 +21,7 @@ export interface ServeIo {
   readonly shutdownSignal?: Promise<string>;
   /** Called once the server listens (tests read the port from it). */
   readonly onListening?: (server: WeftServer) => void;
-  readonly openPipeline?: (options: PipelineOptions) => Promise<Pipeline>;
+  readonly openPipeline?: (options: PipelineOptions) => Promise<ModelPipeline>;
 }
 
 export async function runServe(argv: readonly string[], io: ServeIo): Promise<number> {
@@ -35,7 +38,7 @@ export async function runServe(argv: readonly string[], io: ServeIo): Promise<nu
     return 0;
   }
   const log = (line: string): void => void io.stderr.write(`weft serve: ${line}\n`);
-  let pipeline: Pipeline | undefined;
+  let pipeline: ModelPipeline | undefined;
   let server: WeftServer | undefined;
   try {
     const started = performance.now();

@@ -1,12 +1,14 @@
 /**
  * The request fields /v1/chat/completions and /v1/completions share, mapped
- * to weft's GenerateOptions. Ranges are checked by the pipeline (its
+ * to weft's GenerateOptions by the table RemotePipeline writes them with
+ * (pipeline/openai-fields.ts). Ranges are checked by the pipeline (its
  * InvalidOptionError is mapped back to the field name in errors.ts); here we
  * check types, and refuse clearly what weft cannot do yet. `response_format`
  * is guided generation (guided-fields.ts).
  */
 
-import type { GenerateOptions } from '../index.js';
+import type { GenerateOptions } from '../pipeline/options.js';
+import { SAMPLING_FIELDS, type SamplingField } from '../pipeline/openai-fields.js';
 import { ApiError, badRequest } from './errors.js';
 import { parseResponseFormat } from './guided-fields.js';
 import { optionalBoolean, optionalInteger, optionalNumber, optionalObject, type Json } from './fields.js';
@@ -39,39 +41,39 @@ export function samplingOptions(body: Json): GenerateOptions {
   const options: GenerateOptions = {};
   const responseFormat = parseResponseFormat(body);
   if (responseFormat !== undefined) options.responseFormat = responseFormat;
-  const maxTokens = optionalInteger(body, 'max_completion_tokens') ?? optionalInteger(body, 'max_tokens');
-  if (maxTokens !== undefined) options.maxTokens = maxTokens;
-  const temperature = optionalNumber(body, 'temperature');
-  if (temperature !== undefined) options.temperature = temperature;
-  const topP = optionalNumber(body, 'top_p');
-  if (topP !== undefined) options.topP = topP;
-  const topK = optionalInteger(body, 'top_k');
+  for (const entry of SAMPLING_FIELDS) {
+    const value = readField(body, entry);
+    if (value !== undefined) (options as Record<string, unknown>)[entry.option] = value;
+  }
   // vLLM's "off" is -1; weft's is 0.
-  if (topK !== undefined) options.topK = topK === -1 ? 0 : topK;
-  const minP = optionalNumber(body, 'min_p');
-  if (minP !== undefined) options.minP = minP;
-  const presence = optionalNumber(body, 'presence_penalty');
-  if (presence !== undefined) options.presencePenalty = presence;
-  const frequency = optionalNumber(body, 'frequency_penalty');
-  if (frequency !== undefined) options.frequencyPenalty = frequency;
-  const repetition = optionalNumber(body, 'repetition_penalty');
-  if (repetition !== undefined) options.repetitionPenalty = repetition;
-  const seed = optionalInteger(body, 'seed');
-  if (seed !== undefined) options.seed = seed;
-  const ignoreEos = optionalBoolean(body, 'ignore_eos');
-  if (ignoreEos !== undefined) options.ignoreEos = ignoreEos;
-  const stop = body.stop;
-  if (stop !== undefined && stop !== null) {
-    if (typeof stop === 'string') options.stop = stop;
-    else if (Array.isArray(stop) && stop.every((s) => typeof s === 'string')) options.stop = stop as string[];
-    else throw badRequest('stop must be a string or an array of strings', 'stop');
-  }
-  const stopIds = body.stop_token_ids;
-  if (stopIds !== undefined && stopIds !== null) {
-    if (!Array.isArray(stopIds) || stopIds.some((id) => !Number.isInteger(id))) throw badRequest('stop_token_ids must be an array of integers', 'stop_token_ids');
-    options.stopTokenIds = stopIds as number[];
-  }
+  if (options.topK === -1) options.topK = 0;
   return options;
+}
+
+/** One table field of a body, type-checked (a wrong type is a 400 naming the field); its alias first. */
+function readField(body: Json, entry: SamplingField): unknown {
+  if (entry.alias !== undefined && body[entry.alias] !== undefined && body[entry.alias] !== null) return readField(body, { ...entry, field: entry.alias, alias: undefined });
+  const { field } = entry;
+  switch (entry.kind) {
+    case 'number':
+      return optionalNumber(body, field);
+    case 'integer':
+      return optionalInteger(body, field);
+    case 'boolean':
+      return optionalBoolean(body, field);
+    case 'stop': {
+      const stop = body[field];
+      if (stop === undefined || stop === null) return undefined;
+      if (typeof stop === 'string' || (Array.isArray(stop) && stop.every((s) => typeof s === 'string'))) return stop;
+      throw badRequest(`${field} must be a string or an array of strings`, field);
+    }
+    case 'integers': {
+      const ids = body[field];
+      if (ids === undefined || ids === null) return undefined;
+      if (!Array.isArray(ids) || ids.some((id) => !Number.isInteger(id))) throw badRequest(`${field} must be an array of integers`, field);
+      return ids;
+    }
+  }
 }
 
 /** `stream` and `stream_options.include_usage`. */

@@ -13,14 +13,15 @@
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ParserOptions, Pipeline } from '../index.js';
+import type { ModelPipeline } from '../pipeline/face.js';
+import type { ParserOptions } from '../pipeline/options.js';
 import { PipelineMetrics } from '../metrics/pipeline-metrics.js';
-import { InvalidOptionError, PipelineClosedError } from '../index.js';
+import { InvalidOptionError, PipelineClosedError } from '../errors.js';
 import { GUIDED_TOOL_PARSERS, isGuidedToolParser } from '../tool-formats/registry.js';
 import { handleRequest, type RouteContext } from './routes.js';
 
 export interface ServerOptions {
-  readonly pipeline: Pipeline;
+  readonly pipeline: ModelPipeline;
   /** The name clients pass as `model`. */
   readonly modelName: string;
   /** Parsers for chat replies. Default: none (the text comes back as it is). */
@@ -160,7 +161,7 @@ function checkServerOptions(options: unknown): asserts options is ServerOptions 
   const record = options as Record<string, unknown>;
   const unknown = Object.keys(record).filter((key) => !(SERVER_KEYS as readonly string[]).includes(key));
   if (unknown.length > 0) throw new InvalidOptionError(unknown[0]!, `not a WeftServer option (it takes ${SERVER_KEYS.join(', ')})`);
-  const pipeline = record.pipeline as Partial<Pipeline> | undefined;
+  const pipeline = record.pipeline as Partial<ModelPipeline> | undefined;
   if (pipeline === null || typeof pipeline !== 'object' || typeof pipeline.stream !== 'function' || typeof pipeline.chat !== 'function' || typeof pipeline.stats !== 'function') {
     const hint = typeof pipeline === 'string' || (pipeline !== null && typeof pipeline === 'object' && 'model' in pipeline)
       ? ': open it first, await Pipeline.create({ model }), or run `weft serve <folder>`'

@@ -1,6 +1,6 @@
 /** weft's usage and finish reasons in the OpenAI shape. */
 
-import type { FinishReason, TokenLogprobs, Usage } from '../index.js';
+import type { FinishReason, TokenLogprobs, Usage } from '../pipeline/stream-parts.js';
 
 export interface OpenAiUsage {
   prompt_tokens: number;

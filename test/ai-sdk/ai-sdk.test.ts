@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { generateText, jsonSchema, Output, stepCountIs, streamText, type TextStreamPart, type ToolSet } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidOptionError, Pipeline, PipelineClosedError, type FinishReason } from '../../src/index.js';
+import { InvalidOptionError, Pipeline, PipelineClosedError, type FinishReason, type ModelPipeline } from '../../src/index.js';
 import { createWeft, weft, type WeftLanguageModel } from '../../src/ai-sdk/index.js';
 import { createToolParser, registerToolParser } from '../../src/tool-formats/index.js';
 import { demoModelDir, demoTools, demoToolSpecs, weatherIn, type RecordedCall } from './demo-tools.js';
@@ -281,7 +281,7 @@ describe.skipIf(!present)('pipeline lifetime', () => {
     ]);
     expect(a.text).toBe(b.text);
     const opened = await provider.pipeline();
-    expect(opened.stats().requests.started).toBe(2);
+    expect((opened as ModelPipeline).stats().requests.started).toBe(2);
     await provider.close();
     await expect(opened.generate('x', { maxTokens: 1 })).rejects.toBeInstanceOf(PipelineClosedError);
     await expect(generateText({ model: provider(), prompt: 'Hi', maxRetries: 0 })).rejects.toBeInstanceOf(PipelineClosedError);

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelShape } from '../../src/backends/backend.js';
 import { DEFAULT_KV_MIN_BYTES, defaultKvBytes, kvBytesPerBlock, planPools } from '../../src/engine/kv/sizing.js';
-import { Pipeline } from '../../src/pipeline/pipeline.js';
+import { Pipeline } from '../../src/create.js';
 import { ByteTokenizer } from '../support/byte-tokenizer.js';
 import { TestBackend } from '../support/test-backend.js';
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StepBatch, StepResult } from '../../src/backends/backend.js';
 import { kvBytesPerBlock } from '../../src/engine/kv/sizing.js';
-import { Pipeline } from '../../src/pipeline/pipeline.js';
+import { Pipeline } from '../../src/create.js';
 import { ByteTokenizer } from '../support/byte-tokenizer.js';
 import { TestBackend } from '../support/test-backend.js';
 

@@ -21,7 +21,7 @@ beforeAll(async () => {
 afterAll(async () => local.close());
 
 const isolated = async (): Promise<IsolatedPipeline> =>
-  (await Pipeline.create({ model: MODEL, threads: 1, isolation: 'process' })) as unknown as IsolatedPipeline;
+  Pipeline.create({ model: MODEL, threads: 1, isolation: 'process' });
 
 describe('an isolated pipeline', () => {
   it('gives the in-process outputs for generate, chat and stream, and reports stats and events', async () => {

@@ -4,7 +4,7 @@
  * caching (issue: native CPU backend, correctness).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { ModelLoadError, Pipeline } from '../../src/index.js';
+import { ModelLoadError, Pipeline, type PipelineOptions } from '../../src/index.js';
 import { readReference, sharedModel } from '../native/helpers.js';
 
 const open: Pipeline[] = [];
@@ -12,7 +12,7 @@ afterAll(async () => {
   await Promise.all(open.map((pipe) => pipe.close()));
 });
 
-async function create(model: string, options: Partial<Parameters<typeof Pipeline.create>[0]> = {}): Promise<Pipeline> {
+async function create(model: string, options: Partial<Omit<PipelineOptions, 'isolation'>> = {}): Promise<Pipeline> {
   const pipe = await Pipeline.create({ model, threads: 2, ...options });
   open.push(pipe);
   return pipe;

@@ -9,7 +9,7 @@ import {
 import type { StepBatch } from '../../src/backends/backend.js';
 import type { StreamPart } from '../../src/pipeline/stream-parts.js';
 import { ChatTemplate } from '../../src/text/chat-template.js';
-import { Pipeline } from '../../src/pipeline/pipeline.js';
+import { Pipeline } from '../../src/create.js';
 import { ByteTokenizer, EOS } from '../support/byte-tokenizer.js';
 import { TestBackend } from '../support/test-backend.js';
 import { harness, prompts, type Harness } from '../support/harness.js';

@@ -9,7 +9,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CpuBackend } from '../../src/backends/cpu/cpu-backend.js';
-import { Pipeline } from '../../src/pipeline/pipeline.js';
+import { Pipeline } from '../../src/create.js';
 import { ByteTokenizer } from '../support/byte-tokenizer.js';
 import { harness } from '../support/harness.js';
 import { writeRandomModel } from '../native/random-model.js';

@@ -22,7 +22,7 @@ export interface InProcessServer {
 }
 
 export async function startDemoServer(
-  options: { apiKey?: string; pipeline?: Partial<PipelineOptions>; bodyTimeoutMs?: number; maxBodyBytes?: number; guidedTools?: boolean } = {},
+  options: { apiKey?: string; pipeline?: Partial<Omit<PipelineOptions, 'isolation'>>; bodyTimeoutMs?: number; maxBodyBytes?: number; guidedTools?: boolean } = {},
 ): Promise<InProcessServer> {
   const pipe = await Pipeline.create({ model: demoModel, threads: 2, ...options.pipeline });
   const server = await WeftServer.start({

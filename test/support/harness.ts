@@ -1,6 +1,6 @@
 /** Builds pipelines over the test backend and computes expected outputs independently of the engine. */
 
-import { Pipeline } from '../../src/pipeline/pipeline.js';
+import { Pipeline } from '../../src/create.js';
 import type { PipelineOptions } from '../../src/pipeline/options.js';
 import { kvBytesPerBlock } from '../../src/engine/kv/sizing.js';
 import { ByteTokenizer, EOS } from './byte-tokenizer.js';
@@ -15,7 +15,7 @@ export interface Harness {
 }
 
 export async function harness(
-  options: { blocks?: number; blockSize?: number; backend?: TestBackendOptions } & Omit<PipelineOptions, 'backend' | 'tokenizer'> = {},
+  options: { blocks?: number; blockSize?: number; backend?: TestBackendOptions } & Omit<PipelineOptions, 'backend' | 'tokenizer' | 'isolation'> = {},
 ): Promise<Harness> {
   const { blocks = 1000, blockSize = 4, backend: backendOptions, ...rest } = options;
   const backend = new TestBackend(backendOptions);
