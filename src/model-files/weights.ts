@@ -2,7 +2,7 @@
  * Which tensors a model needs, checked against what its safetensors hold.
  *
  * The result is a load plan: for every weight slot the backend reports (the
- * CPU backend's come from its one slot table, native/src/cpu/weights.cc), the
+ * CPU backend's come from its one slot table, native/src/cpu/model/weights.cc), the
  * tensor of that name and where its bytes are. Any missing tensor, unsupported
  * dtype or wrong shape is a ModelLoadError naming the file and the tensor.
  * (Tied models have no lm_head slot: an lm_head.weight saved alongside is the

@@ -44,7 +44,7 @@ export interface CpuBackendOptions {
   readonly mmap?: boolean;
 }
 
-/** What the native model takes for a config (checked again in native/src/cpu/binding.cc). */
+/** What the native model takes for a config (checked again in native/src/cpu/binding/binding.cc). */
 export function nativeModelConfig(
   config: ModelConfig,
   threads: number,
@@ -112,7 +112,7 @@ export async function loadPlannedWeights(
 }
 
 /**
- * float32 activations native/src/cpu/forward.cc keeps per scheduled token: the
+ * float32 activations native/src/cpu/model/forward.cc keeps per scheduled token: the
  * residual and normed rows (2 x hidden), q and the attention output (2 x q),
  * k and v, gate and up (2 x intermediate), and RoPE's cos/sin (headDim).
  */
