@@ -128,11 +128,11 @@ double weight_bytes(const Weights& w);
 // are quantized to `quantize_to` when that is a block format and their rows
 // are whole blocks, else 16-bit matrices keep their dtype; vectors become
 // float32. Conversions run on `pool`. With `mapped_files`, a float matrix kept
-// as stored whose bytes start
-// kMapAlignment-aligned in the file is used in place from the file's mapping
-// (nothing is read or copied); every other tensor is read into its own
-// memory (matrices in `arena`, the one of the Weights holding `slot`).
-// Returns "" or an error.
+// as stored whose bytes start kMapAlignment-aligned in the file is used in
+// place from the file's mapping (nothing is read or copied); every other
+// tensor is read into its own memory (matrices in `arena`, the one of the
+// Weights holding `slot`). Returns "" or an error. In weight_load.cc, as its
+// steps: check, map, convert, repack.
 std::string load_weight(WeightArena& arena, Tensor& slot, const std::string& path, uint64_t offset, const std::string& dtype,
                         const std::vector<int64_t>& shape, WeightType quantize_to, ThreadPool& pool,
                         MappedFiles* mapped_files);
