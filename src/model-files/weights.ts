@@ -22,6 +22,14 @@ export interface PlannedTensor {
   readonly info: TensorInfo;
 }
 
+/**
+ * A planned tensor; `prepare` (if set) gives the bytes to load instead, released after loading (GGUF's reordered Q/K rows).
+ * Made by the model readers (safetensors, gguf/open.ts), loaded by a backend (backends/cpu/cpu-backend.ts).
+ */
+export interface LoadableTensor extends PlannedTensor {
+  readonly prepare?: () => Promise<{ readonly info: PlannedTensor['info']; release(): Promise<void> }>;
+}
+
 /** A weight the backend needs: its slot and shape (the CPU backend's come from its native slot table). */
 export interface WeightSlot {
   readonly kind: string;

@@ -9,7 +9,7 @@ import { loadModelConfig } from '../../model-files/config.js';
 import { ropeInverseFrequencies } from '../../model-files/rope.js';
 import { openSafetensorsFolder } from '../../model-files/safetensors.js';
 import { openGgufModel } from '../../model-files/gguf/open.js';
-import { type PlannedTensor, planWeights, type WeightSlot } from '../../model-files/weights.js';
+import { type LoadableTensor, planWeights, type WeightSlot } from '../../model-files/weights.js';
 import { NativeQueue } from '../native-queue.js';
 import type { Backend, CacheConfig, LoadProgress, ModelShape, StepBatch, StepResult } from '../backend.js';
 import { type KernelSetName, loadNativeBinding, type NativeCpuModel, type NativeModelConfig, type WeightBytes } from './native-binding.js';
@@ -73,10 +73,8 @@ export function nativeModelConfig(
   };
 }
 
-/** A planned tensor; `prepare` (if set) gives the bytes to load instead, released after loading (GGUF's reordered Q/K rows). */
-export interface LoadableTensor extends PlannedTensor {
-  readonly prepare?: () => Promise<{ readonly info: PlannedTensor['info']; release(): Promise<void> }>;
-}
+// Declared with the model readers that make it (model-files/weights.ts), below this backend; exported here as before.
+export type { LoadableTensor } from '../../model-files/weights.js';
 
 /**
  * Reads every planned tensor into the native model, reporting progress. A
