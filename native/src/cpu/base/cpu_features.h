@@ -31,7 +31,7 @@ bool cpu_supports(KernelSet set);
 const char* kernel_set_name(KernelSet set);
 
 // Whether the AVX2/FMA/F16C float kernels run (every set above Baseline).
-// (The float matmul of the avx512vnni set uses AVX-512 instead, matmul.cc.)
+// (The float matmul of the avx512vnni set uses AVX-512 instead, kernels/float/float_matmul.cc.)
 inline bool cpu_uses_avx2() { return cpu_kernel_set() != KernelSet::Baseline; }
 
 // AMX-INT8 tiles (Intel Sapphire Rapids and later): not a kernel set of their

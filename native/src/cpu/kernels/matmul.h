@@ -11,8 +11,9 @@ namespace weft {
 
 // out[t * N + n] = sum_k in[t * K + k] * w[n * K + k] (+ bias[n]) for t < T, n < N,
 // with w's elements of `type`. Every output is summed in one fixed order (see
-// float/float_matmul.cc and quant/quant.cc), so a row's result does not depend on T, on the other rows, on the
-// thread count or on whether w is 16-bit or its float32 copy. The kernels are
+// float/float_matmul.cc and quant/quant.cc), so a row's result does not depend
+// on T, on the other rows, on the thread count or on whether w is 16-bit or its
+// float32 copy. The kernels are
 // those of cpu_kernel_set() (cpu_features.h).
 void matmul(ThreadPool& pool, float* out, const float* in, const void* w, WeightType type, const float* bias, int T, int N,
             int K);

@@ -40,7 +40,7 @@ struct MatmulScratch {
   std::vector<int8_t> q;  // [T][K], per 32-block (quant_formats.h) or per 256-block (quant_k.h)
   std::vector<float> scale;
   std::vector<int32_t> sum, offset_sum;
-  // Q4_K / Q6_K's per-256-block extras (KQuantInput, quant_k.h).
+  // Q4_K / Q6_K's per-256-block extras (KQuantInput, kquant/kquant_formats.h).
   std::vector<int16_t> sum16, sum32;
   std::vector<int32_t> offset16;
 };

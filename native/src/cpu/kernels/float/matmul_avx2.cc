@@ -1,5 +1,5 @@
 // The matmul kernels built for AVX2/FMA/F16C (CMake adds those flags to this
-// file on x86-64 and defines WEFT_AVX2_KERNELS). matmul.cc calls them only
+// file on x86-64 and defines WEFT_AVX2_KERNELS). float_matmul.cc calls them only
 // when cpu_kernel_set() (cpu_features.h) allows.
 #if defined(WEFT_AVX2_KERNELS)
 #include "kernels/float/matmul_kernels.h"

@@ -1,6 +1,6 @@
 // The float-weight matmul kernels built for AVX-512 F/BW/VL (with AVX2, FMA
 // and F16C; CMake adds the flags to this file on x86-64 and defines
-// WEFT_AVX512_FLOAT_KERNELS). matmul.cc calls them only in the avx512vnni
+// WEFT_AVX512_FLOAT_KERNELS). float_matmul.cc calls them only in the avx512vnni
 // kernel set, which cpu_features.cc grants only on CPUs with AVX-512 F/BW/VL.
 //
 // Same results as the AVX2 kernels, bit for bit: every output keeps the one

@@ -1,4 +1,4 @@
-// The matmul kernels, shared by matmul.cc (baseline), matmul_avx2.cc
+// The matmul kernels, shared by float_matmul.cc (baseline), matmul_avx2.cc
 // (built for AVX2/FMA/F16C) and matmul_avx512.cc (which adds its own tiles). Everything here has internal
 // linkage, so each translation unit keeps its own copy, compiled for its own
 // instruction set (no std:: templates either: an AVX2 copy of one could be
