@@ -69,8 +69,6 @@ class PromiseJob : public Napi::AsyncWorker {
     *busy_ = true;
   }
 
-  Napi::Promise promise() { return deferred_.Promise(); }
-
   // Queues the job and returns its promise. The job deletes itself once it
   // has settled (Napi::AsyncWorker). If queueing fails the job never runs: it
   // is deleted, its owner is free again, and the error propagates (to a
