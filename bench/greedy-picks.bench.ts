@@ -1,6 +1,6 @@
 /**
  * Greedy decoding with the backend's picks (StepBatch.argmaxRows: the CPU
- * backend takes each greedy row's argmax natively, native/src/cpu/argmax.h)
+ * backend takes each greedy row's argmax natively, native/src/cpu/kernels/argmax/argmax.h)
  * against the engine scanning the logits in JavaScript, what every greedy step
  * did before. Peer, in the same run: the same model loaded a second time
  * behind a backend that drops argmaxRows. Measured per generated token, by

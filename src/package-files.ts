@@ -50,14 +50,15 @@ export function demoModelPath(): string {
 }
 
 /**
- * A fingerprint of the native addon's sources (native/src and native/CMakeLists.txt):
+ * A fingerprint of the native addon's sources (native/src, native/common and native/CMakeLists.txt):
  * sha256 over each file's path and contents, in path order. A prebuilt binary
  * records the fingerprint it was built from, so a binary that no longer matches
  * the sources next to it is never loaded.
  */
 export function nativeSourceHash(packageDir: string): string {
   const native = join(packageDir, 'native');
-  const files = [join(native, 'CMakeLists.txt'), ...listFiles(join(native, 'src'))].sort();
+  const common = join(native, 'common');
+  const files = [join(native, 'CMakeLists.txt'), ...listFiles(join(native, 'src')), ...(existsSync(common) ? listFiles(common) : [])].sort();
   const hash = createHash('sha256');
   for (const file of files) {
     hash.update(relative(native, file).split(sep).join('/'));

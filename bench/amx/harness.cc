@@ -1,4 +1,4 @@
-// The AMX-INT8 Q8_0 kernel (native/src/cpu/quant_amx.h) on a CPU that has AMX:
+// The AMX-INT8 Q8_0 kernel (native/src/cpu/kernels/quant/amx/quant_amx.h) on a CPU that has AMX:
 // first that its outputs equal the avx512vnni, avx2 and baseline kernels' bit
 // for bit on random weights (several T / N / K, tails of tokens, rows and
 // groups, with and without bias, 1 and 3 threads); then the time per matmul
@@ -20,11 +20,11 @@
 #include <thread>
 #include <vector>
 
-#include "../../native/src/cpu/cpu_features.h"
-#include "../../native/src/cpu/quant.h"
-#include "../../native/src/cpu/quant_formats.h"
-#include "../../native/src/cpu/quant_repack.h"
-#include "../../native/src/cpu/thread_pool.h"
+#include "../../native/src/cpu/base/cpu_features.h"
+#include "../../native/src/cpu/kernels/quant/quant.h"
+#include "../../native/src/cpu/kernels/quant/quant_formats.h"
+#include "../../native/src/cpu/kernels/quant/quant_repack.h"
+#include "../../native/src/cpu/base/thread_pool.h"
 using namespace weft;
 
 namespace {

@@ -1,6 +1,6 @@
 // The vector exp (vec16_exp.h; exp_nonpositive is the same code below 0), AVX-512 build, for the harness's accuracy check.
-#include "../../native/src/cpu/vec16_avx512.h"
-#include "../../native/src/cpu/vec16_exp.h"
+#include "../../native/src/cpu/base/vec16_avx512.h"
+#include "../../native/src/cpu/base/vec16_exp.h"
 
 namespace weft {
 void exp16_avx512(const float* in, float* out) { vstore(out, exp_clamped(vload(in))); }

@@ -30,10 +30,10 @@
 #include <string>
 #include <vector>
 
-#include "../../native/src/cpu/activation.h"
-#include "../../native/src/cpu/attention.h"
-#include "../../native/src/cpu/cpu_features.h"
-#include "../../native/src/cpu/half.h"
+#include "../../native/src/cpu/kernels/activation/activation.h"
+#include "../../native/src/cpu/kernels/attention/attention.h"
+#include "../../native/src/cpu/base/cpu_features.h"
+#include "../../native/src/cpu/base/half.h"
 
 namespace weft {
 void attend_old_avx2(const KvView&, int, int, const int32_t*, const QueryRow*, int, float*);

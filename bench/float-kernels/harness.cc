@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "../../native/src/cpu/cpu_features.h"
-#include "../../native/src/cpu/half.h"
-#include "../../native/src/cpu/matmul.h"
+#include "../../native/src/cpu/base/cpu_features.h"
+#include "../../native/src/cpu/base/half.h"
+#include "../../native/src/cpu/kernels/matmul.h"
 using namespace weft;
 
 static double cpu_now() {

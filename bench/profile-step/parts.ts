@@ -115,7 +115,7 @@ export function classify(fn: string, ob: string): Part {
   return 'js';
 }
 
-/** WeightType's enumerators in order, from `enum class WeightType { F32, F16, ... }` (native/src/cpu/matmul.h). */
+/** WeightType's enumerators in order, from `enum class WeightType { F32, F16, ... }` (native/src/cpu/kernels/matmul_types.h). */
 export function weightTypeNames(header: string): string[] {
   const body = /enum class WeightType\s*\{([^}]*)\}/.exec(header)?.[1];
   return body ? body.split(',').map((x) => x.trim()).filter(Boolean) : [];

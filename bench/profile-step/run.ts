@@ -147,7 +147,7 @@ const GC = /v8::internal::(\w+::)*\w*(Marking|Marker|Sweep|Scaveng|Evacuat|Heap|
 
 const bump = <K>(m: Map<K, number>, k: K, v: number) => m.set(k, (m.get(k) ?? 0) + v);
 
-const weightTypes = weightTypeNames(readFileSync(join(here, '../../native/src/cpu/matmul.h'), 'utf8'));
+const weightTypes = weightTypeNames(readFileSync(join(here, '../../native/src/cpu/kernels/matmul_types.h'), 'utf8'));
 const label = (ob: string, fn: string) => `${ob.split('/').pop()}: ${kernelLabel(fn, weightTypes)}`;
 
 /**

@@ -20,11 +20,11 @@
 #include <random>
 #include <vector>
 
-#include "../../native/src/cpu/cpu_features.h"
-#include "../../native/src/cpu/quant.h"
-#include "../../native/src/cpu/quant_formats.h"
-#include "../../native/src/cpu/quant_k.h"
-#include "../../native/src/cpu/quant_repack.h"
+#include "../../native/src/cpu/base/cpu_features.h"
+#include "../../native/src/cpu/kernels/quant/quant.h"
+#include "../../native/src/cpu/kernels/quant/quant_formats.h"
+#include "../../native/src/cpu/kernels/quant/kquant/quant_k.h"
+#include "../../native/src/cpu/kernels/quant/quant_repack.h"
 using namespace weft;
 
 static double cpu_now() {

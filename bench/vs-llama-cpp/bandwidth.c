@@ -6,7 +6,7 @@
  *
  * On Linux the buffer is measured twice: on ordinary 4 KiB pages and advised
  * as transparent huge pages (2 MiB), which weft's weights use where the OS
- * has them (native/src/cpu/weight_arena.h) and which read faster here (fewer
+ * has them (native/src/cpu/model/weight_arena.h) and which read faster here (fewer
  * TLB misses). The bound is the better of the two, so weft's fraction of it
  * is not flattered by the pages it chose.
  *

@@ -44,7 +44,7 @@ async function weftEngine(): Promise<{ engine: Engine; kernels: string; close():
   });
   log(`loaded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const backend = (pipe as unknown as { backend: { kernels?: string; weightBytes?: { sextets: number } } }).backend;
-  // The float matrices' layout is part of which kernels ran (native/src/cpu/sextets.h).
+  // The float matrices' layout is part of which kernels ran (native/src/cpu/kernels/float/sextets.h).
   const sextets = backend.weightBytes?.sextets ?? 0;
   const kernels = `${backend.kernels ?? 'unknown'}${sextets > 0 ? `, 16-bit rows in sextets (${(sextets / 1e9).toFixed(2)} GB)` : ''}`;
   const engine: Engine = {

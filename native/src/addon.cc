@@ -1,8 +1,8 @@
 // Entry point of the weft native addon. Each backend registers its exports here.
 #include <napi.h>
 
-#include "cpu/binding.h"
-#include "cpu/testing.h"
+#include "cpu/binding/binding.h"
+#include "cpu/binding/testing.h"
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("abiVersion", Napi::Number::New(env, 3));

@@ -2,7 +2,7 @@
  * Which tensors a model needs, checked against what its safetensors hold.
  *
  * The result is a load plan: for every weight slot the backend reports (the
- * CPU backend's come from its one slot table, native/src/cpu/weights.cc), the
+ * CPU backend's come from its one slot table, native/src/cpu/model/weights.cc), the
  * tensor of that name and where its bytes are. Any missing tensor, unsupported
  * dtype or wrong shape is a ModelLoadError naming the file and the tensor.
  * (Tied models have no lm_head slot: an lm_head.weight saved alongside is the
@@ -20,6 +20,14 @@ export interface PlannedTensor {
   /** Layer index, or -1 for model-level tensors. */
   readonly layer: number;
   readonly info: TensorInfo;
+}
+
+/**
+ * A planned tensor; `prepare` (if set) gives the bytes to load instead, released after loading (GGUF's reordered Q/K rows).
+ * Made by the model readers (safetensors, gguf/open.ts), loaded by a backend (backends/cpu/cpu-backend.ts).
+ */
+export interface LoadableTensor extends PlannedTensor {
+  readonly prepare?: () => Promise<{ readonly info: PlannedTensor['info']; release(): Promise<void> }>;
 }
 
 /** A weight the backend needs: its slot and shape (the CPU backend's come from its native slot table). */

@@ -78,7 +78,7 @@ describe('profile-step parts', () => {
   });
 
   it('names kernels without their arguments, with the weight type spelt out from the native header', () => {
-    const types = weightTypeNames(readFileSync(new URL('../../native/src/cpu/matmul.h', import.meta.url), 'utf8'));
+    const types = weightTypeNames(readFileSync(new URL('../../native/src/cpu/kernels/matmul_types.h', import.meta.url), 'utf8'));
     expect(types.slice(0, 4)).toEqual(['F32', 'F16', 'BF16', 'Q8_0']);
     expect(kernelLabel('void weft::(anonymous namespace)::group_rows<(weft::WeightType)3>(float*, weft::QuantizedInput const&, unsigned char const*, unsigned char const*, float const*, int, int, int, unsigned long, unsigned long)', types)).toBe('group_rows<Q8_0>');
     expect(kernelLabel('void weft::(anonymous namespace)::k_groups<(weft::WeightType)6>(float*, weft::KQuantInput const&, unsigned char const*, float const*, int, int, int, unsigned long, unsigned long)', types)).toBe('k_groups<Q6_K>');

@@ -1,4 +1,4 @@
-// The AMX-INT8 Q8_0 kernel (native/src/cpu/quant_amx.h) through the test hooks:
+// The AMX-INT8 Q8_0 kernel (native/src/cpu/kernels/quant/amx/quant_amx.h) through the test hooks:
 //  - amxStatus() says whether it can run here, and why not: on a CPU without
 //    AMX (this project's CI and dev machines) it is not usable and says so;
 //  - quantMatmul('amx', ...) refuses cleanly where it cannot run, and takes

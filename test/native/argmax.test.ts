@@ -1,4 +1,4 @@
-// Greedy picks taken natively (native/src/cpu/argmax.h): both kernels pick
+// Greedy picks taken natively (native/src/cpu/kernels/argmax/argmax.h): both kernels pick
 // what the engine's JavaScript scan picks (src/sampling/sampler.ts argmax) on
 // rows made to catch a wrong rule (ties across lanes and the tail, -0 against
 // +0, NaNs, infinities), and a step returns them for the rows asked for only.

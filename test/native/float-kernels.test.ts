@@ -1,4 +1,4 @@
-// The float-weight matmul kernels (native/src/cpu/matmul*.cc) on random data
+// The float-weight matmul kernels (native/src/cpu/kernels/float/*.cc, entry native/src/cpu/kernels/matmul.cc) on random data
 // at odd shapes (K not a multiple of 8 or 16, N not a multiple of any tile,
 // 1 to 17 tokens), every kernel set this CPU supports:
 //  - the FMA sets (avx2, avxvnni, avx512vnni: AVX2 kernels, resp. AVX-512 ones

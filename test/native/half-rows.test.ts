@@ -1,4 +1,4 @@
-// The KV cache's float -> half conversion (native/src/cpu/half_rows.h): the
+// The KV cache's float -> half conversion (native/src/cpu/kernels/half/half_rows.h): the
 // F16C kernel gives the baseline's bits for every finite value and infinity,
 // and the baseline rounds to the nearest half, ties to even, checked here
 // against the halves' exact values (not against the native code).

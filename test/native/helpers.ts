@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import type { Backend, StepBatch } from '../../src/backends/backend.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const SHARED_MODELS = resolve(REPO_ROOT, '..', 'shared', 'models');
+/** ../shared/models beside the repository; WEFT_SHARED_MODELS names another folder (a git worktree one level deeper). */
+export const SHARED_MODELS = process.env.WEFT_SHARED_MODELS ?? resolve(REPO_ROOT, '..', 'shared', 'models');
 
 export interface ReferenceCase {
   prompt: string;

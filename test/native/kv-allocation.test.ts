@@ -1,4 +1,4 @@
-// The KV cache is allocated without touching its pages (native/src/cpu/zeroed_array.h):
+// The KV cache is allocated without touching its pages (native/src/cpu/base/zeroed_array.h):
 // a 1 GiB cache costs the process almost nothing until tokens are written, and
 // what is written reads back right (the attention over it matches a small cache's).
 import { rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 // GGUF (and aligned safetensors) weights kept as stored are used in place
-// from a read-only mapping of the file (native/src/cpu/mapped_file.h):
+// from a read-only mapping of the file (native/src/cpu/model/mapped_file.h):
 // the same logits as reading them, nothing copied, converted weights never mapped.
 import { renameSync, rmSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -64,7 +64,7 @@ describe('mapped weights', () => {
     });
   }
 
-  // native/src/cpu/sextets.h: 16-bit matrices read into memory are rewritten in 6-row groups
+  // native/src/cpu/kernels/float/sextets.h: 16-bit matrices read into memory are rewritten in 6-row groups
   // (by default on Intel CPUs; WEFT_SEXTETS=1 or 0 decides); the embedding lookup (the llama
   // model's tied head) reads them too. Either way the logits are those of the mapped row-major weights.
   for (const setting of ['1', '0'] as const) {

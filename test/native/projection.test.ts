@@ -1,4 +1,4 @@
-// Projections (native/src/cpu/matmul.h `project`): several matrices on one
+// Projections (native/src/cpu/kernels/matmul.h `project`): several matrices on one
 // input, as the forward pass runs q/k/v and gate/up. Each part's output must
 // be, bit for bit, what a matmul of that part alone gives, whatever the kernel
 // set, token count or thread count, and whether the parts share one pass
@@ -63,7 +63,7 @@ describe('a projection gives each part exactly its own matmul', () => {
     expectLikeAlone([part('F32', 29, 72, 7, { bias: true }), part('BF16', 64, 72, 8), part('F16', 3, 72, 9)], 72, tokens);
   });
 
-  // The loader keeps 16-bit matrices read into memory in sextets (native/src/cpu/sextets.h);
+  // The loader keeps 16-bit matrices read into memory in sextets (native/src/cpu/kernels/float/sextets.h);
   // `alone` computes the same rows from the row-major copy.
   it('16-bit parts kept in sextets: whole sextets, a row-major tail of N % 6 rows, with biases, one pass', () => {
     expectLikeAlone([part('F16', 37, 200, 23, { bias: true, sextets: true }), part('BF16', 16, 200, 24, { sextets: true }), part('F16', 5, 200, 25, { sextets: true })], 200, tokens);

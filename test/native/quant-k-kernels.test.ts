@@ -1,5 +1,5 @@
-// The Q4_K / Q6_K k-group kernels (native/src/cpu/quant_k*.cc; weights repacked into groups of 16
-// interleaved rows, native/src/cpu/quant_repack.h) on random blocks:
+// The Q4_K / Q6_K k-group kernels (native/src/cpu/kernels/quant/kquant/quant_k*.cc; weights repacked into groups of 16
+// interleaved rows, native/src/cpu/kernels/quant/quant_repack.h) on random blocks:
 //  - packing GGUF rows into k-groups and unpacking any row gives the GGUF bytes back (padded last
 //    group or not);
 //  - the baseline equals, bit for bit, the reference order that quant_k.h states, computed here

@@ -1,4 +1,4 @@
-// The quantized kernels (native/src/cpu/quant*.cc) on random data:
+// The quantized kernels (native/src/cpu/kernels/quant/, k-quants in kquant/, AMX in amx/) on random data:
 //  - the GGUF block layouts: the native dequantization equals an independent
 //    one written here from the format description, bit for bit;
 //  - every kernel set this CPU supports (AVX2, AVX-VNNI, AVX512-VNNI) gives

@@ -1,4 +1,4 @@
-// Q8_0 and Q4_0 matrices in row groups (native/src/cpu/quant_repack.h,
+// Q8_0 and Q4_0 matrices in row groups (native/src/cpu/kernels/quant/quant_repack.h,
 // quant_group_kernels.h):
 //  - repacking GGUF rows into groups of 8 and unpacking any row again gives
 //    the GGUF bytes back, for row counts with and without a tail group;

@@ -1,4 +1,4 @@
-// The native slot table (native/src/cpu/weights.cc) is the one list of weights:
+// The native slot table (native/src/cpu/model/weights.cc) is the one list of weights:
 // CpuModel.weightSlots() reports it for a config, and the TypeScript load plan
 // is made from that report. Here: what it reports for each config switch.
 import { expect, it } from 'vitest';

@@ -8,24 +8,27 @@
 //     execute(inputs, blockCopies?)             -> Promise<Float32Array>  (rows x vocab logits)
 //     dispose()                                 idempotent
 //
-// Work runs on the libuv thread pool (Napi::AsyncWorker). One operation at a
-// time per model: overlapping calls reject (the TypeScript side queues them).
+// Work runs on the libuv thread pool (weft::PromiseJob,
+// native/common/promise_job.h). One operation at a time per model:
+// overlapping calls reject (the TypeScript side queues them).
 // The runner is shared with the job in flight, so dispose() during a step frees
 // it when that step ends. Nothing here ends the process: ov::Exception and
 // every other std::exception become rejections.
 #include <napi.h>
 
-#include <functional>
 #include <memory>
 #include <stdexcept>
 
 #include <openvino/core/version.hpp>
 #include <openvino/runtime/core.hpp>
 
+#include "promise_job.h"
 #include "runner.h"
 
 namespace weft_ov {
 namespace {
+
+using weft::rejected;
 
 constexpr int kAbiVersion = 1;
 
@@ -43,45 +46,15 @@ Napi::Object port_list(Napi::Env env, const std::vector<PortInfo>& ports, Napi::
   return Napi::Object::New(env);
 }
 
-// A job keeps its model's JS object alive (self_ref_) so that `busy` stays valid until it ends.
-class Job : public Napi::AsyncWorker {
+// A job of one model (promise_job.h): it keeps the model's JS object alive,
+// so that `busy` stays valid until it ends, and holds the runner it works on.
+class Job : public weft::PromiseJob {
  public:
   Job(Napi::Env env, std::shared_ptr<Runner> runner, bool* busy, Napi::Object self)
-      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), runner_(std::move(runner)), busy_(busy) {
-    self_ref_ = Napi::Persistent(self);
-  }
-  Napi::Promise promise() { return deferred_.Promise(); }
+      : weft::PromiseJob(env, "weft:openvino", self, busy), runner_(std::move(runner)) {}
 
  protected:
-  void OnError(const Napi::Error& e) override {
-    *busy_ = false;
-    deferred_.Reject(e.Value());
-  }
-  void OnOK() override {
-    *busy_ = false;
-    try {
-      deferred_.Resolve(result(Env()));
-    } catch (const Napi::Error& e) {
-      deferred_.Reject(e.Value());
-    } catch (const std::exception& e) {
-      deferred_.Reject(Napi::Error::New(Env(), e.what()).Value());
-    }
-  }
-  virtual Napi::Value result(Napi::Env env) { return env.Undefined(); }
-  void run_guarded(const std::function<void()>& body) {
-    try {
-      body();
-    } catch (const std::bad_alloc&) {
-      SetError("out of memory");
-    } catch (const std::exception& e) {
-      SetError(e.what());
-    }
-  }
-
-  Napi::Promise::Deferred deferred_;
   std::shared_ptr<Runner> runner_;
-  bool* busy_;
-  Napi::ObjectReference self_ref_;
 };
 
 class OvModel : public Napi::ObjectWrap<OvModel> {
@@ -94,13 +67,7 @@ class OvModel : public Napi::ObjectWrap<OvModel> {
   explicit OvModel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<OvModel>(info) {}
 
  private:
-  // Returns a rejected promise instead of throwing, for every argument error.
-  Napi::Value rejected(Napi::Env env, const std::string& message) {
-    auto d = Napi::Promise::Deferred::New(env);
-    d.Reject(Napi::Error::New(env, message).Value());
-    return d.Promise();
-  }
-
+  // Every argument error returns a rejected promise (weft::rejected) instead of throwing.
   Napi::Value load(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     if (busy_) return rejected(env, "another operation is in flight on this model");
@@ -120,7 +87,7 @@ class OvModel : public Napi::ObjectWrap<OvModel> {
     struct LoadJob : Job {
       LoadJob(Napi::Env env, OvModel* self, LoadOptions o) : Job(env, nullptr, &self->busy_, self->Value()), self_(self), options_(std::move(o)) {}
       void Execute() override {
-        run_guarded([&] { loaded_ = Runner::load(options_); });
+        guarded([&] { loaded_ = Runner::load(options_); });
       }
       Napi::Value result(Napi::Env env) override {
         if (self_->disposed_) throw std::runtime_error("the model was disposed while loading");
@@ -142,10 +109,7 @@ class OvModel : public Napi::ObjectWrap<OvModel> {
       std::shared_ptr<Runner> loaded_;
     };
     auto* job = new LoadJob(env, this, std::move(options));
-    busy_ = true;
-    Napi::Promise p = job->promise();
-    job->Queue();
-    return p;
+    return job->queue();
   }
 
   Napi::Value allocate_cache(const Napi::CallbackInfo& info) {
@@ -160,15 +124,12 @@ class OvModel : public Napi::ObjectWrap<OvModel> {
       AllocJob(Napi::Env env, std::shared_ptr<Runner> r, bool* busy, Napi::Object self, int64_t n)
           : Job(env, std::move(r), busy, self), n_(n) {}
       void Execute() override {
-        run_guarded([&] { runner_->allocate_cache(n_); });
+        guarded([&] { runner_->allocate_cache(n_); });
       }
       int64_t n_;
     };
     auto* job = new AllocJob(env, runner_, &busy_, Value(), static_cast<int64_t>(blocks));
-    busy_ = true;
-    Napi::Promise p = job->promise();
-    job->Queue();
-    return p;
+    return job->queue();
   }
 
   // inputs: Array<{ name: string, data: Int32Array | Float32Array, shape: number[] }>
@@ -220,16 +181,14 @@ class OvModel : public Napi::ObjectWrap<OvModel> {
         copies.assign(a.Data(), a.Data() + a.ElementLength());
       }
     } catch (const Napi::Error& e) {
-      auto d = Napi::Promise::Deferred::New(env);
-      d.Reject(e.Value());
-      return d.Promise();
+      return rejected(env, e.Value());
     }
     struct StepJob : Job {
       StepJob(Napi::Env env, std::shared_ptr<Runner> r, bool* busy, Napi::Object self, std::vector<StepInput> in,
               std::vector<int32_t> copies)
           : Job(env, std::move(r), busy, self), inputs_(std::move(in)), copies_(std::move(copies)) {}
       void Execute() override {
-        run_guarded([&] {
+        guarded([&] {
           runner_->copy_blocks(copies_);
           logits_ = runner_->step(inputs_, &rows_, &vocab_);
         });
@@ -245,10 +204,7 @@ class OvModel : public Napi::ObjectWrap<OvModel> {
       size_t rows_ = 0, vocab_ = 0;
     };
     auto* job = new StepJob(env, runner_, &busy_, Value(), std::move(inputs), std::move(copies));
-    busy_ = true;
-    Napi::Promise p = job->promise();
-    job->Queue();
-    return p;
+    return job->queue();
   }
 
   Napi::Value dispose(const Napi::CallbackInfo& info) {

@@ -9,7 +9,7 @@ import { loadModelConfig } from '../../model-files/config.js';
 import { ropeInverseFrequencies } from '../../model-files/rope.js';
 import { openSafetensorsFolder } from '../../model-files/safetensors.js';
 import { openGgufModel } from '../../model-files/gguf/open.js';
-import { type PlannedTensor, planWeights, type WeightSlot } from '../../model-files/weights.js';
+import { type LoadableTensor, planWeights, type WeightSlot } from '../../model-files/weights.js';
 import { NativeQueue } from '../native-queue.js';
 import type { Backend, CacheConfig, LoadProgress, ModelShape, StepBatch, StepResult } from '../backend.js';
 import { type KernelSetName, loadNativeBinding, type NativeCpuModel, type NativeModelConfig, type WeightBytes } from './native-binding.js';
@@ -44,7 +44,7 @@ export interface CpuBackendOptions {
   readonly mmap?: boolean;
 }
 
-/** What the native model takes for a config (checked again in native/src/cpu/binding.cc). */
+/** What the native model takes for a config (checked again in native/src/cpu/binding/binding.cc). */
 export function nativeModelConfig(
   config: ModelConfig,
   threads: number,
@@ -73,10 +73,8 @@ export function nativeModelConfig(
   };
 }
 
-/** A planned tensor; `prepare` (if set) gives the bytes to load instead, released after loading (GGUF's reordered Q/K rows). */
-export interface LoadableTensor extends PlannedTensor {
-  readonly prepare?: () => Promise<{ readonly info: PlannedTensor['info']; release(): Promise<void> }>;
-}
+// Declared with the model readers that make it (model-files/weights.ts), below this backend; exported here as before.
+export type { LoadableTensor } from '../../model-files/weights.js';
 
 /**
  * Reads every planned tensor into the native model, reporting progress. A
@@ -112,7 +110,7 @@ export async function loadPlannedWeights(
 }
 
 /**
- * float32 activations native/src/cpu/forward.cc keeps per scheduled token: the
+ * float32 activations native/src/cpu/model/forward.cc keeps per scheduled token: the
  * residual and normed rows (2 x hidden), q and the attention output (2 x q),
  * k and v, gate and up (2 x intermediate), and RoPE's cos/sin (headDim).
  */

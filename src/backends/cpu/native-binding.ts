@@ -22,7 +22,7 @@ export interface WeightBytes {
   readonly sextets: number;
 }
 
-/** What `new CpuModel(config)` takes (checked again in native/src/cpu/binding.cc). */
+/** What `new CpuModel(config)` takes (checked again in native/src/cpu/binding/binding.cc). */
 export interface NativeModelConfig {
   readonly hidden: number;
   readonly layers: number;
@@ -47,7 +47,7 @@ export interface NativeModelConfig {
   readonly copyLogits?: boolean;
 }
 
-/** One weight the native model needs (its slot table is native/src/cpu/weights.cc). */
+/** One weight the native model needs (its slot table is native/src/cpu/model/weights.cc). */
 export interface NativeWeightSlot {
   /** Slot name, e.g. "q_proj" or "q_proj.bias": Hugging Face's tensor name without prefix and ".weight". */
   readonly kind: string;
@@ -58,7 +58,7 @@ export interface NativeWeightSlot {
 }
 
 /**
- * The kernel sets of native/src/cpu/cpu_features.h, slowest first. 'amx' is
+ * The kernel sets of native/src/cpu/base/cpu_features.h, slowest first. 'amx' is
  * 'avx512vnni' plus AMX-INT8 tiles for the Q8_0 matmuls of 16+ tokens (a name
  * `kernels` reports and quantMatmul takes; not a float kernel set).
  */
@@ -77,14 +77,14 @@ export interface NativeCpuModel {
    * for matrices (GGUF's [ne1, ne0]), [rows] for vectors. `map` (default
    * true): a matrix kept as stored, 32-byte aligned in the file, is used in
    * place from a read-only mapping of the file instead of being read
-   * (native/src/cpu/mapped_file.h).
+   * (native/src/cpu/model/mapped_file.h).
    */
   loadTensor(kind: string, layer: number, path: string, offset: number, dtype: string, shape: readonly number[], map?: boolean): Promise<void>;
   allocateCache(numBlocks: number, blockSize: number, precision: KvPrecision): Promise<void>;
   /**
-   * The step's logits, in memory the model lends (native/src/cpu/logits_transfer.h)
+   * The step's logits, in memory the model lends (native/src/cpu/binding/logits_transfer.h)
    * unless external buffers are refused or copyLogits is set, and the argmax of
-   * each row `batch.argmaxRows` asks for (native/src/cpu/argmax.h).
+   * each row `batch.argmaxRows` asks for (native/src/cpu/kernels/argmax/argmax.h).
    */
   execute(batch: StepBatch): Promise<StepResult>;
   /** Detaches logits this model lent so the next step reuses their memory; false for any other array. */
@@ -94,14 +94,14 @@ export interface NativeCpuModel {
   /**
    * Weight bytes held in the model's own memory, and used in place from file
    * mappings; `hugePages`: the copied ones lie in memory advised as
-   * transparent huge pages (native/src/cpu/weight_arena.h); `sextets`: the
-   * copied 16-bit matrices kept in 6-row groups (native/src/cpu/sextets.h).
+   * transparent huge pages (native/src/cpu/model/weight_arena.h); `sextets`: the
+   * copied 16-bit matrices kept in 6-row groups (native/src/cpu/kernels/float/sextets.h).
    */
   readonly weightBytes: WeightBytes;
   dispose(): void;
 }
 
-/** Test hooks (native/src/cpu/testing.cc); not used by weft itself. */
+/** Test hooks (native/src/cpu/binding/testing.cc); not used by weft itself. */
 export interface NativeTesting {
   /** The kernel sets this CPU and build can run. */
   supportedKernelSets(): KernelSetName[];
@@ -115,7 +115,7 @@ export interface NativeTesting {
    */
   floatMatmul(set: KernelSetName, dtype: 'F32' | 'F16' | 'BF16', weights: Float32Array | Uint16Array, input: Float32Array, bias: Float32Array | null, T: number, N: number, K: number, threads: number): Float32Array;
   /**
-   * One projection (native/src/cpu/matmul.h): several matrices on one input, one output each; weights
+   * One projection (native/src/cpu/kernels/matmul.h): several matrices on one input, one output each; weights
    * as `floatMatmul` or `quantMatmul` take them. `packTail`: a Q8_0/Q4_0 part's N % 8 tail rows packed
    * once beforehand, as the loader does (else the projection packs them per call).
    */
@@ -126,9 +126,9 @@ export interface NativeTesting {
   amxStatus(): { readonly usable: boolean; readonly reason: string };
   dequantizeRow(dtype: string, bytes: Uint8Array, K: number): Float32Array;
   quantizeRow(dtype: 'Q8_0' | 'Q4_0', values: Float32Array): Uint8Array;
-  /** Floats to half bits as the KV cache writes them (native/src/cpu/half_rows.h); null when this CPU or build has no F16C. */
+  /** Floats to half bits as the KV cache writes them (native/src/cpu/kernels/half/half_rows.h); null when this CPU or build has no F16C. */
   toHalf(kernel: 'baseline' | 'f16c', values: Float32Array): Uint16Array | null;
-  /** The greedy pick of a row as a step takes it (native/src/cpu/argmax.h); null when this CPU or build has no AVX2. */
+  /** The greedy pick of a row as a step takes it (native/src/cpu/kernels/argmax/argmax.h); null when this CPU or build has no AVX2. */
   argmax(kernel: 'baseline' | 'avx2', values: Float32Array): number | null;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Quantizing float weights at load (the `quantize` option of CpuBackend and
  * Pipeline): matrices whose rows are whole 32-weight blocks are stored in a
- * GGUF block format instead of F32/F16/BF16 (native/src/cpu/quant.h).
+ * GGUF block format instead of F32/F16/BF16 (native/src/cpu/kernels/quant/quant.h).
  */
 import { InvalidOptionError } from '../../errors.js';
 

@@ -2,8 +2,7 @@
  * Opens a GGUF model for the CPU backend: header, config, load plan and RoPE
  * frequencies, all checked before any weight is read.
  */
-import type { LoadableTensor } from '../../backends/cpu/cpu-backend.js';
-import type { WeightSlot } from '../weights.js';
+import type { LoadableTensor, WeightSlot } from '../weights.js';
 import type { ModelConfig } from '../config.js';
 import { ggufArchitecture, ggufModelConfig, ggufRopeIsInterleaved } from './config.js';
 import { readGgufFile, type GgufFile } from './reader.js';

@@ -48,7 +48,7 @@ export function ggufTensorName(kind: string, layer: number): string | undefined 
 }
 
 /**
- * One planned tensor per slot the backend reports (native/src/cpu/weights.cc's
+ * One planned tensor per slot the backend reports (native/src/cpu/model/weights.cc's
  * slot table), found in the GGUF by llama.cpp's name and checked against the
  * slot's shape. With `interleavedRope` (llama.cpp's llama architecture) q/k
  * weights and biases are marked for head-row reordering.

@@ -1,0 +1,444 @@
+// N-API binding of the CPU model: class CpuModel.
+//
+//   new CpuModel(config)                       sync; config checked here
+//   loadTensor(kind, layer, path, offset, dtype, shape, map?) -> Promise<void>  (map: may use the file's mapping, default true)
+//   allocateCache(numBlocks, blockSize, precision)      -> Promise<void>
+//   execute(batch)                              -> Promise<{logits: Float32Array, argmax?: Int32Array}>
+//   releaseLogits(array)                        sync; hands a step's logits back for reuse (logits_transfer.h)
+//   dispose()                                   idempotent; frees native memory
+//   logitsBuffers                               read-only {allocated, lent}: the logits pool (test hook)
+//   weightBytes                                 read-only {copied, mapped}: weight bytes held in memory / used from file mappings
+//   weightSlots()                               sync; [{kind, layer, shape}] the model needs
+//   threads, kernels                            read-only: pool size, kernel set name (cpu_features.h)
+//
+// Work runs on the libuv thread pool (PromiseJob, native/common/promise_job.h)
+// and, inside it, on the model's own thread pool. One operation at a time per model: a call made while
+// another is in flight is rejected (the TypeScript side queues calls, so this
+// only catches misuse). Bad arguments reject; nothing here aborts the process:
+// C++ exceptions (bad_alloc, system_error) become JS errors or rejections
+// here, and NODE_ADDON_API_CPP_EXCEPTIONS_ALL (CMakeLists.txt) catches any
+// that slip through at the N-API boundary.
+#include "binding/binding.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <system_error>
+#include <thread>
+
+#include "base/cpu_features.h"
+#include "binding/logits_transfer.h"
+#include "kernels/argmax/argmax.h"
+#include "model/model.h"
+#include "promise_job.h"
+
+namespace weft {
+namespace {
+
+// ---- argument reading: each helper throws a Napi::Error on a bad value ----
+
+int read_int(const Napi::Object& o, const char* name, int min, int max) {
+  const Napi::Value v = o.Get(name);
+  if (!v.IsNumber()) throw Napi::TypeError::New(o.Env(), std::string(name) + " must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= min && d <= max) || std::floor(d) != d)
+    throw Napi::RangeError::New(o.Env(), std::string(name) + " must be an integer in [" + std::to_string(min) + ", " +
+                                             std::to_string(max) + "]");
+  return static_cast<int>(d);
+}
+
+bool read_bool(const Napi::Object& o, const char* name) {
+  const Napi::Value v = o.Get(name);
+  if (!v.IsBoolean()) throw Napi::TypeError::New(o.Env(), std::string(name) + " must be a boolean");
+  return v.As<Napi::Boolean>().Value();
+}
+
+int64_t to_int64(Napi::Env env, const Napi::Value& v, const char* name, double min, double max) {
+  if (!v.IsNumber()) throw Napi::TypeError::New(env, std::string(name) + " must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= min && d <= max) || std::floor(d) != d)
+    throw Napi::RangeError::New(env, std::string(name) + " must be an integer in range");
+  return static_cast<int64_t>(d);
+}
+
+// Copies an Int32Array property. A missing optional property gives an empty vector.
+std::vector<int32_t> read_int32s(const Napi::Object& o, const char* name, bool optional = false) {
+  const Napi::Value v = o.Get(name);
+  if (optional && (v.IsUndefined() || v.IsNull())) return {};
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
+    throw Napi::TypeError::New(o.Env(), std::string(name) + " must be an Int32Array");
+  const Napi::Int32Array a = v.As<Napi::Int32Array>();
+  return std::vector<int32_t>(a.Data(), a.Data() + a.ElementLength());
+}
+
+// Copies an optional Uint8Array property (missing: an empty vector).
+std::vector<uint8_t> read_optional_uint8s(const Napi::Object& o, const char* name) {
+  const Napi::Value v = o.Get(name);
+  if (v.IsUndefined() || v.IsNull()) return {};
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    throw Napi::TypeError::New(o.Env(), std::string(name) + " must be a Uint8Array");
+  const Napi::Uint8Array a = v.As<Napi::Uint8Array>();
+  return std::vector<uint8_t>(a.Data(), a.Data() + a.ElementLength());
+}
+
+// The jobs of a model (promise_job.h), named "weft:cpu" for async_hooks.
+class Job : public PromiseJob {
+ public:
+  Job(Napi::Env env, Napi::Object owner, bool* busy) : PromiseJob(env, "weft:cpu", owner, busy) {}
+};
+
+class LoadJob : public Job {
+ public:
+  LoadJob(Napi::Env env, Napi::Object owner, bool* busy, WeightArena* arena, Tensor* slot, std::string path, uint64_t offset, std::string dtype,
+          std::vector<int64_t> shape, WeightType quantize_to, ThreadPool* pool, MappedFiles* mapped_files)
+      : Job(env, owner, busy), arena_(arena), slot_(slot), path_(std::move(path)), offset_(offset), dtype_(std::move(dtype)),
+        shape_(std::move(shape)), quantize_to_(quantize_to), pool_(pool), mapped_files_(mapped_files) {}
+  void Execute() override {
+    guarded([&] { return load_weight(*arena_, *slot_, path_, offset_, dtype_, shape_, quantize_to_, *pool_, mapped_files_); });
+  }
+
+ private:
+  WeightArena* arena_;  // the model's, which slot_ belongs to
+  Tensor* slot_;
+  std::string path_;
+  uint64_t offset_;
+  std::string dtype_;
+  std::vector<int64_t> shape_;
+  WeightType quantize_to_;
+  ThreadPool* pool_;
+  MappedFiles* mapped_files_;  // nullptr: read, never map
+};
+
+class CacheJob : public Job {
+ public:
+  CacheJob(Napi::Env env, Napi::Object owner, bool* busy, Model* model, int blocks, int block_size, KvPrecision p)
+      : Job(env, owner, busy), model_(model), blocks_(blocks), block_size_(block_size), precision_(p) {}
+  void Execute() override {
+    guarded([&] {
+      const ModelConfig& c = model_->config;
+      return allocate_cache(model_->cache, c.layers, c.kv_heads, c.head_dim, blocks_, block_size_, precision_,
+                            weight_bytes(model_->weights));
+    });
+  }
+
+ private:
+  Model* model_;
+  int blocks_, block_size_;
+  KvPrecision precision_;
+};
+
+class StepJob : public Job {
+ public:
+  StepJob(Napi::Env env, Napi::Object owner, bool* busy, Model* model, StepInput step, std::shared_ptr<LogitsBuffers> buffers,
+          bool copy_logits)
+      : Job(env, owner, busy), model_(model), step_(std::move(step)), buffers_(std::move(buffers)), copy_logits_(copy_logits) {}
+  void Execute() override {
+    guarded([&] {
+      const std::string error = validate_step(*model_, step_);
+      if (!error.empty()) return error;
+      floats_ = step_.logits_indices.size() * static_cast<size_t>(model_->config.vocab);
+      // Not zero-filled: the LM head writes every value of the rows it is asked for.
+      logits_ = buffers_->take(floats_);
+      forward(*model_, step_, logits_.data.get());
+      pick_argmax();
+      return std::string();
+    });
+  }
+
+ protected:
+  // {logits, argmax?}: the StepResult of src/backends/backend.ts.
+  Napi::Value result(Napi::Env env) override {
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("logits", buffers_->to_js(env, std::move(logits_), floats_, copy_logits_));
+    if (!argmax_.empty()) {
+      Napi::Int32Array argmax = Napi::Int32Array::New(env, argmax_.size());
+      std::copy(argmax_.begin(), argmax_.end(), argmax.Data());
+      out.Set("argmax", argmax);
+    }
+    return out;
+  }
+
+ private:
+  Model* model_;
+  StepInput step_;
+  std::shared_ptr<LogitsBuffers> buffers_;
+  bool copy_logits_;
+  LogitsBuffers::Buffer logits_;
+  size_t floats_ = 0;
+  std::vector<int32_t> argmax_;  // [R] when argmaxRows was given: each asked row's argmax, -1 elsewhere
+
+  // Greedy picks (argmax.h), a row per item over the model's threads, while
+  // the logits are still in their caches: the main thread scanned a row of
+  // 151,936 floats in ~0.3 ms.
+  void pick_argmax() {
+    if (step_.argmax_rows.empty()) return;
+    const size_t V = static_cast<size_t>(model_->config.vocab);
+    const ArgmaxFn argmax = argmax_kernel();
+    argmax_.assign(step_.argmax_rows.size(), -1);
+    model_->pool->parallel_for(argmax_.size(), 1, [&](size_t begin, size_t end, int) {
+      for (size_t r = begin; r < end; ++r)
+        if (step_.argmax_rows[r] != 0) argmax_[r] = argmax(logits_.data.get() + r * V, static_cast<int32_t>(V));
+    });
+  }
+};
+
+class CpuModel : public Napi::ObjectWrap<CpuModel> {
+ public:
+  static Napi::Function define(Napi::Env env) {
+    return DefineClass(env, "CpuModel",
+                       {InstanceMethod("loadTensor", &CpuModel::load_tensor),
+                        InstanceMethod("allocateCache", &CpuModel::allocate_cache_method),
+                        InstanceMethod("execute", &CpuModel::execute),
+                        InstanceMethod("releaseLogits", &CpuModel::release_logits),
+                        InstanceAccessor("logitsBuffers", &CpuModel::logits_buffers, nullptr),
+                        InstanceAccessor("weightBytes", &CpuModel::weight_bytes_method, nullptr),
+                        InstanceMethod("dispose", &CpuModel::dispose),
+                        InstanceMethod("weightSlots", &CpuModel::weight_slots),
+                        InstanceAccessor("threads", &CpuModel::threads, nullptr),
+                        InstanceAccessor("kernels", &CpuModel::kernels, nullptr)});
+  }
+
+  explicit CpuModel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<CpuModel>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "CpuModel(config): config must be an object");
+    // WEFT_CPU_KERNELS=amx asks for AMX: refuse rather than run without it.
+    // (code AMX_UNAVAILABLE: cpu-backend.ts makes it a NativeBackendUnavailableError.)
+    if (cpu_amx_forced() && !cpu_uses_amx()) {
+      Napi::Error e = Napi::Error::New(env, "WEFT_CPU_KERNELS=amx, but the AMX kernels cannot run here: " + cpu_amx_status().reason);
+      e.Set("code", Napi::String::New(env, "AMX_UNAVAILABLE"));
+      throw e;
+    }
+    const Napi::Object o = info[0].As<Napi::Object>();
+    auto model = std::make_unique<Model>();
+    ModelConfig& c = model->config;
+    // Bounds keep every size product below 2^63 (see allocate_cache, init_weight_slots).
+    c.hidden = read_int(o, "hidden", 1, 1 << 18);
+    c.layers = read_int(o, "layers", 1, 4096);
+    c.heads = read_int(o, "heads", 1, 4096);
+    c.kv_heads = read_int(o, "kvHeads", 1, 4096);
+    c.head_dim = read_int(o, "headDim", 2, 1 << 14);
+    c.intermediate = read_int(o, "intermediate", 1, 1 << 20);
+    c.vocab = read_int(o, "vocab", 1, 1 << 24);
+    c.sliding_window = read_int(o, "slidingWindow", 0, 1 << 30);
+    if (c.head_dim % 2 != 0) throw Napi::RangeError::New(env, "headDim must be even (RoPE rotates pairs)");
+    if (c.heads % c.kv_heads != 0) throw Napi::RangeError::New(env, "heads must be a multiple of kvHeads");
+    const Napi::Value eps = o.Get("rmsEps");
+    if (!eps.IsNumber() || !(eps.As<Napi::Number>().DoubleValue() > 0) || !std::isfinite(eps.As<Napi::Number>().DoubleValue()))
+      throw Napi::RangeError::New(env, "rmsEps must be a positive number");
+    c.rms_eps = eps.As<Napi::Number>().FloatValue();
+    c.qkv_bias = read_bool(o, "qkvBias");
+    c.o_bias = read_bool(o, "oBias");
+    c.qk_norm = read_bool(o, "qkNorm");
+    c.tied_embeddings = read_bool(o, "tiedEmbeddings");
+    const Napi::Value freq = o.Get("invFreq");
+    if (!freq.IsTypedArray() || freq.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
+        freq.As<Napi::Float64Array>().ElementLength() != static_cast<size_t>(c.head_dim / 2))
+      throw Napi::TypeError::New(env, "invFreq must be a Float64Array of headDim / 2 entries");
+    const Napi::Value quantize = o.Get("quantize");
+    if (!quantize.IsUndefined()) {
+      const std::string q = quantize.IsString() ? quantize.As<Napi::String>().Utf8Value() : "";
+      if (q == "q8_0") c.quantize_to = WeightType::Q8_0;
+      else if (q == "q4_0") c.quantize_to = WeightType::Q4_0;
+      else throw Napi::RangeError::New(env, "quantize must be 'q8_0' or 'q4_0' (or undefined: keep the weights as stored)");
+    }
+    // Test and benchmark hook: always copy the logits, as where external buffers are refused.
+    const Napi::Value copy_logits = o.Get("copyLogits");
+    if (!copy_logits.IsUndefined()) copy_logits_ = read_bool(o, "copyLogits");
+    const Napi::Float64Array f = freq.As<Napi::Float64Array>();
+    c.inv_freq.assign(f.Data(), f.Data() + f.ElementLength());
+    unsigned threads = std::thread::hardware_concurrency();
+    if (o.Has("threads") && !o.Get("threads").IsUndefined()) threads = read_int(o, "threads", 1, 1024);
+    try {
+      model->pool = std::make_unique<ThreadPool>(threads == 0 ? 1 : static_cast<int>(threads));
+      init_weight_slots(model->weights, model->config);
+    } catch (const std::system_error& e) {
+      throw Napi::Error::New(env, "cannot start " + std::to_string(threads) + " threads: " + e.what());
+    } catch (const std::exception& e) {
+      throw native_error(env, e);
+    }
+    model_ = std::move(model);
+  }
+
+ private:
+  // Throws (a rejection, through settle_errors) when the model is disposed or busy.
+  void require_available(Napi::Env env) {
+    if (!model_) throw Napi::Error::New(env, "the model has been disposed");
+    if (busy_)
+      throw Napi::Error::New(env, "another operation is still running on this model: one step at a time, await the "
+                                  "previous call first");
+  }
+
+  // Queues a job and returns its promise (PromiseJob::queue: if queueing
+  // fails, the model is free again and the error rejects the caller's promise).
+  Napi::Value queue(Job* job) { return job->queue(); }
+
+  // Every method first copies all its JS arguments (reading them may run user
+  // getters, which may dispose the model or start another operation), then
+  // checks that the model is available, and only then touches model_.
+  Napi::Value load_tensor(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return settle_errors(env, [&]() -> Napi::Value {
+      require_available(env);
+      if (info.Length() < 6 || !info[0].IsString() || !info[2].IsString() || !info[4].IsString() || !info[5].IsArray())
+        throw Napi::TypeError::New(env, "loadTensor(kind, layer, path, offset, dtype, shape)");
+      const std::string kind = info[0].As<Napi::String>();
+      const int layer = static_cast<int>(to_int64(env, info[1], "layer", -1, 1 << 20));
+      const std::string path = info[2].As<Napi::String>();
+      const uint64_t offset = static_cast<uint64_t>(to_int64(env, info[3], "offset", 0, 9007199254740991.0));
+      const std::string dtype = info[4].As<Napi::String>();
+      const Napi::Array dims = info[5].As<Napi::Array>();
+      const uint32_t rank = dims.Length();
+      if (rank > 8) throw Napi::RangeError::New(env, "shape has too many dimensions");
+      std::vector<int64_t> shape;
+      for (uint32_t i = 0; i < rank; ++i)
+        shape.push_back(to_int64(env, dims.Get(i), "shape entry", 0, 9007199254740991.0));
+      bool map = true;
+      if (info.Length() > 6 && !info[6].IsUndefined()) {
+        if (!info[6].IsBoolean()) throw Napi::TypeError::New(env, "loadTensor: map must be a boolean");
+        map = info[6].As<Napi::Boolean>().Value();
+      }
+      require_available(env);
+      Tensor* slot = find_weight_slot(model_->weights, kind, layer);
+      if (!slot) throw Napi::Error::New(env, "the model has no weight " + kind + (layer >= 0 ? " in layer " + std::to_string(layer) : ""));
+      weights_ready_ = false;
+      return queue(new LoadJob(env, info.This().As<Napi::Object>(), &busy_, &model_->weights.arena, slot, path, offset, dtype, std::move(shape),
+                               model_->config.quantize_to, model_->pool.get(), map ? &model_->mapped_files : nullptr));
+    });
+  }
+
+  Napi::Value allocate_cache_method(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return settle_errors(env, [&]() -> Napi::Value {
+      require_available(env);
+      if (info.Length() < 3 || !info[2].IsString()) throw Napi::TypeError::New(env, "allocateCache(numBlocks, blockSize, precision)");
+      const int blocks = static_cast<int>(to_int64(env, info[0], "numBlocks", 0, 2147483647.0));
+      const int block_size = static_cast<int>(to_int64(env, info[1], "blockSize", 0, 2147483647.0));
+      const std::string p = info[2].As<Napi::String>();
+      KvPrecision precision;
+      if (p == "f32") precision = KvPrecision::F32;
+      else if (p == "f16") precision = KvPrecision::F16;
+      else if (p == "u8") precision = KvPrecision::U8;
+      else throw Napi::RangeError::New(env, "KV cache precision " + p + " is not supported (f32, f16, u8)");
+      require_available(env);
+      return queue(new CacheJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), blocks, block_size, precision));
+    });
+  }
+
+  Napi::Value execute(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return settle_errors(env, [&]() -> Napi::Value {
+      require_available(env);
+      if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "execute(batch): batch must be an object");
+      const Napi::Object b = info[0].As<Napi::Object>();
+      StepInput step;
+      step.input_ids = read_int32s(b, "inputIds");
+      step.positions = read_int32s(b, "positions");
+      step.past_lens = read_int32s(b, "pastLens");
+      step.subsequence_begins = read_int32s(b, "subsequenceBegins");
+      step.block_indices = read_int32s(b, "blockIndices");
+      step.block_indices_begins = read_int32s(b, "blockIndicesBegins");
+      step.logits_indices = read_int32s(b, "logitsIndices");
+      step.block_copies = read_int32s(b, "blockCopies", true);
+      step.argmax_rows = read_optional_uint8s(b, "argmaxRows");
+      step.max_context_len = to_int64(env, b.Get("maxContextLen"), "maxContextLen", 0, 2147483647.0);
+      require_available(env);
+      if (!weights_ready_) {
+        const std::string missing = missing_weights(model_->weights);
+        if (!missing.empty()) throw Napi::Error::New(env, "weights not loaded: " + missing);
+        weights_ready_ = true;
+      }
+      return queue(
+          new StepJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), std::move(step), logits_buffers_, copy_logits_));
+    });
+  }
+
+  // The caller is done with a step's logits: detach them so the memory is
+  // reused by the next step (a no-op, false, for an array this model did not lend).
+  Napi::Value release_logits(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1) throw Napi::TypeError::New(env, "releaseLogits(logits)");
+    return Napi::Boolean::New(env, logits_buffers_->release(env, info[0]));
+  }
+
+  Napi::Value weight_bytes_method(const Napi::CallbackInfo& info) {
+    double mapped = 0, total = 0, sextets = 0;
+    if (model_)
+      for_each_slot(model_->weights, [&](const SlotSpec&, int, const Tensor& t) {
+        mapped += static_cast<double>(t.mapped_bytes);
+        total += t.bytes();
+        if (t.sextets) sextets += t.bytes();
+      });
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("copied", Napi::Number::New(info.Env(), total - mapped));
+    out.Set("mapped", Napi::Number::New(info.Env(), mapped));
+    out.Set("hugePages", Napi::Boolean::New(info.Env(), model_ && model_->weights.arena.huge_pages()));
+    out.Set("sextets", Napi::Number::New(info.Env(), sextets));
+    return out;
+  }
+
+  Napi::Value logits_buffers(const Napi::CallbackInfo& info) {
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("allocated", Napi::Number::New(info.Env(), static_cast<double>(logits_buffers_->allocated())));
+    out.Set("lent", Napi::Number::New(info.Env(), static_cast<double>(logits_buffers_->lent())));
+    return out;
+  }
+
+  // Frees the weights and the cache. While a job runs the memory is in use, so
+  // dispose is refused then (the TypeScript side waits for its queue to drain).
+  Napi::Value dispose(const Napi::CallbackInfo& info) {
+    if (busy_) throw Napi::Error::New(info.Env(), "cannot dispose while an operation is running");
+    model_.reset();
+    return info.Env().Undefined();
+  }
+
+  Napi::Value threads(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), model_ ? model_->pool->size() : 0);
+  }
+
+  // Which kernel set this process runs (cpu_features.h): "baseline", "avx2", ...,
+  // "amx" for avx512vnni plus the AMX tiles.
+  Napi::Value kernels(const Napi::CallbackInfo& info) {
+    return Napi::String::New(info.Env(), cpu_uses_amx() ? "amx" : kernel_set_name(cpu_kernel_set()));
+  }
+
+  // The slots this model needs, from the slot table (weights.cc): what the
+  // TypeScript side plans its loads from. shape is [rows] for vectors.
+  Napi::Value weight_slots(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!model_) throw Napi::Error::New(env, "the model has been disposed");
+    Napi::Array out = Napi::Array::New(env);
+    uint32_t n = 0;
+    for_each_slot(model_->weights, [&](const SlotSpec& spec, int layer, const Tensor& t) {
+      if (!t.required) return;
+      Napi::Object slot = Napi::Object::New(env);
+      slot.Set("kind", spec.kind);
+      slot.Set("layer", layer);
+      Napi::Array shape = Napi::Array::New(env);
+      shape.Set(0u, Napi::Number::New(env, static_cast<double>(t.rows)));
+      if (!t.vector) shape.Set(1u, Napi::Number::New(env, static_cast<double>(t.cols)));
+      slot.Set("shape", shape);
+      out.Set(n++, slot);
+    });
+    return out;
+  }
+
+  std::unique_ptr<Model> model_;
+  // Outlives the model: buffers lent to JavaScript return to it when released or collected.
+  std::shared_ptr<LogitsBuffers> logits_buffers_ = std::make_shared<LogitsBuffers>();
+  bool copy_logits_ = false;
+  bool busy_ = false;  // touched on the JS thread only (set on queue, cleared in OnOK/OnError)
+  bool weights_ready_ = false;
+};
+
+}  // namespace
+
+void register_cpu_model(Napi::Env env, Napi::Object exports) {
+  exports.Set("CpuModel", CpuModel::define(env));
+  exports.Set("transparentHugePages", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
+                return Napi::Boolean::New(info.Env(), transparent_huge_pages_available());
+              }));
+}
+
+}  // namespace weft

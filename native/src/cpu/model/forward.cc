@@ -1,0 +1,309 @@
+// The forward pass of a Llama-family decoder over a paged KV cache.
+//
+// One step runs T new tokens of B sequences together (prefill chunks and
+// decode tokens mixed). Per layer:
+//   x  += o_proj(attention(rope(q_proj(norm(x))), rope(k_proj(..)), v_proj(..)))
+//   x  += down_proj(silu(gate_proj(norm(x))) * up_proj(norm(x)))
+// and the LM head runs only for the rows in logits_indices.
+//
+// Attention reads every key and value, including the new tokens' own, from the
+// cache after they are written to it. So a token's result depends only on its
+// sequence's history, never on what else is in the batch, how the prompt was
+// chunked or where the blocks lie: every dot product below is computed in the
+// same order whatever the batch shape or thread count.
+//
+// The step was validated by validate_step() (step_check.cc): every token id,
+// block index and cache slot used here is in range.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include "base/half.h"
+#include "kernels/activation/activation.h"
+#include "kernels/attention/attention.h"
+#include "kernels/float/sextets.h"
+#include "kernels/matmul.h"
+#include "kernels/quant/quant.h"
+#include "kernels/quant/quant_formats.h"
+#include "kernels/quant/quant_repack.h"
+#include "model/model.h"
+#include "model/step_state.h"
+
+namespace weft {
+namespace {
+
+// Steps of up to this many tokens prefetch their new cache rows (decode steps;
+// a prefill's rows would be evicted again before they are written).
+constexpr int kPrefetchedWriteTokens = 16;
+
+// out[T][w.rows] = in[T][w.cols] @ w^T (+ bias, when the model has that bias), as one part of a projection.
+MatmulPart part(float* out, const Tensor& w, const Tensor* bias) {
+  MatmulPart p;
+  p.out = out;
+  p.w = w.raw();
+  p.type = w.type;
+  p.bias = bias && bias->required ? bias->data.data() : nullptr;
+  p.N = static_cast<int>(w.rows);
+  p.sextets = w.sextets;
+  p.group_tail = w.group_tail.empty() ? nullptr : w.group_tail.data();
+  return p;
+}
+
+// Matrices sharing the input `in` (T rows of their common column count):
+// one quantization of it and one thread-pool pass where the types allow
+// (project(), matmul.h).
+template <int Count>
+void project(Model& model, StepState& st, const float* in, int T, const Tensor& first, const MatmulPart (&parts)[Count]) {
+  weft::project(*model.pool, st.matmul, in, T, static_cast<int>(first.cols), parts, Count);
+}
+
+void rmsnorm(float* out, const float* x, const float* weight, int n, float eps) {
+  // The sum of squares in double, as 8 interleaved partial sums: the adds do
+  // not wait on one another (one chain of 1024 dependent adds was most of a
+  // norm), and the order is fixed, so every batch shape gives the same bits.
+  double part[8] = {};
+  int i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) part[k] += static_cast<double>(x[i + k]) * x[i + k];
+  double sum = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+  for (; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  const float scale = static_cast<float>(1.0 / std::sqrt(sum / n + eps));
+  for (i = 0; i < n; ++i) out[i] = weight[i] * (x[i] * scale);
+}
+
+// Rotates one head in place, pairing element j with j + head_dim / 2 (Hugging
+// Face's rotate_half convention).
+void rope(float* v, const float* cos, const float* sin, int half) {
+  for (int j = 0; j < half; ++j) {
+    const float a = v[j], b = v[j + half];
+    v[j] = a * cos[j] - b * sin[j];
+    v[j + half] = b * cos[j] + a * sin[j];
+  }
+}
+
+// Fills the Model's StepState for this step (its buffers grown as needed, see step_state.h).
+void prepare_step(StepState& st, const ModelConfig& c, const StepInput& s, int block_size, int threads) {
+  const int T = st.T = static_cast<int>(s.input_ids.size());
+  const int B = static_cast<int>(s.past_lens.size());
+  const int H = c.hidden, hd = c.head_dim, half = hd / 2;
+  const size_t q_dim = static_cast<size_t>(c.heads) * hd, kv_dim = static_cast<size_t>(c.kv_heads) * hd;
+
+  grow(st.seq_of, T);
+  grow(st.pos_in_cache, T);
+  for (int i = 0; i < B; ++i)
+    for (int t = s.subsequence_begins[i]; t < s.subsequence_begins[i + 1]; ++t) {
+      st.seq_of[t] = i;
+      st.pos_in_cache[t] = s.past_lens[i] + (t - s.subsequence_begins[i]);
+    }
+
+  // RoPE angles per token, from the explicit positions (HF computes them in float32).
+  grow(st.cos, static_cast<size_t>(T) * half);
+  grow(st.sin, static_cast<size_t>(T) * half);
+  for (int t = 0; t < T; ++t)
+    for (int j = 0; j < half; ++j) {
+      const float angle = static_cast<float>(s.positions[t]) * static_cast<float>(c.inv_freq[j]);
+      st.cos[static_cast<size_t>(t) * half + j] = std::cos(angle);
+      st.sin[static_cast<size_t>(t) * half + j] = std::sin(angle);
+    }
+
+  st.tiles.clear();  // keeps its capacity
+  for (int i = 0; i < B; ++i)
+    for (int t0 = s.subsequence_begins[i]; t0 < s.subsequence_begins[i + 1]; t0 += kAttentionTile)
+      for (int g = 0; g < c.kv_heads; ++g)
+        st.tiles.push_back({i, t0, std::min(t0 + kAttentionTile, s.subsequence_begins[i + 1]), g});
+  // Small attention work (tiny models, short contexts) runs on one thread.
+  size_t attention_work = 0;
+  for (int t = 0; t < T; ++t) attention_work += static_cast<size_t>(st.pos_in_cache[t] + 1) * c.heads * hd;
+  st.tiles_per_chunk = attention_work < (1u << 16) ? st.tiles.size() : 1;
+  st.max_rows = kAttentionTile * (c.heads / c.kv_heads);
+  st.scratch_per_thread = 2 * static_cast<size_t>(block_size) * hd + block_size + static_cast<size_t>(st.max_rows) * (hd + 2);
+  grow(st.scratch, st.scratch_per_thread * threads);
+  grow(st.row_buf, static_cast<size_t>(st.max_rows) * threads);
+
+  // Per-token loops go 4 tokens per chunk, or all inline when the step is small.
+  st.token_grain = static_cast<size_t>(T) * (H + c.intermediate) < (1u << 14) ? T : 4;
+
+  grow(st.x, static_cast<size_t>(T) * H);
+  grow(st.xb, static_cast<size_t>(T) * H);
+  grow(st.q, T * q_dim);
+  grow(st.k, T * kv_dim);
+  grow(st.v, T * kv_dim);
+  grow(st.att, T * q_dim);
+  grow(st.gate, static_cast<size_t>(T) * c.intermediate);
+  grow(st.up, static_cast<size_t>(T) * c.intermediate);
+  grow(st.head_rows, s.logits_indices.size() * H);
+}
+
+// x[t] = the embedding row of token t, widened from 16 bits or dequantized when stored so.
+// The table may be copied or mapped (Tensor::raw()).
+void embed(const Tensor& table, const StepInput& s, int H, float* x, std::vector<uint8_t>& row) {
+  // Row-grouped tables (Q8_0, Q4_0; never mapped): a token's row is unpacked back to GGUF bytes first.
+  const void* raw = table.raw();
+  if (is_row_grouped(table.type)) grow(row, quant_row_bytes(table.type, H));
+  for (size_t t = 0; t < s.input_ids.size(); ++t) {
+    const size_t from = static_cast<size_t>(s.input_ids[t]) * H;
+    float* to = x + t * H;
+    if (table.type == WeightType::F32) std::memcpy(to, static_cast<const float*>(raw) + from, H * sizeof(float));
+    else if (is_row_grouped(table.type)) {
+      unpack_row(table.type, static_cast<const uint8_t*>(raw), table.rows, H, s.input_ids[t], row.data());
+      dequantize_row(table.type, row.data(), to, H);
+    } else if (is_quantized(table.type))
+      dequantize_row(table.type, static_cast<const uint8_t*>(raw) + static_cast<size_t>(s.input_ids[t]) * quant_row_bytes(table.type, H), to, H);
+    else {
+      // 16-bit, row-major or in sextets (sextets.h).
+      const uint16_t* bits = static_cast<const uint16_t*>(raw);
+      const bool f16 = table.type == WeightType::F16;
+      for (int i = 0; i < H; ++i) {
+        const uint16_t h = bits[table.sextets ? sextet_offset(s.input_ids[t], i, table.rows, H) : from + i];
+        to[i] = f16 ? f16_to_f32(h) : bf16_to_f32(h);
+      }
+    }
+  }
+}
+
+// The first pass of a block: x += the previous block's output (in xb; none
+// before the first layer), then xb = norm(x), token by token. (Adding here
+// rather than right after the block's last matmul saves a pass; it is the
+// same float addition.)
+void add_and_norm(Model& model, StepState& st, const Tensor& norm, bool add_pending) {
+  const ModelConfig& c = model.config;
+  const size_t H = c.hidden;
+  model.pool->parallel_for(st.T, st.token_grain, [&](size_t t0, size_t t1, int) {
+    for (size_t t = t0; t < t1; ++t) {
+      if (add_pending)
+        for (size_t i = 0; i < H; ++i) st.x[t * H + i] += st.xb[t * H + i];
+      rmsnorm(&st.xb[t * H], &st.x[t * H], norm.data.data(), static_cast<int>(H), c.rms_eps);
+    }
+  });
+}
+
+// xb = o_proj(attention(rope(q), rope(k), v)) for one layer, after adding the
+// previous layer's output to x; writes the new tokens' keys and values into
+// the cache first.
+void attention_block(Model& model, const StepInput& s, StepState& st, int layer) {
+  const ModelConfig& c = model.config;
+  const LayerWeights& l = model.weights.layers[layer];
+  KvCache& cache = model.cache;
+  ThreadPool& pool = *model.pool;
+  const int T = st.T, hd = c.head_dim, half = hd / 2;
+  const int q_dim = c.heads * hd, kv_dim = c.kv_heads * hd;
+  const int group = c.heads / c.kv_heads;  // query heads per kv head
+  const size_t bs = cache.block_size;
+  // Token t's cache block and slot.
+  auto cache_slot = [&](int t) {
+    const int64_t p = st.pos_in_cache[t];
+    return std::pair<size_t, size_t>(s.block_indices[s.block_indices_begins[st.seq_of[t]] + p / bs], p % bs);
+  };
+  // A decode step's new cache rows, fetched for writing while q, k and v are
+  // projected (each write waited on memory: ~3 us a layer at one token).
+  if (T <= kPrefetchedWriteTokens)
+    for (int t = 0; t < T; ++t) {
+      const auto [block, slot] = cache_slot(t);
+      for (int h = 0; h < c.kv_heads; ++h) cache.prefetch_row(layer, 0, block, h, slot), cache.prefetch_row(layer, 1, block, h, slot);
+    }
+
+  add_and_norm(model, st, l.attn_norm, layer > 0);
+  const MatmulPart qkv[] = {part(st.q.data(), l.wq, &l.bq), part(st.k.data(), l.wk, &l.bk), part(st.v.data(), l.wv, &l.bv)};
+  project(model, st, st.xb.data(), T, l.wq, qkv);
+
+  // Per token: q/k norm (Qwen3), RoPE, then write k and v into the cache.
+  pool.parallel_for(T, st.token_grain, [&](size_t t0, size_t t1, int) {
+    for (size_t t = t0; t < t1; ++t) {
+      const float* cs = &st.cos[t * half];
+      const float* sn = &st.sin[t * half];
+      for (int h = 0; h < c.heads; ++h) {
+        float* qh = &st.q[t * q_dim + h * hd];
+        if (c.qk_norm) rmsnorm(qh, qh, l.q_norm.data.data(), hd, c.rms_eps);
+        rope(qh, cs, sn, half);
+      }
+      const auto [block, slot] = cache_slot(t);
+      for (int h = 0; h < c.kv_heads; ++h) {
+        float* kh = &st.k[t * kv_dim + h * hd];
+        if (c.qk_norm) rmsnorm(kh, kh, l.k_norm.data.data(), hd, c.rms_eps);
+        rope(kh, cs, sn, half);
+        cache.write_row(layer, 0, block, h, slot, kh);
+        cache.write_row(layer, 1, block, h, slot, &st.v[t * kv_dim + h * hd]);
+      }
+    }
+  });
+
+  // Attention: causal over each sequence's cache up to and including the
+  // token's own position (the last sliding_window positions, if set).
+  const KvView kv = cache.view();
+  const AttentionFn attend = attention_kernel();
+  pool.parallel_for(st.tiles.size(), st.tiles_per_chunk, [&](size_t i0, size_t i1, int thread) {
+    QueryRow* rows = &st.row_buf[static_cast<size_t>(thread) * st.max_rows];
+    for (size_t item = i0; item < i1; ++item) {
+      const AttentionTile& tile = st.tiles[item];
+      int n = 0;
+      for (int t = tile.t0; t < tile.t1; ++t) {
+        const int64_t end = st.pos_in_cache[t] + 1;
+        const int64_t begin = c.sliding_window > 0 ? std::max<int64_t>(0, end - c.sliding_window) : 0;
+        for (int h = tile.kv_head * group; h < (tile.kv_head + 1) * group; ++h) {
+          const size_t at = static_cast<size_t>(t) * q_dim + static_cast<size_t>(h) * hd;
+          rows[n++] = {&st.q[at], &st.att[at], begin, end};
+        }
+      }
+      attend(kv, layer, tile.kv_head, &s.block_indices[s.block_indices_begins[tile.seq]], rows, n,
+             &st.scratch[static_cast<size_t>(thread) * st.scratch_per_thread]);
+    }
+  });
+
+  const MatmulPart o[] = {part(st.xb.data(), l.wo, &l.bo)};
+  project(model, st, st.att.data(), T, l.wo, o);
+}
+
+// xb = down_proj(silu(gate_proj(norm(x))) * up_proj(norm(x))), after adding
+// the attention output (in xb) to the residual stream x.
+void mlp_block(Model& model, StepState& st, int layer) {
+  const ModelConfig& c = model.config;
+  const LayerWeights& l = model.weights.layers[layer];
+  ThreadPool& pool = *model.pool;
+  const int T = st.T;
+  add_and_norm(model, st, l.ffn_norm, true);
+  const MatmulPart gate_up[] = {part(st.gate.data(), l.w_gate, nullptr), part(st.up.data(), l.w_up, nullptr)};
+  project(model, st, st.xb.data(), T, l.w_gate, gate_up);
+  const size_t I = c.intermediate;
+  pool.parallel_for(T, st.token_grain, [&](size_t t0, size_t t1, int) {
+    silu_mul(&st.gate[t0 * I], &st.up[t0 * I], (t1 - t0) * I);  // silu(gate) * up, activation.h
+  });
+  const MatmulPart down[] = {part(st.xb.data(), l.w_down, nullptr)};
+  project(model, st, st.gate.data(), T, l.w_down, down);
+}
+
+// Final norm and LM head, only for the rows whose logits are wanted, after
+// adding the last layer's output (in xb) to those rows of x. Not inlined, so
+// that profiles (bench/profile-step) can tell the LM head apart.
+__attribute__((noinline)) void lm_head(Model& model, const StepInput& s, StepState& st, float* logits) {
+  const ModelConfig& c = model.config;
+  const Weights& w = model.weights;
+  const size_t H = c.hidden;
+  const int R = static_cast<int>(s.logits_indices.size());
+  if (R == 0) return;
+  for (int r = 0; r < R; ++r) {
+    const size_t t = static_cast<size_t>(s.logits_indices[r]);
+    for (size_t i = 0; i < H; ++i) st.x[t * H + i] += st.xb[t * H + i];
+    rmsnorm(&st.head_rows[r * H], &st.x[t * H], w.final_norm.data.data(), static_cast<int>(H), c.rms_eps);
+  }
+  const Tensor& head = c.tied_embeddings ? w.embed : w.lm_head;
+  const MatmulPart out[] = {part(logits, head, nullptr)};
+  project(model, st, st.head_rows.data(), R, head, out);
+}
+
+}  // namespace
+
+void forward(Model& model, const StepInput& s, float* logits) {
+  // Copy-on-write block copies come first: this step may read the copies.
+  for (size_t k = 0; k + 1 < s.block_copies.size(); k += 2) model.cache.copy_block(s.block_copies[k], s.block_copies[k + 1]);
+  StepState& st = model.step;
+  prepare_step(st, model.config, s, model.cache.block_size, model.pool->size());
+  embed(model.weights.embed, s, model.config.hidden, st.x.data(), st.embed_row);
+  for (int layer = 0; layer < model.config.layers; ++layer) {
+    attention_block(model, s, st, layer);
+    mlp_block(model, st, layer);
+  }
+  lm_head(model, s, st, logits);
+}
+
+}  // namespace weft

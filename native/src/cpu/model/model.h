@@ -1,0 +1,49 @@
+// The CPU model: configuration, weights, the paged KV cache and one step's
+// input. forward.cc runs a step; weights.cc holds the weight slots and loads
+// them; kv_cache.cc the cache; binding.cc exposes it all to JavaScript.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "model/config.h"
+#include "model/kv_cache.h"
+#include "model/step_state.h"
+#include "model/weights.h"
+
+namespace weft {
+
+// One step, copied out of the JS typed arrays (see src/backends/backend.ts).
+struct StepInput {
+  std::vector<int32_t> input_ids, positions;            // [T]
+  std::vector<int32_t> past_lens;                       // [B]
+  std::vector<int32_t> subsequence_begins;              // [B + 1]
+  std::vector<int32_t> block_indices;                   // flattened block tables
+  std::vector<int32_t> block_indices_begins;            // [B + 1]
+  int64_t max_context_len = 0;
+  std::vector<int32_t> logits_indices;                  // [R], strictly ascending token indices
+  std::vector<uint8_t> argmax_rows;                     // [R] or empty: nonzero where the caller wants that row's argmax
+  std::vector<int32_t> block_copies;                    // (src, dst) pairs
+};
+
+struct Model {
+  ModelConfig config;
+  MappedFiles mapped_files;  // the files weights are used from in place (declared first: destroyed after the weights)
+  Weights weights;
+  KvCache cache;
+  std::unique_ptr<ThreadPool> pool;
+  // The buffers of the step being run, kept for the next one (grown, never
+  // shrunk: step_state.h); only forward() touches them, one step at a time.
+  StepState step;
+};
+
+// Checks every length, offset and index of a step against the model and cache.
+// Returns "" when forward() may run it, else a message naming the first problem.
+std::string validate_step(const Model& model, const StepInput& step);
+
+// Runs a validated step; writes [logits_indices.size() * vocab] floats.
+void forward(Model& model, const StepInput& step, float* logits);
+
+}  // namespace weft
