@@ -31,7 +31,7 @@ describe.skipIf(!demoPresent)('RemotePipeline over weft serve', () => {
 
   beforeAll(async () => {
     s = await startDemoServer({ apiKey: KEY });
-    raw = await WeftServer.start({ pipeline: s.pipe, modelName: 'weft-demo', port: 0 });
+    raw = await WeftServer.start({ pipeline: s.pipe, modelName: 'weft-demo', port: 0, parsers: { tool: 'none', reasoning: 'none' } });
     remote = await RemotePipeline.create({ remote: { baseURL: s.baseURL, model: 'weft-demo', apiKey: KEY } });
   });
   afterAll(async () => {
