@@ -171,8 +171,12 @@ async function loadGgufParts(file: string, options: PipelineOptions, resolved: R
   const info = await stat(file).catch(() => undefined);
   if (info === undefined) throw new ModelLoadError(`${file} does not exist`, file);
   if (!info.isFile()) throw new ModelLoadError(`${file} is not a regular file`, file);
-  const [gguf, { CpuBackend }] = await Promise.all([import('../model-files/gguf/index.js'), import('../backends/cpu/cpu-backend.js')]);
-  const text = gguf.ggufTextAssets(gguf.readGgufFile(file));
+  const [gguf, { ggufTextAssets }, { CpuBackend }] = await Promise.all([
+    import('../model-files/gguf/index.js'),
+    import('../text/gguf-tokenizer.js'),
+    import('../backends/cpu/cpu-backend.js'),
+  ]);
+  const text = ggufTextAssets(gguf.readGgufFile(file));
   const backend = await CpuBackend.loadGguf(file, {
     ...(resolved.threads !== undefined && { threads: resolved.threads }),
     ...(resolved.quantize !== undefined && { quantize: resolved.quantize }),

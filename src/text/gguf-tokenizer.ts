@@ -15,13 +15,13 @@
  * Control and unknown tokens become special added tokens, user-defined ones
  * plain added tokens (matched before the model runs, as llama.cpp does).
  */
-import { TokenizerError, UnsupportedModelError } from '../../errors.js';
-import { ChatTemplate } from '../../text/chat-template.js';
-import { HfTokenizer } from '../../text/hf-tokenizer.js';
-import type { TextAssets } from '../../text/load-text.js';
-import type { TextSource } from '../../text/sandbox/protocol.js';
-import { GgufMetadata } from './metadata.js';
-import type { GgufFile } from './reader.js';
+import { TokenizerError, UnsupportedModelError } from '../errors.js';
+import { ChatTemplate } from './chat-template.js';
+import { HfTokenizer } from './hf-tokenizer.js';
+import type { TextAssets } from './load-text.js';
+import type { TextSource } from './sandbox/protocol.js';
+import { GgufMetadata } from '../model-files/gguf/metadata.js';
+import type { GgufFile } from '../model-files/gguf/reader.js';
 
 /** llama.cpp's `enum llama_token_type`. */
 export const TokenType = { NORMAL: 1, UNKNOWN: 2, CONTROL: 3, USER_DEFINED: 4, UNUSED: 5, BYTE: 6 } as const;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TokenizerError, UnsupportedModelError } from '../../src/index.js';
 import { readGgufFile } from '../../src/model-files/gguf/reader.js';
-import { ggufTextAssets } from '../../src/model-files/gguf/tokenizer.js';
+import { ggufTextAssets } from '../../src/text/gguf-tokenizer.js';
 import { encodeGguf, meta, type MetaValue } from '../support/gguf-writer.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'weft-gguf-tok-'));
