@@ -16,36 +16,63 @@ import type {
 } from './types.js';
 
 /**
+ * A reply being folded: content, reasoning and finished tool calls. The parsers'
+ * events (collectEvents) and a pipeline's stream parts (pipeline/results.ts) both
+ * fold into it, so a parse and a chat result cannot disagree on, say, call order.
+ */
+export class ReplyFold {
+  private content = '';
+  private reasoning = '';
+  private readonly calls: { index: number; call: ToolCall }[] = [];
+
+  addContent(text: string): void {
+    this.content += text;
+  }
+
+  addReasoning(text: string): void {
+    this.reasoning += text;
+  }
+
+  /** A finished call; `index` is its place in the reply (calls may finish out of order). */
+  addCall(index: number, call: ToolCall): void {
+    this.calls.push({ index, call });
+  }
+
+  /** Empty content and reasoning are null; calls in call order. */
+  result(): { content: string | null; reasoning: string | null; toolCalls: ToolCall[] } {
+    const toolCalls = [...this.calls].sort((a, b) => a.index - b.index).map((c) => c.call);
+    return { content: this.content || null, reasoning: this.reasoning || null, toolCalls };
+  }
+}
+
+/**
  * Folds a sequence of events into content, reasoning and finished tool calls (in call order);
  * `warnings` are the stream's, copied into the result.
  */
 export function collectEvents(events: Iterable<ParserEvent>, warnings: readonly string[] = []): ParseResult {
-  let content = '';
-  let reasoning = '';
+  const fold = new ReplyFold();
   const started = new Map<number, { id: string; name: string }>();
-  const calls: { index: number; call: ToolCall }[] = [];
   for (const event of events) {
     switch (event.type) {
       case 'content':
-        content += event.text;
+        fold.addContent(event.text);
         break;
       case 'reasoning':
-        reasoning += event.text;
+        fold.addReasoning(event.text);
         break;
       case 'tool-call-start':
         started.set(event.index, { id: event.id, name: event.name });
         break;
       case 'tool-call-end': {
         const head = started.get(event.index);
-        if (head) calls.push({ index: event.index, call: { id: head.id, name: head.name, arguments: event.arguments } });
+        if (head) fold.addCall(event.index, { id: head.id, name: head.name, arguments: event.arguments });
         break;
       }
       case 'tool-call-delta':
         break;
     }
   }
-  calls.sort((a, b) => a.index - b.index);
-  return { content: content || null, reasoning: reasoning || null, toolCalls: calls.map((c) => c.call), warnings: [...warnings] };
+  return { ...fold.result(), warnings: [...warnings] };
 }
 
 /** Runs a whole text through a fresh stream as one delta. */

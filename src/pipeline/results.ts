@@ -5,8 +5,8 @@
  */
 
 import { EngineError } from '../errors.js';
+import { ReplyFold } from '../parsers/collect.js';
 import type { ParseResult } from '../parsers/types.js';
-import type { ToolCall } from '../text/types.js';
 import type { RequestPart } from './run-request.js';
 import type { FinishReason, StreamPart, TokenLogprobs, Usage } from './stream-parts.js';
 
@@ -45,33 +45,23 @@ export async function foldGenerate(parts: AsyncIterable<RequestPart>): Promise<G
 
 export async function foldChat(parts: AsyncIterable<RequestPart>): Promise<ChatResult> {
   let text = '';
-  let content = '';
-  let reasoning = '';
-  const calls: { index: number; call: ToolCall }[] = [];
+  const fold = new ReplyFold();
   for await (const part of parts) {
     switch (part.type) {
       case 'raw':
         text += part.text;
         break;
       case 'text-delta':
-        content += part.text;
+        fold.addContent(part.text);
         break;
       case 'reasoning-delta':
-        reasoning += part.text;
+        fold.addReasoning(part.text);
         break;
       case 'tool-call':
-        calls.push({ index: part.index, call: { id: part.id, name: part.name, arguments: part.arguments } });
+        fold.addCall(part.index, { id: part.id, name: part.name, arguments: part.arguments });
         break;
       case 'finish':
-        return {
-          content: content || null,
-          reasoning: reasoning || null,
-          toolCalls: calls.sort((a, b) => a.index - b.index).map((c) => c.call),
-          warnings: [...(part.warnings ?? [])],
-          text,
-          finishReason: part.finishReason,
-          usage: part.usage,
-        };
+        return { ...fold.result(), warnings: [...(part.warnings ?? [])], text, finishReason: part.finishReason, usage: part.usage };
     }
   }
   throw new EngineError('the request ended without a finish');
