@@ -1,3 +1,2 @@
 /** Tool-call formats: one folder each (parser, grammar, markers) and their registry (see docs/parsers.md). */
 export { createToolParser, registerToolParser, toolParserNames, GUIDED_TOOL_PARSERS } from './registry.js';
-export type { ToolFormat } from './format.js';
