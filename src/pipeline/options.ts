@@ -259,7 +259,11 @@ export interface ResolvedPipelineOptions {
 }
 
 export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipelineOptions {
-  if (!isObject(options as unknown)) throw new InvalidOptionError('options', 'expected an object');
+  if (!isObject(options as unknown)) {
+    const got = typeof options === 'string' ? `the string ${JSON.stringify(options)}` : options === null ? 'null' : typeof options;
+    const hint = typeof options === 'string' ? `Pipeline.create({ model: ${JSON.stringify(options)} })` : "Pipeline.create({ model: 'path/to/model' }), Pipeline.create({ backend }) or Pipeline.create({ remote: { baseURL, model } })";
+    throw new InvalidOptionError('options', `expected an object, got ${got}: call ${hint}`);
+  }
   checkKeys(undefined, options as Record<string, unknown>, PIPELINE_KEYS);
   for (const name of ['kvCache', 'scheduler', 'parsers', 'textSandbox'] as const) checkObject(name, options[name]);
   for (const name of ['onProgress', 'logger'] as const) {

@@ -49,6 +49,13 @@ afterAll(async () => {
   await pipe.close();
 });
 
+describe('Pipeline.create', () => {
+  it('refuses nothing and a bare folder string, saying the call', async () => {
+    await refuses(() => Pipeline.create(any(undefined)), 'options', /got undefined: call Pipeline\.create\(\{ model: 'path\/to\/model' \}\)/);
+    await refuses(() => Pipeline.create(any('models/weft-demo')), 'options', /got the string "models\/weft-demo": call Pipeline\.create\(\{ model: "models\/weft-demo" \}\)/);
+  });
+});
+
 describe('createWeft', () => {
   it('refuses nothing, a string, a Pipeline and a settings object of the wrong shape, saying the call', async () => {
     await refuses(() => createWeft(any(undefined)), 'settings', /got undefined\. Call createWeft\(\{ pipeline/);
