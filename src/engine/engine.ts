@@ -20,7 +20,7 @@ import type { Backend, StepResult } from '../backends/backend.js';
 import { BackendError, EngineError, GrammarDeadEndError } from '../errors.js';
 import type { SampledToken } from '../sampling/sampler.js';
 import { buildBatch } from './batch.js';
-import type { KvCacheManager } from './kv/kv-cache-manager.js';
+import type { KvCacheManager, PoolStats } from './kv/kv-cache-manager.js';
 import { IncrementalDetokenizer, type TokenDecoder } from './detokenizer.js';
 import { StopStringMatcher } from './stop-strings.js';
 import { Request, type FinishReason, type RequestSpec, type StopCriteria } from './request.js';
@@ -59,6 +59,20 @@ export interface StepInfo {
   readonly running: number;
   readonly waiting: number;
   readonly durationMs: number;
+}
+
+/** A snapshot of the engine's state for the pipeline's stats(); plain data, no live references. */
+export interface EngineStats {
+  /** The KV cache: each pool's block counts, the attention pool's block size, whether prefix caching is on. */
+  readonly kv: { readonly pools: PoolStats[]; readonly blockSize: number; readonly prefixCaching: boolean };
+  /** Requests admitted and not finished (their blocks are in the cache). */
+  readonly running: number;
+  /** Requests queued for admission, preempted ones included. */
+  readonly waiting: number;
+  /** Preemptions since the engine started (a request preempted twice counts twice). */
+  readonly preemptions: number;
+  /** Steps completed (a step whose backend call failed is not counted). */
+  readonly steps: number;
 }
 
 export interface EngineObserver {
@@ -109,8 +123,8 @@ class LiveRequest extends Request {
 }
 
 export class Engine {
-  readonly scheduler: Scheduler;
-  readonly kv: KvCacheManager;
+  private readonly scheduler: Scheduler;
+  private readonly kv: KvCacheManager;
   private readonly backend: Backend;
   private readonly decoder: TokenDecoder;
   private readonly eos: ReadonlySet<number>;
@@ -132,8 +146,16 @@ export class Engine {
     this.observer = options.observer ?? {};
   }
 
-  get numSteps(): number {
-    return this.steps;
+  /** Cache usage per pool, queue lengths and counters, as of now. */
+  stats(): EngineStats {
+    const { kv, scheduler } = this;
+    return {
+      kv: { pools: kv.stats(), blockSize: kv.blockSize, prefixCaching: kv.prefixCaching },
+      running: scheduler.running.length,
+      waiting: scheduler.waiting.length,
+      preemptions: scheduler.preemptions,
+      steps: this.steps,
+    };
   }
 
   /** Queues a request. Its outputs go to `sink` until exactly one onFinish. */
