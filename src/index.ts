@@ -30,7 +30,6 @@ export type {
   Backend,
   BlockTables,
   CacheConfig,
-  ExtraPoolSpec,
   KvPrecision,
   LoadProgress,
   ModelShape,

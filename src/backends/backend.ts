@@ -11,7 +11,12 @@
 
 export type KvPrecision = 'f32' | 'f16' | 'u8';
 
-/** A per-request pool besides attention KV (hybrid / linear-attention models). */
+/**
+ * A per-request pool besides attention KV (hybrid / linear-attention models).
+ * The engine sizes, allocates and frees these pools with attention KV (tested
+ * with the test backend), but no shipped backend declares one yet, so this type
+ * is not exported from the package root until one does.
+ */
 export interface ExtraPoolSpec {
   /** Stable name, e.g. "linear-state" or "checkpoints". */
   readonly name: string;
@@ -33,6 +38,7 @@ export interface ModelShape {
   readonly headDim: number;
   /** Longest context (prompt + generated) the model supports. */
   readonly maxContextLength: number;
+  /** Pools besides attention KV (see ExtraPoolSpec); none in any shipped backend yet. */
   readonly extraPools?: readonly ExtraPoolSpec[];
   /**
    * Tokens per attention KV block when the backend's cache layout fixes it (the
@@ -113,7 +119,12 @@ export interface StepBatch {
    * StepResult.argmax, so the engine need not scan the row; it may also ignore this.
    */
   readonly argmaxRows?: Uint8Array;
-  /** Pairs (src, dst) of attention KV blocks to copy before the step (copy-on-write after fork). */
+  /**
+   * Pairs (src, dst) of attention KV blocks to copy before the step
+   * (copy-on-write after KvCacheManager.fork). Nothing sets it yet: its caller
+   * is n > 1 sampling (issue #31), which forks a request's prompt blocks into
+   * its siblings. The OpenVINO backend already passes it through.
+   */
   readonly blockCopies?: Int32Array;
   /** Block tables of the extra pools, by pool name (hybrid models). */
   readonly extraBlockTables?: Readonly<Record<string, BlockTables>>;

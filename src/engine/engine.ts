@@ -1,7 +1,9 @@
 /**
- * Engine: the loop. Each step is three calls: schedule (the scheduler's plan,
- * and the requests it preempted or failed), execute (the batch on the backend)
- * and apply (advance, cache, sample, detokenize, emit).
+ * Engine: the loop. Each step is: plan (the scheduler's, with the requests it
+ * preempted or failed), execute (the batch on the backend; meanwhile each
+ * token choice prepares), advance (tokens computed, full blocks cached),
+ * choose (each sampling request's next token: token-choice.ts) and emit
+ * (detokenize, stop rules, the request's sink).
  *
  * Capacity problems (a full cache, a prompt that cannot be admitted) are
  * values, never exceptions: they become a finished request (with a typed
@@ -16,15 +18,15 @@
 
 import type { Backend, StepResult } from '../backends/backend.js';
 import { BackendError, EngineError, GrammarDeadEndError } from '../errors.js';
-import { applyMask, type TokenGrammar } from '../guided/grammar.js';
-import { NonFiniteLogitsError, Sampler, allFinite, argmax, type SampledToken } from '../sampling/sampler.js';
+import type { SampledToken } from '../sampling/sampler.js';
 import { buildBatch } from './batch.js';
-import type { KvCacheManager } from './kv/kv-cache-manager.js';
+import type { KvCacheManager, PoolStats } from './kv/kv-cache-manager.js';
 import { IncrementalDetokenizer, type TokenDecoder } from './detokenizer.js';
 import { StopStringMatcher } from './stop-strings.js';
 import { Request, type FinishReason, type RequestSpec, type StopCriteria } from './request.js';
 import { err, ok, type Result } from './result.js';
 import { Scheduler, type SchedulerConfig, type StepPlan } from './scheduler.js';
+import { TokenChoice, resultProblem } from './token-choice.js';
 
 /** What one step produced for one request. */
 export interface RequestDelta {
@@ -59,6 +61,20 @@ export interface StepInfo {
   readonly durationMs: number;
 }
 
+/** A snapshot of the engine's state for the pipeline's stats(); plain data, no live references. */
+export interface EngineStats {
+  /** The KV cache: each pool's block counts, the attention pool's block size, whether prefix caching is on. */
+  readonly kv: { readonly pools: PoolStats[]; readonly blockSize: number; readonly prefixCaching: boolean };
+  /** Requests admitted and not finished (their blocks are in the cache). */
+  readonly running: number;
+  /** Requests queued for admission, preempted ones included. */
+  readonly waiting: number;
+  /** Preemptions since the engine started (a request preempted twice counts twice). */
+  readonly preemptions: number;
+  /** Steps completed (a step whose backend call failed is not counted). */
+  readonly steps: number;
+}
+
 export interface EngineObserver {
   onStep?(info: StepInfo): void;
   onPreempt?(requestId: number): void;
@@ -85,7 +101,8 @@ export interface EngineOptions {
  */
 class LiveRequest extends Request {
   readonly sink: RequestSink;
-  readonly sampler: Sampler;
+  /** Picks each next token: sampling, the grammar's mask, the backend's argmax. */
+  readonly choice: TokenChoice;
   readonly detokenizer: IncrementalDetokenizer;
   readonly stops: StopStringMatcher;
   // Stop rules folded into two fields, so a decode step reads no other object for them.
@@ -93,34 +110,21 @@ class LiveRequest extends Request {
   readonly checksStopTokens: boolean;
   /** Token count that ends it with 'length': the prompt plus maxTokens, or the model's context. */
   readonly lengthLimit: number;
-  /** Guided generation: the request's grammar, and the mask of the tokens it allows next (filled while the step runs). */
-  readonly grammar: TokenGrammar | undefined;
-  readonly mask: Uint32Array | undefined;
-  /** Whether `mask` was filled for this step; not in free text, where the token is sampled first and checked. */
-  maskFilled = false;
-  /** Whether each next token is the argmax of the model's row as is (greedy, no penalties, logprobs or grammar). */
-  readonly takesArgmax: boolean;
 
   constructor(id: number, spec: RequestSpec, sink: RequestSink, decoder: TokenDecoder, maxContextLength: number, eos: ReadonlySet<number>, vocabSize: number) {
     super(id, id, spec);
     this.sink = sink;
-    this.sampler = new Sampler(spec.sampling, spec.promptTokenIds);
+    this.choice = new TokenChoice(spec, eos, vocabSize);
     this.detokenizer = new IncrementalDetokenizer(decoder, spec.promptTokenIds, spec.skipSpecialTokens ?? true);
     this.stops = new StopStringMatcher(spec.stop.stopStrings);
     this.checksStopTokens = spec.stop.stopTokenIds.length > 0 || !spec.stop.ignoreEos;
     this.lengthLimit = Math.min(spec.promptTokenIds.length + spec.stop.maxTokens, maxContextLength);
-    if (spec.grammar !== undefined) {
-      const ends = [...spec.stop.stopTokenIds, ...(spec.stop.ignoreEos ? [] : eos)];
-      this.grammar = spec.grammar.matcher(ends, spec.skipSpecialTokens === false);
-      this.mask = new Uint32Array((vocabSize + 31) >>> 5);
-    }
-    this.takesArgmax = this.sampler.isPlainGreedy && this.grammar === undefined;
   }
 }
 
 export class Engine {
-  readonly scheduler: Scheduler;
-  readonly kv: KvCacheManager;
+  private readonly scheduler: Scheduler;
+  private readonly kv: KvCacheManager;
   private readonly backend: Backend;
   private readonly decoder: TokenDecoder;
   private readonly eos: ReadonlySet<number>;
@@ -142,8 +146,16 @@ export class Engine {
     this.observer = options.observer ?? {};
   }
 
-  get numSteps(): number {
-    return this.steps;
+  /** Cache usage per pool, queue lengths and counters, as of now. */
+  stats(): EngineStats {
+    const { kv, scheduler } = this;
+    return {
+      kv: { pools: kv.stats(), blockSize: kv.blockSize, prefixCaching: kv.prefixCaching },
+      running: scheduler.running.length,
+      waiting: scheduler.waiting.length,
+      preemptions: scheduler.preemptions,
+      steps: this.steps,
+    };
   }
 
   /** Queues a request. Its outputs go to `sink` until exactly one onFinish. */
@@ -216,17 +228,19 @@ export class Engine {
     const plan = this.schedule();
     if (plan.scheduled.length === 0) return;
     const running = this.execute(plan);
-    // While the backend computes, the guided requests' masks are filled (their grammars
-    // only change when a token is accepted, which happened in the previous step).
-    this.fillMasks(plan);
+    // While the backend computes: the grammars only change when a token is accepted (the previous step).
+    this.prepareChoices(plan);
     const result = await running;
     if (result === undefined) return; // the backend failed; the step's requests are finished with BackendError
+    let chosen: (SampledToken | undefined)[];
     try {
-      await this.apply(plan, result);
+      this.advance(plan);
+      chosen = await this.chooseTokens(plan, result);
     } finally {
-      // Nothing holds a step's logits past apply: the backend may reuse their memory.
+      // Nothing holds a step's logits past token choice: the backend may reuse their memory.
       this.releaseResult(result);
     }
+    this.emit(plan, chosen);
     this.steps++;
     const info: StepInfo = {
       step: this.steps,
@@ -253,21 +267,15 @@ export class Engine {
     return plan;
   }
 
-  /** Runs the plan's batch. A failure (or logits of the wrong size) fails this step's requests only: undefined. */
+  /** Runs the plan's batch. A failure (or a result token choice cannot read) fails this step's requests only: undefined. */
   private async execute(plan: StepPlan): Promise<StepResult | undefined> {
-    const batch = buildBatch(plan, this.kv, (request) => (request as LiveRequest).takesArgmax);
+    const batch = buildBatch(plan, this.kv, (request) => (request as LiveRequest).choice.takesArgmax);
     try {
       const result = await this.backend.execute(batch);
-      const { vocabSize } = this.backend.shape;
-      const expected = batch.logitsIndices.length * vocabSize;
-      if (result.logits.length !== expected) {
+      const problem = resultProblem(result, batch.logitsIndices.length, this.backend.shape.vocabSize);
+      if (problem !== undefined) {
         this.releaseResult(result);
-        throw new Error(`backend returned ${result.logits.length} logits, expected ${expected}`);
-      }
-      const { argmax } = result;
-      if (argmax !== undefined && (argmax.length !== batch.logitsIndices.length || argmax.some((token) => token < -1 || token >= vocabSize))) {
-        this.releaseResult(result);
-        throw new Error(`backend returned an argmax of ${argmax.length} values, expected ${batch.logitsIndices.length} in [-1, ${vocabSize})`);
+        throw new Error(problem);
       }
       return result;
     } catch (error) {
@@ -288,39 +296,24 @@ export class Engine {
   }
 
   /**
-   * Fills the mask of each guided request that samples in this step. A request
-   * whose grammar allows no token ends now with GrammarDeadEndError (its output
-   * from the step in flight is discarded, as for an abort); the others go on.
+   * Prepares the choice of each request that samples in this step (a guided
+   * request's mask). A request whose grammar allows no token ends now with
+   * GrammarDeadEndError (its output from the step in flight is discarded, as
+   * for an abort); the others go on.
    */
-  private fillMasks(plan: StepPlan): void {
+  private prepareChoices(plan: StepPlan): void {
     for (const entry of plan.scheduled) {
       const request = entry.request as LiveRequest;
-      if (!entry.samples || request.grammar === undefined || request.status === 'finished') continue;
-      request.maskFilled = !request.grammar.isFreeText();
-      if (request.maskFilled && !request.grammar.fillMask(request.mask!)) {
-        this.finish(request, 'error', new GrammarDeadEndError(`request ${request.id}: the grammar allows no token after ${request.tokens.length - request.numPromptTokens} generated tokens`), false);
-      }
+      if (!entry.samples || request.status === 'finished' || request.choice.prepare()) continue;
+      this.finish(request, 'error', new GrammarDeadEndError(`request ${request.id}: the grammar allows no token after ${request.tokens.length - request.numPromptTokens} generated tokens`), false);
     }
   }
 
-  /**
-   * Advances each scheduled request, caches its newly full blocks, and samples
-   * where the plan says so. A non-greedy draw over a real vocabulary costs
-   * milliseconds (64 of them, a second), so after each such draw the loop
-   * yields to the event loop once APPLY_SLICE_MS have passed. Safe because
-   * nothing allocates while a step is in flight (aborts only free; entries of
-   * requests that finished meanwhile are skipped below).
-   */
-  private async apply(plan: StepPlan, result: StepResult): Promise<void> {
-    const vocab = this.backend.shape.vocabSize;
+  /** Counts the step's tokens as computed and caches the blocks they completed. Requests finished meanwhile are skipped. */
+  private advance(plan: StepPlan): void {
     const caching = this.kv.prefixCaching;
     const blockSize = this.kv.blockSize;
-    const entries = plan.scheduled;
-    let row = 0;
-    let sliceStart = performance.now();
-    for (let i = 0; i < entries.length; i++) {
-      const entry = entries[i]!;
-      const logitsRow = entry.samples ? row++ : -1;
+    for (const entry of plan.scheduled) {
       const request = entry.request as LiveRequest;
       if (request.status === 'finished') continue; // aborted while the step ran: discard its output
       const before = request.numComputed;
@@ -331,60 +324,59 @@ export class Engine {
       if (caching && Math.floor(after / blockSize) > Math.floor(before / blockSize)) {
         this.kv.cacheComputed(request.id, request.tokens, after);
       }
+    }
+  }
+
+  /**
+   * Each sampling request's next token, by plan entry (undefined: the entry does
+   * not sample, or its request finished). Broken logits fail that request alone.
+   * A non-greedy draw over a real vocabulary costs milliseconds (64 of them, a
+   * second), so after such a draw the loop yields to the event loop once
+   * APPLY_SLICE_MS have passed. Safe because nothing allocates while a step is
+   * in flight (aborts only free; requests that finish meanwhile are skipped).
+   */
+  private async chooseTokens(plan: StepPlan, result: StepResult): Promise<(SampledToken | undefined)[]> {
+    const vocab = this.backend.shape.vocabSize;
+    const entries = plan.scheduled;
+    const chosen: (SampledToken | undefined)[] = new Array(entries.length);
+    let row = 0;
+    let sliceStart = performance.now();
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i]!;
       if (!entry.samples) continue;
-      this.sampleNext(request, result, logitsRow, vocab);
-      if (!request.sampler.isPlainGreedy && performance.now() - sliceStart > APPLY_SLICE_MS) {
+      const logitsRow = row++;
+      const request = entry.request as LiveRequest;
+      if (request.status === 'finished') continue;
+      const { choice } = request;
+      const picked = choice.choose(result, logitsRow, vocab);
+      if (picked.ok) chosen[i] = picked.value;
+      else {
+        this.log(`request ${request.id} failed: ${picked.error.message}`);
+        this.finish(request, 'error', new BackendError(picked.error.message), false);
+      }
+      if (choice.isSlow && performance.now() - sliceStart > APPLY_SLICE_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         sliceStart = performance.now();
       }
     }
+    return chosen;
   }
 
-  /** Samples the request's next token from its row of the step's logits; broken logits fail this request alone. */
-  private sampleNext(request: LiveRequest, result: StepResult, logitsRow: number, vocab: number): void {
-    const { sampler } = request;
-    const { logits } = result;
-    const rowOffset = logitsRow * vocab;
-    let sampled: SampledToken;
-    try {
-      if (request.grammar !== undefined && !request.maskFilled) {
-        // Free text: drawn as if unguided; the mask is filled and applied only if the grammar refuses the draw.
-        const { grammar, mask } = request;
-        sampled = sampler.sample(logits, rowOffset, vocab, {
-          check: {
-            allows: (token) => grammar.allows(token),
-            mask: (row) => {
-              grammar.fillMask(mask!);
-              applyMask(row, 0, row.length, mask!);
-            },
-          },
-        });
-      } else if (request.mask !== undefined) {
-        // Checked before masking: the mask's -Infinity entries are not the model's.
-        if (!allFinite(logits.subarray(rowOffset, rowOffset + vocab))) throw new NonFiniteLogitsError();
-        applyMask(logits, rowOffset, vocab, request.mask);
-        sampled = sampler.isPlainGreedy ? { token: argmax(logits, rowOffset, rowOffset + vocab) } : sampler.sample(logits, rowOffset, vocab, { masked: true });
-      } else if (request.takesArgmax) {
-        // The backend's pick when it made one (StepBatch.argmaxRows), else a scan here.
-        const picked = result.argmax?.[logitsRow] ?? -1;
-        const token = picked >= 0 ? picked : argmax(logits, rowOffset, rowOffset + vocab);
-        // Greedy reads no other value, so only the chosen one is checked.
-        if (!Number.isFinite(logits[rowOffset + token]!)) throw new NonFiniteLogitsError();
-        sampled = { token };
-      } else sampled = sampler.sample(logits, rowOffset, vocab);
-    } catch (error) {
-      if (!(error instanceof NonFiniteLogitsError)) throw error;
-      this.log(`request ${request.id} failed: ${error.message}`);
-      this.finish(request, 'error', new BackendError(error.message), false);
-      return;
+  /** Hands each chosen token to its request (text, stop rules, sink), in plan order. */
+  private emit(plan: StepPlan, chosen: readonly (SampledToken | undefined)[]): void {
+    const entries = plan.scheduled;
+    for (let i = 0; i < entries.length; i++) {
+      const sampled = chosen[i];
+      const request = entries[i]!.request as LiveRequest;
+      if (sampled === undefined || request.status === 'finished') continue;
+      this.accept(request, sampled.token, sampled.logprob === undefined ? undefined : [sampled]);
     }
-    this.accept(request, sampled.token, sampled.logprob === undefined ? undefined : [sampled]);
   }
 
   /** Appends a sampled token, emits its text and decides whether the request is done. */
   private accept(request: LiveRequest, token: number, logprobs: readonly SampledToken[] | undefined): void {
     // Masked logits leave only allowed tokens, unless the model gave all of them -Infinity (or NaN).
-    if (request.grammar !== undefined && !request.grammar.acceptToken(token)) {
+    if (!request.choice.accept(token)) {
       this.finish(request, 'error', new GrammarDeadEndError(`request ${request.id}: the model gave every token the grammar allows zero probability`), false);
       return;
     }
@@ -398,7 +390,7 @@ export class Engine {
     const matched = request.stops.isEmpty ? undefined : request.stops.push(text);
     request.sink.onDelta(delta(matched === undefined ? text : matched.text, token, logprobs));
     if (matched?.stopped === true) this.finish(request, 'stop', undefined, false);
-    else if (request.grammar?.isTerminated() === true) this.finish(request, 'stop', undefined, true);
+    else if (request.choice.isTerminated) this.finish(request, 'stop', undefined, true);
     else if (request.tokens.length >= request.lengthLimit) this.finish(request, 'length', undefined, true);
   }
 

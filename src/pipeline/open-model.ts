@@ -9,6 +9,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freemem, totalmem } from 'node:os';
 import type { Backend, KvPrecision } from '../backends/backend.js';
+import { checkModelShape } from '../backends/shape-check.js';
 import { KvCacheManager } from '../engine/kv/kv-cache-manager.js';
 import { defaultKvBytes, planPools } from '../engine/kv/sizing.js';
 import { InvalidOptionError, ModelLoadError, TokenizerError } from '../errors.js';
@@ -136,7 +137,11 @@ function backendBlockSize(backend: Backend, options: PipelineOptions, resolved: 
   return fixed;
 }
 
+/** The user's backend, its declared shape checked first (the engine sizes its cache from it). */
 function customParts(options: PipelineOptions): ModelParts {
+  const backend: unknown = options.backend;
+  if (typeof backend !== 'object' || backend === null) throw new InvalidOptionError('backend', `expected an object implementing Backend, got ${String(backend)}`);
+  checkModelShape((backend as Backend).shape);
   return {
     backend: options.backend!,
     tokenizer: options.tokenizer!,

@@ -128,13 +128,8 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
 
   /** Cache usage per pool, queue lengths and counters. */
   stats(): PipelineStats {
-    const kv = this.engine.kv;
     return {
-      kv: { pools: kv.stats(), blockSize: kv.blockSize, prefixCaching: kv.prefixCaching },
-      running: this.engine.scheduler.running.length,
-      waiting: this.engine.scheduler.waiting.length,
-      preemptions: this.engine.scheduler.preemptions,
-      steps: this.engine.numSteps,
+      ...this.engine.stats(),
       requests: { started: this.started, finished: this.finished },
       generatedTokens: this.generated,
     };

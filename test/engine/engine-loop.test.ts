@@ -63,4 +63,31 @@ describe('the engine loop', () => {
     expect(engine.add(spec('third'), c).ok).toBe(true);
     expect((await c.finished).reason).toBe('length');
   });
+
+  it('reports its state in stats(): cache usage, queue lengths and counters, as plain data', async () => {
+    const backend = new TestBackend();
+    const kv = new KvCacheManager([{ name: 'attention', blockSize: 4, numBlocks: 64 }], { prefixCaching: true });
+    await backend.allocateCache({ numBlocks: 64, blockSize: 4, precision: 'f32' });
+    const engine = new Engine({
+      backend,
+      kv,
+      scheduler: { maxNumSeqs: 1, maxNumBatchedTokens: 64, policy: 'fcfs' },
+      decoder: new ByteTokenizer(),
+      eosTokenIds: [],
+    });
+    const idle = engine.stats();
+    expect(idle).toEqual({ kv: { pools: kv.stats(), blockSize: 4, prefixCaching: true }, running: 0, waiting: 0, preemptions: 0, steps: 0 });
+    const [a, b] = [sink(), sink()];
+    expect(engine.add(spec('first'), a).ok).toBe(true);
+    expect(engine.add(spec('second'), b).ok).toBe(true);
+    // Both queued until the loop's first step (next turn); maxNumSeqs 1 runs them one after the other.
+    expect(engine.stats()).toMatchObject({ running: 0, waiting: 2, steps: 0 });
+    await Promise.all([a.finished, b.finished]);
+    await engine.whenIdle();
+    const done = engine.stats();
+    // 'first' and 'second' (5 and 6 tokens) each take a prefill step and 3 decode steps.
+    expect(done).toMatchObject({ running: 0, waiting: 0, preemptions: 0, steps: 8 });
+    expect(done.kv.pools[0]!.usedBlocks).toBe(0);
+    expect(idle.kv.pools).not.toBe(done.kv.pools); // a snapshot, not a live view
+  });
 });
