@@ -38,7 +38,11 @@ export interface ModelShape {
   readonly headDim: number;
   /** Longest context (prompt + generated) the model supports. */
   readonly maxContextLength: number;
-  /** Pools besides attention KV (see ExtraPoolSpec); none in any shipped backend yet. */
+  /**
+   * Pools besides attention KV (see ExtraPoolSpec); none in any shipped backend
+   * yet, so it is left out of the API reference with ExtraPoolSpec.
+   * @internal
+   */
   readonly extraPools?: readonly ExtraPoolSpec[];
   /**
    * Tokens per attention KV block when the backend's cache layout fixes it (the

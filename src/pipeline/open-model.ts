@@ -39,7 +39,7 @@ type ModelParts = Omit<OpenedModel, 'kv' | 'maxNumBatchedTokens'>;
 export async function openModel(options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<OpenedModel> {
   const parts = options.backend !== undefined ? customParts(options) : await loadModelParts(options, resolved);
   try {
-    checkTokenizerFits(parts.tokenizer, parts.backend.shape.vocabSize);
+    checkTokenizerFits(parts.tokenizer, parts.backend.shape.vocabSize, options);
     const maxNumBatchedTokens = stepTokenBudget(parts.backend, options, resolved);
     return { ...parts, maxNumBatchedTokens, kv: await allocateKvCache(parts.backend, options, resolved) };
   } catch (error) {
@@ -78,13 +78,40 @@ function stepTokenBudget(backend: Backend, options: PipelineOptions, resolved: R
 /**
  * A tokenizer that can produce ids the model has no embedding for would fail
  * whole batches at run time; refuse it at load. (A model vocabulary larger
- * than the tokenizer's, padded for speed, is normal.)
+ * than the tokenizer's, padded for speed, is normal.) A model file's tokenizer
+ * is a ModelLoadError naming the tokens past the vocabulary (typically an
+ * added token given a wrong id); the user's own tokenizer is a TokenizerError.
  */
-function checkTokenizerFits(tokenizer: Tokenizer, modelVocabSize: number): void {
-  if (tokenizer.vocabSize > modelVocabSize)
-    throw new TokenizerError(
-      `the tokenizer has ids up to ${tokenizer.vocabSize - 1}, but the model's vocabulary has only ${modelVocabSize} entries: the tokenizer does not belong to this model`,
-    );
+function checkTokenizerFits(tokenizer: Tokenizer, modelVocabSize: number, options: PipelineOptions): void {
+  if (tokenizer.vocabSize <= modelVocabSize) return;
+  const lastId = tokenizer.vocabSize - 1;
+  if (options.backend !== undefined) {
+    throw new TokenizerError(`the tokenizer has ids up to ${lastId}, but the model's vocabulary has only ${modelVocabSize} entries: the tokenizer does not belong to this model`);
+  }
+  const beyond = tokensBeyond(tokenizer, modelVocabSize);
+  const named = beyond.slice(0, 3).map(({ token, id }) => `${JSON.stringify(token)} (id ${id})`).join(', ');
+  const more = beyond.length > 3 ? ` and ${beyond.length - 3} more` : '';
+  const model = options.model!;
+  const file = isGgufPath(model) ? model : join(model, 'tokenizer.json');
+  throw new ModelLoadError(
+    `${file}: the ${beyond.length === 1 ? 'token' : 'tokens'} ${named}${more} ${beyond.length === 1 ? 'lies' : 'lie'} beyond the model's vocabulary of ${modelVocabSize} tokens (ids 0 to ${modelVocabSize - 1}), so the model has no embedding or logit for it. ` +
+      `Give ${beyond.length === 1 ? 'it an id' : 'them ids'} below ${modelVocabSize} or remove ${beyond.length === 1 ? 'it' : 'them'} from added_tokens (and from tokenizer_config.json's added_tokens_decoder), or use the tokenizer that came with the model.`,
+    file,
+  );
+}
+
+/** Most ids looked at past the model's vocabulary for tokens to name (the highest id always has one). */
+const MAX_IDS_SCANNED = 1 << 16;
+
+/** The tokens with ids from `first` up, highest first; a scan of at most MAX_IDS_SCANNED ids down from the last. */
+function tokensBeyond(tokenizer: Tokenizer, first: number): { token: string; id: number }[] {
+  const found: { token: string; id: number }[] = [];
+  const last = tokenizer.vocabSize - 1;
+  for (let id = last; id >= first && last - id < MAX_IDS_SCANNED; id--) {
+    const token = tokenizer.idToToken(id);
+    if (token !== undefined) found.push({ token, id });
+  }
+  return found.reverse();
 }
 
 /** Splits the byte budget over the model's pools and allocates them on the backend. */

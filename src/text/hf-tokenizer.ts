@@ -73,6 +73,8 @@ export class HfTokenizer implements Tokenizer {
     let maxId = -1;
     let longest = 1;
     for (const [token, id] of this.core.get_vocab(true)) {
+      // Ids with no token (an added token's id past the vocabulary leaves a gap before it) come back keyed undefined.
+      if (token === undefined) continue;
       if (id > maxId) maxId = id;
       if (token.length > longest) longest = token.length;
     }
