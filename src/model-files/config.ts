@@ -2,7 +2,9 @@
  * config.json of a Hugging Face model folder, read into a typed ModelConfig.
  *
  * Both spellings are accepted: transformers 4 (`rope_theta`, `rope_scaling`,
- * `torch_dtype`) and transformers 5 (`rope_parameters`, `dtype`).
+ * `torch_dtype`) and transformers 5 (`rope_parameters`, `dtype`). Qwen3.5's
+ * published layout (Qwen3_5ForConditionalGeneration) nests the text model's
+ * fields in `text_config`; they are read from there (tools/hybrid/NOTES.md).
  */
 import { join } from 'node:path';
 import { ModelLoadError, UnsupportedModelError } from '../errors.js';
@@ -13,6 +15,8 @@ export const SUPPORTED_ARCHITECTURES = [
   'MistralForCausalLM',
   'Qwen2ForCausalLM',
   'Qwen3ForCausalLM',
+  'Qwen3_5ForCausalLM',
+  'Qwen3_5ForConditionalGeneration',
 ] as const;
 export type Architecture = (typeof SUPPORTED_ARCHITECTURES)[number];
 
@@ -26,6 +30,23 @@ export type RopeScaling =
       readonly highFreqFactor: number;
       readonly originalMaxPositionEmbeddings: number;
     };
+
+/**
+ * The Gated DeltaNet layers of a hybrid model (Qwen3.5; tools/hybrid/NOTES.md
+ * section 2). Hybrid models also gate their attention output (q_proj yields
+ * per head [query | gate]) and apply every RMSNorm but the gated one as (1 + w).
+ */
+export interface LinearAttentionConfig {
+  /** [numLayers]: true for a Gated DeltaNet layer, false for a (gated) full-attention one. */
+  readonly layers: readonly boolean[];
+  readonly numKeyHeads: number;
+  /** A multiple of numKeyHeads: value head h reads key head floor(h / (numValueHeads / numKeyHeads)). */
+  readonly numValueHeads: number;
+  readonly keyHeadDim: number;
+  readonly valueHeadDim: number;
+  /** Taps of the causal depthwise convolution (linear_conv_kernel_dim). */
+  readonly convKernel: number;
+}
 
 export interface ModelConfig {
   readonly architecture: Architecture;
@@ -54,6 +75,17 @@ export interface ModelConfig {
   readonly slidingWindow: number | null;
   /** The dtype the checkpoint was saved in, if config.json says (informative only). */
   readonly dtype: string | null;
+  /** Leading dims of each head that RoPE rotates (headDim x partial_rotary_factor); headDim when absent. */
+  readonly rotaryDim?: number;
+  /** A hybrid model's linear-attention layers (Qwen3.5); absent for the others. */
+  readonly linearAttention?: LinearAttentionConfig;
+  /**
+   * What precedes "layers.N..." and "embed_tokens" in the safetensors' tensor
+   * names: "model." (the default), "model.language_model." for Qwen3.5's
+   * published layout (whose vision tower, model.visual.*, and multi-token
+   * prediction weights, mtp.*, are not loaded: image input is not supported).
+   */
+  readonly weightPrefix?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -70,11 +102,14 @@ export async function loadModelConfig(dir: string): Promise<ModelConfig> {
 }
 
 /** Turns a parsed config.json into a ModelConfig. `file` names it in errors. */
-export function parseModelConfig(json: unknown, file = 'config.json'): ModelConfig {
-  if (!isObject(json)) throw new ModelLoadError(`${file} must hold a JSON object`, file);
+export function parseModelConfig(root: unknown, file = 'config.json'): ModelConfig {
+  if (!isObject(root)) throw new ModelLoadError(`${file} must hold a JSON object`, file);
   const fail = (message: string): never => {
     throw new ModelLoadError(`${file}: ${message}`, file);
   };
+  const architecture = readArchitecture(root, file);
+  // The fields read below: the text model's.
+  const json = architecture === 'Qwen3_5ForConditionalGeneration' ? nestedTextConfig(root, file) : root;
 
   const positiveInt = (key: string, fallback?: number): number => {
     const v = json[key] ?? fallback;
@@ -94,7 +129,6 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
     return v;
   };
 
-  const architecture = readArchitecture(json, file);
   const hiddenAct = json.hidden_act ?? 'silu';
   if (hiddenAct !== 'silu') throw new UnsupportedModelError(`${file}: activation "${String(hiddenAct)}" is not supported (only silu)`);
   if (json.mlp_bias === true) throw new UnsupportedModelError(`${file}: mlp_bias is not supported`);
@@ -107,7 +141,9 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
   const headDim = positiveInt('head_dim', Number.isInteger(defaultHeadDim) ? defaultHeadDim : undefined);
   if (headDim % 2 !== 0) fail(`head_dim (${headDim}) must be even`);
 
-  const { theta, scaling } = readRope(json, file);
+  const { theta, scaling, partialRotaryFactor } = readRope(json, file);
+  const rotaryDim = Math.floor(headDim * partialRotaryFactor);
+  if (rotaryDim < 2 || rotaryDim % 2 !== 0) fail(`partial_rotary_factor ${partialRotaryFactor} of head_dim ${headDim} must rotate an even number of dims (got ${rotaryDim})`);
   const attentionBias = bool('attention_bias', false);
 
   let slidingWindow: number | null = null;
@@ -117,11 +153,13 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
     throw new UnsupportedModelError(`${file}: use_sliding_window is not supported for ${architecture}`);
   }
 
-  const dtype = json.dtype ?? json.torch_dtype ?? null;
+  const numLayers = positiveInt('num_hidden_layers');
+  const hybrid = architecture === 'Qwen3_5ForCausalLM' || architecture === 'Qwen3_5ForConditionalGeneration';
+  const dtype = root.dtype ?? json.dtype ?? json.torch_dtype ?? null;
   return {
     architecture,
     hiddenSize,
-    numLayers: positiveInt('num_hidden_layers'),
+    numLayers,
     numHeads,
     numKvHeads,
     headDim,
@@ -130,15 +168,66 @@ export function parseModelConfig(json: unknown, file = 'config.json'): ModelConf
     rmsNormEps: positiveNumber(json, 'rms_norm_eps', 1e-6),
     ropeTheta: theta,
     ropeScaling: scaling,
-    tieWordEmbeddings: bool('tie_word_embeddings', false),
+    // The published Qwen3.5 layout says it at the top level (its lm_head is outside the text model).
+    tieWordEmbeddings: typeof root.tie_word_embeddings === 'boolean' ? root.tie_word_embeddings : bool('tie_word_embeddings', false),
     maxPositionEmbeddings: positiveInt('max_position_embeddings'),
     attentionBias,
     qkvBias: architecture === 'Qwen2ForCausalLM' || attentionBias,
     oBias: architecture !== 'Qwen2ForCausalLM' && attentionBias,
-    qkNorm: architecture === 'Qwen3ForCausalLM',
+    qkNorm: architecture === 'Qwen3ForCausalLM' || hybrid,
     slidingWindow,
     dtype: typeof dtype === 'string' ? dtype : null,
+    ...(rotaryDim !== headDim && { rotaryDim }),
+    ...(hybrid && { linearAttention: readLinearAttention(json, numLayers, file) }),
+    ...(architecture === 'Qwen3_5ForConditionalGeneration' && { weightPrefix: 'model.language_model.' }),
   };
+}
+
+/** Qwen3_5ForConditionalGeneration's `text_config`: the text model, which is what weft runs. */
+function nestedTextConfig(root: Json, file: string): Json {
+  if (!isObject(root.text_config)) throw new ModelLoadError(`${file}: "text_config" must be an object (the text model's fields)`, file);
+  return root.text_config;
+}
+
+/**
+ * Which layers are Gated DeltaNet and their shape. `layer_types` when given,
+ * else every `full_attention_interval`-th layer (default 4) is full attention,
+ * as transformers derives it.
+ */
+function readLinearAttention(json: Json, numLayers: number, file: string): LinearAttentionConfig {
+  const fail = (message: string): never => {
+    throw new ModelLoadError(`${file}: ${message}`, file);
+  };
+  const positiveInt = (key: string): number => {
+    const v = json[key];
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) return fail(`"${key}" must be a positive integer`);
+    return v;
+  };
+  let layers: boolean[];
+  if (json.layer_types !== undefined) {
+    const types = json.layer_types;
+    if (!Array.isArray(types) || types.length !== numLayers)
+      return fail(`"layer_types" must list one type per layer (${numLayers})`);
+    layers = types.map((type, i) => {
+      if (type !== 'linear_attention' && type !== 'full_attention')
+        return fail(`layer_types[${i}] is ${JSON.stringify(type)}: expected "linear_attention" or "full_attention"`);
+      return type === 'linear_attention';
+    });
+  } else {
+    const interval = json.full_attention_interval ?? 4;
+    if (typeof interval !== 'number' || !Number.isSafeInteger(interval) || interval <= 0)
+      return fail('"full_attention_interval" must be a positive integer');
+    layers = Array.from({ length: numLayers }, (_, i) => (i + 1) % interval !== 0);
+  }
+  const numKeyHeads = positiveInt('linear_num_key_heads');
+  const numValueHeads = positiveInt('linear_num_value_heads');
+  if (numValueHeads % numKeyHeads !== 0)
+    fail(`linear_num_value_heads (${numValueHeads}) must be a multiple of linear_num_key_heads (${numKeyHeads})`);
+  const convKernel = positiveInt('linear_conv_kernel_dim');
+  if (convKernel > 16) fail(`linear_conv_kernel_dim ${convKernel} is larger than the 16 taps weft's CPU backend supports`);
+  const valueHeadDim = positiveInt('linear_value_head_dim');
+  if (valueHeadDim > 512) fail(`linear_value_head_dim ${valueHeadDim} is larger than the 512 weft's CPU backend supports`);
+  return { layers, numKeyHeads, numValueHeads, keyHeadDim: positiveInt('linear_key_head_dim'), valueHeadDim, convKernel };
 }
 
 const MODEL_TYPES: Record<string, Architecture> = {
@@ -146,7 +235,16 @@ const MODEL_TYPES: Record<string, Architecture> = {
   mistral: 'MistralForCausalLM',
   qwen2: 'Qwen2ForCausalLM',
   qwen3: 'Qwen3ForCausalLM',
+  qwen3_5_text: 'Qwen3_5ForCausalLM',
+  qwen3_5: 'Qwen3_5ForConditionalGeneration',
 };
+
+/** Architectures weft knows of but does not run yet, with what is missing. */
+const NOT_YET: Record<string, string> = {
+  Qwen3NextForCausalLM:
+    'its Gated DeltaNet and gated attention layers are supported (as in Qwen3.5), but not its sparse mixture-of-experts feed-forward (num_experts, shared_expert); see docs/hybrid.md',
+};
+const NOT_YET_MODEL_TYPES: Record<string, string> = { qwen3_next: 'Qwen3NextForCausalLM' };
 
 function readArchitecture(json: Json, file: string): Architecture {
   const listed = json.architectures;
@@ -154,12 +252,15 @@ function readArchitecture(json: Json, file: string): Architecture {
     const name = listed[0];
     if (typeof name !== 'string') throw new ModelLoadError(`${file}: "architectures" must list strings`, file);
     if ((SUPPORTED_ARCHITECTURES as readonly string[]).includes(name)) return name as Architecture;
+    if (NOT_YET[name]) throw new UnsupportedModelError(`${file}: architecture ${name} is not supported yet: ${NOT_YET[name]}`);
     throw new UnsupportedModelError(
       `${file}: architecture ${name} is not supported (supported: ${SUPPORTED_ARCHITECTURES.join(', ')})`,
     );
   }
   const byType = typeof json.model_type === 'string' ? MODEL_TYPES[json.model_type] : undefined;
   if (byType) return byType;
+  const notYet = typeof json.model_type === 'string' ? NOT_YET_MODEL_TYPES[json.model_type] : undefined;
+  if (notYet) throw new UnsupportedModelError(`${file}: model_type ${String(json.model_type)} (${notYet}) is not supported yet: ${NOT_YET[notYet]}`);
   if (json.model_type !== undefined) throw new UnsupportedModelError(`${file}: model_type ${String(json.model_type)} is not supported`);
   throw new ModelLoadError(`${file}: missing "architectures"`, file);
 }
@@ -168,7 +269,7 @@ function readArchitecture(json: Json, file: string): Architecture {
  * RoPE base and scaling. transformers 5 puts both in `rope_parameters`;
  * transformers 4 has `rope_theta` plus an optional `rope_scaling` object.
  */
-function readRope(json: Json, file: string): { theta: number; scaling: RopeScaling | null } {
+function readRope(json: Json, file: string): { theta: number; scaling: RopeScaling | null; partialRotaryFactor: number } {
   const fail = (message: string): never => {
     throw new ModelLoadError(`${file}: ${message}`, file);
   };
@@ -188,8 +289,9 @@ function readRope(json: Json, file: string): { theta: number; scaling: RopeScali
   }
   const theta = params.rope_theta;
   if (typeof theta !== 'number' || !Number.isFinite(theta) || theta <= 0) return fail('"rope_theta" must be a positive number');
-  if (params.partial_rotary_factor !== undefined && params.partial_rotary_factor !== 1)
-    throw new UnsupportedModelError(`${file}: partial_rotary_factor is not supported`);
+  // transformers 5 writes it in rope_parameters and at the top level; rope_parameters' wins.
+  const partial = params.partial_rotary_factor ?? json.partial_rotary_factor ?? 1;
+  if (typeof partial !== 'number' || !(partial > 0 && partial <= 1)) return fail('"partial_rotary_factor" must be a number in (0, 1]');
 
   const type = params.rope_type ?? params.type ?? 'default';
   const num = (key: string): number => {
@@ -197,11 +299,12 @@ function readRope(json: Json, file: string): { theta: number; scaling: RopeScali
     if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) return fail(`rope scaling needs a positive "${key}"`);
     return v;
   };
+  const rope = (scaling: RopeScaling | null) => ({ theta, scaling, partialRotaryFactor: partial });
   switch (type) {
     case 'default':
-      return { theta, scaling: null };
+      return rope(null);
     case 'linear':
-      return { theta, scaling: { type: 'linear', factor: num('factor') } };
+      return rope({ type: 'linear', factor: num('factor') });
     case 'llama3': {
       const scaling: RopeScaling = {
         type: 'llama3',
@@ -211,7 +314,7 @@ function readRope(json: Json, file: string): { theta: number; scaling: RopeScali
         originalMaxPositionEmbeddings: num('original_max_position_embeddings'),
       };
       if (scaling.highFreqFactor <= scaling.lowFreqFactor) fail('rope scaling needs high_freq_factor > low_freq_factor');
-      return { theta, scaling };
+      return rope(scaling);
     }
     default:
       throw new UnsupportedModelError(`${file}: rope scaling type "${String(type)}" is not supported (default, linear, llama3)`);

@@ -1,5 +1,5 @@
 /**
- * RoPE inverse frequencies for one head, with the config's scaling applied,
+ * RoPE inverse frequencies for one head (its first rotaryDim dims), with the config's scaling applied,
  * computed the way Hugging Face transformers computes them: in float32, every
  * operation rounded (exponent 2j/d, power, reciprocal, and the llama3 blend).
  * Definitions from transformers' modeling_rope_utils: default theta^(-2j/d),
@@ -18,9 +18,11 @@ import type { ModelConfig } from './config.js';
 const f32 = Math.fround;
 
 export function ropeInverseFrequencies(config: ModelConfig): Float64Array {
-  const half = config.headDim / 2;
+  // Partial RoPE (rotaryDim < headDim) rotates the first rotaryDim dims, its exponent over rotaryDim.
+  const dims = config.rotaryDim ?? config.headDim;
+  const half = dims / 2;
   const inv = new Float64Array(half);
-  for (let j = 0; j < half; j++) inv[j] = f32(1 / f32(Math.pow(config.ropeTheta, f32((2 * j) / config.headDim))));
+  for (let j = 0; j < half; j++) inv[j] = f32(1 / f32(Math.pow(config.ropeTheta, f32((2 * j) / dims))));
   const scaling = config.ropeScaling;
   if (scaling === null) return inv;
   if (scaling.type === 'linear') return inv.map((f) => f32(f / f32(scaling.factor)));

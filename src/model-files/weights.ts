@@ -37,24 +37,45 @@ export interface WeightSlot {
   readonly shape: readonly number[];
 }
 
-/** The Hugging Face tensor name of a slot: "q_proj" in layer 3 is model.layers.3.self_attn.q_proj.weight. */
-export function huggingFaceTensorName(kind: string, layer: number): string {
-  if (layer < 0) return kind === 'lm_head' ? 'lm_head.weight' : `model.${kind}.weight`;
+/**
+ * The Hugging Face tensor name of a slot: "q_proj" in layer 3 is
+ * model.layers.3.self_attn.q_proj.weight; "linear_attn.A_log" in layer 0 is
+ * model.layers.0.linear_attn.A_log (a parameter, no ".weight"). `prefix`:
+ * ModelConfig.weightPrefix.
+ */
+export function huggingFaceTensorName(kind: string, layer: number, prefix = 'model.'): string {
+  if (layer < 0) return kind === 'lm_head' ? 'lm_head.weight' : `${prefix}${kind}.weight`;
+  const base = `${prefix}layers.${layer}.`;
+  if (kind.startsWith('linear_attn.')) {
+    const name = kind.slice('linear_attn.'.length);
+    return name === 'A_log' || name === 'dt_bias' ? `${base}${kind}` : `${base}${kind}.weight`;
+  }
   const [module, param = 'weight'] = kind.split('.');
   const group = /^[qkvo]_(proj|norm)$/.test(module ?? '') ? 'self_attn.' : /^(gate|up|down)_proj$/.test(module ?? '') ? 'mlp.' : '';
-  return `model.layers.${layer}.${group}${module}.${param}`;
+  return `${base}${group}${module}.${param}`;
 }
 
-export function planWeights(slots: readonly WeightSlot[], tensors: TensorIndex, folder: string): PlannedTensor[] {
+/**
+ * The file's shape as the slot takes it: a depthwise conv1d weight is stored
+ * [channels, 1, taps] and held flattened, [channels x taps] (row-major, so the
+ * bytes are the same).
+ */
+function asSlotShape(kind: string, shape: readonly number[]): readonly number[] {
+  if (kind === 'linear_attn.conv1d' && shape.length === 3 && shape[1] === 1) return [shape[0]! * shape[2]!];
+  return shape;
+}
+
+export function planWeights(slots: readonly WeightSlot[], tensors: TensorIndex, folder: string, prefix?: string): PlannedTensor[] {
   return slots.map(({ kind, layer, shape }) => {
-    const name = huggingFaceTensorName(kind, layer);
-    const info = tensors.get(name);
-    if (!info) throw new ModelLoadError(`${folder}: tensor ${name} is missing`, folder, name);
-    const where = `${info.file} (tensor ${name})`;
-    if (!(WEIGHT_DTYPES as readonly string[]).includes(info.dtype))
-      throw new ModelLoadError(`${where}: dtype ${info.dtype} is not supported (${WEIGHT_DTYPES.join(', ')})`, info.file, name);
+    const name = huggingFaceTensorName(kind, layer, prefix);
+    const stored = tensors.get(name);
+    if (!stored) throw new ModelLoadError(`${folder}: tensor ${name} is missing`, folder, name);
+    const where = `${stored.file} (tensor ${name})`;
+    if (!(WEIGHT_DTYPES as readonly string[]).includes(stored.dtype))
+      throw new ModelLoadError(`${where}: dtype ${stored.dtype} is not supported (${WEIGHT_DTYPES.join(', ')})`, stored.file, name);
+    const info = { ...stored, shape: [...asSlotShape(kind, stored.shape)] };
     if (info.shape.length !== shape.length || info.shape.some((d, i) => d !== shape[i]))
-      throw new ModelLoadError(`${where}: shape ${JSON.stringify(info.shape)}, expected ${JSON.stringify(shape)}`, info.file, name);
+      throw new ModelLoadError(`${where}: shape ${JSON.stringify(stored.shape)}, expected ${JSON.stringify(shape)}`, stored.file, name);
     return { kind, layer, info };
   });
 }

@@ -48,6 +48,8 @@ export interface SeqStep {
   readonly blocks: readonly number[];
   /** Which of this step's tokens get logits (default 'last'). */
   readonly logits?: 'last' | 'all' | 'none';
+  /** A hybrid model's linear-state block for this sequence (extraBlockTables['linear-state']). */
+  readonly stateSlot?: number;
 }
 
 /** Builds a StepBatch from per-sequence tokens and block tables (positions = pastLen + i). */
@@ -80,6 +82,14 @@ export function buildBatch(seqs: readonly SeqStep[], blockCopies?: number[]): St
     maxContextLen,
     logitsIndices: Int32Array.from(logitsIndices),
     ...(blockCopies ? { blockCopies: Int32Array.from(blockCopies) } : {}),
+    ...(seqs.some((s) => s.stateSlot !== undefined) && {
+      extraBlockTables: {
+        'linear-state': {
+          indices: Int32Array.from(seqs.map((s) => s.stateSlot ?? 0)),
+          begins: Int32Array.from({ length: seqs.length + 1 }, (_, i) => i),
+        },
+      },
+    }),
   };
 }
 
@@ -128,6 +138,7 @@ export async function greedySolo(
   steps: number,
   blocks: readonly number[],
   chunk = Infinity,
+  stateSlot?: number,
 ): Promise<{ ids: number[]; firstLogits: Float32Array }> {
   const vocab = backend.shape.vocabSize;
   let past = 0;
@@ -135,7 +146,7 @@ export async function greedySolo(
   while (past < prompt.length) {
     const tokens = prompt.slice(past, past + Math.min(chunk, prompt.length - past));
     const isLast = past + tokens.length === prompt.length;
-    const out = await backend.execute(buildBatch([{ tokens, pastLen: past, blocks, logits: isLast ? 'last' : 'none' }]));
+    const out = await backend.execute(buildBatch([{ tokens, pastLen: past, blocks, logits: isLast ? 'last' : 'none', stateSlot }]));
     if (isLast) logits = out.logits.slice(0, vocab);
     else if (out.logits.length !== 0) throw new Error('logits returned for a step that asked for none');
     past += tokens.length;
@@ -146,7 +157,7 @@ export async function greedySolo(
   for (let i = 0; i < steps; i++) {
     ids.push(next);
     if (i + 1 === steps) break;
-    const out = await backend.execute(buildBatch([{ tokens: [next], pastLen: past, blocks }]));
+    const out = await backend.execute(buildBatch([{ tokens: [next], pastLen: past, blocks, stateSlot }]));
     past += 1;
     next = argmax(out.logits);
   }

@@ -1,6 +1,7 @@
 /**
  * The native CPU backend: a Llama-family forward pass over a paged KV cache,
- * in C++ (native/src/cpu), run off the main thread.
+ * in C++ (native/src/cpu), run off the main thread. Hybrid models (Qwen3.5)
+ * add a second pool, their linear-attention states (docs/hybrid.md).
  */
 import { availableParallelism, totalmem } from 'node:os';
 import { BackendError, InvalidOptionError, ModelLoadError, NativeBackendUnavailableError } from '../../errors.js';
@@ -11,7 +12,7 @@ import { openSafetensorsFolder } from '../../model-files/safetensors.js';
 import { openGgufModel } from '../../model-files/gguf/open.js';
 import { type LoadableTensor, planWeights, type WeightSlot } from '../../model-files/weights.js';
 import { NativeQueue } from '../native-queue.js';
-import type { Backend, CacheConfig, LoadProgress, ModelShape, StepBatch, StepResult } from '../backend.js';
+import type { Backend, CacheConfig, ExtraPoolSpec, LoadProgress, ModelShape, StepBatch, StepResult } from '../backend.js';
 import { type KernelSetName, loadNativeBinding, type NativeCpuModel, type NativeModelConfig, type WeightBytes } from './native-binding.js';
 import { checkQuantization, type WeightQuantization } from './quantization.js';
 
@@ -67,10 +68,51 @@ export function nativeModelConfig(
     tiedEmbeddings: config.tieWordEmbeddings,
     slidingWindow: config.slidingWindow ?? 0,
     invFreq,
+    ...(config.rotaryDim !== undefined && { rotaryDim: config.rotaryDim }),
+    ...hybridFields(config),
     threads,
     ...(quantize !== undefined && { quantize }),
     ...(copyLogits !== undefined && { copyLogits }),
   };
+}
+
+/** A hybrid model's fields of NativeModelConfig (none for the others). */
+function hybridFields(config: ModelConfig): Partial<NativeModelConfig> {
+  const linear = config.linearAttention;
+  if (linear === undefined) return {};
+  return {
+    linearLayers: Uint8Array.from(linear.layers, (isLinear) => (isLinear ? 1 : 0)),
+    linKeyHeads: linear.numKeyHeads,
+    linValueHeads: linear.numValueHeads,
+    linKeyDim: linear.keyHeadDim,
+    linValueDim: linear.valueHeadDim,
+    convKernel: linear.convKernel,
+    attnOutputGate: true,
+    normPlusOne: true,
+  };
+}
+
+/**
+ * The engine's second pool for a hybrid model: one block per running sequence
+ * holding its linear-attention state in every Gated DeltaNet layer
+ * (native/src/cpu/model/linear_state.h): a conv window of (convKernel - 1)
+ * inputs of every channel and a keyHeadDim x valueHeadDim state per value
+ * head, float32.
+ */
+export const LINEAR_STATE_POOL = 'linear-state';
+
+function linearStatePool(config: ModelConfig): ExtraPoolSpec[] {
+  const linear = config.linearAttention;
+  if (linear === undefined) return [];
+  const layers = linear.layers.filter(Boolean).length;
+  const convChannels = 2 * linear.numKeyHeads * linear.keyHeadDim + linear.numValueHeads * linear.valueHeadDim;
+  const perLayer = (linear.convKernel - 1) * convChannels + linear.numValueHeads * linear.keyHeadDim * linear.valueHeadDim;
+  return [{ name: LINEAR_STATE_POOL, blockSize: Infinity, bytesPerBlock: 4 * layers * perLayer }];
+}
+
+/** Layers that keep attention KV rows: all but a hybrid model's Gated DeltaNet layers. */
+function attentionLayers(config: ModelConfig): number {
+  return config.numLayers - (config.linearAttention?.layers.filter(Boolean).length ?? 0);
 }
 
 // Declared with the model readers that make it (model-files/weights.ts), below this backend; exported here as before.
@@ -117,7 +159,14 @@ export async function loadPlannedWeights(
 function stepBytesPerToken(config: ModelConfig): number {
   const q = config.numHeads * config.headDim;
   const kv = config.numKvHeads * config.headDim;
-  return 4 * (2 * config.hiddenSize + 2 * q + 2 * kv + 2 * config.intermediateSize + config.headDim);
+  const base = 2 * config.hiddenSize + 2 * q + 2 * kv + 2 * config.intermediateSize + config.headDim;
+  const linear = config.linearAttention;
+  if (linear === undefined) return 4 * base;
+  // Hybrid: q_proj's [query | gate] rows and the gates (3 x q), and a Gated
+  // DeltaNet layer's channels, z, beta, decay and output.
+  const value = linear.numValueHeads * linear.valueHeadDim;
+  const channels = 2 * linear.numKeyHeads * linear.keyHeadDim + value;
+  return 4 * (base + 3 * q + channels + 2 * value + 2 * linear.numValueHeads);
 }
 
 function checkThreads(requested: number | undefined): number {
@@ -139,13 +188,14 @@ export class CpuBackend implements Backend {
     this.config = config;
     this.shape = {
       vocabSize: config.vocabSize,
-      numLayers: config.numLayers,
+      numLayers: attentionLayers(config),
       numKvHeads: config.numKvHeads,
       headDim: config.headDim,
       maxContextLength: config.maxPositionEmbeddings,
       stepBytesPerToken: stepBytesPerToken(config),
       // Half the memory of f32 for no difference in greedy output on the fixtures (docs/cpu-backend.md).
       defaultKvPrecision: 'f16',
+      ...(config.linearAttention !== undefined && { extraPools: linearStatePool(config) }),
     };
   }
 
@@ -159,7 +209,7 @@ export class CpuBackend implements Backend {
     const config = await loadModelConfig(modelDir);
     const tensors = await openSafetensorsFolder(modelDir);
     const native = CpuBackend.#createNative(nativeModelConfig(config, threads, quantize, undefined, options.copyLogits), modelDir);
-    return CpuBackend.#loadWeights(native, config, (slots) => planWeights(slots, tensors, modelDir), progress, options.mmap);
+    return CpuBackend.#loadWeights(native, config, (slots) => planWeights(slots, tensors, modelDir, config.weightPrefix), progress, options.mmap);
   }
 
   /** Loads a GGUF file (llama, mistral, qwen2, qwen3; see docs/gguf.md). */
@@ -227,7 +277,10 @@ export class CpuBackend implements Backend {
       if (!['f32', 'f16', 'u8'].includes(config.precision))
         throw new InvalidOptionError('precision', `KV cache precision ${String(config.precision)} is not supported by the CPU backend (f32, f16, u8)`);
       try {
-        await native.allocateCache(config.numBlocks, config.blockSize, config.precision);
+        const stateBlocks = config.extraPoolBlocks?.[LINEAR_STATE_POOL];
+        if (this.config.linearAttention !== undefined && stateBlocks === undefined)
+          throw new Error(`a hybrid model needs the ${LINEAR_STATE_POOL} pool (CacheConfig.extraPoolBlocks, sized from shape.extraPools)`);
+        await native.allocateCache(config.numBlocks, config.blockSize, config.precision, stateBlocks);
       } catch (cause) {
         throw new BackendError(`allocating the KV cache failed: ${(cause as Error).message}`, { cause });
       }

@@ -38,8 +38,24 @@ export interface NativeModelConfig {
   readonly tiedEmbeddings: boolean;
   /** 0 = full attention. */
   readonly slidingWindow: number;
-  /** [headDim / 2] RoPE inverse frequencies, scaling applied. */
+  /** [rotaryDim / 2] RoPE inverse frequencies, scaling applied. */
   readonly invFreq: Float64Array;
+  /** Leading dims of each head RoPE rotates (partial RoPE); headDim when absent. */
+  readonly rotaryDim?: number;
+  /**
+   * Hybrid models (Qwen3.5): [layers], 1 for a Gated DeltaNet layer, with the
+   * shape of those layers below (native/src/cpu/model/config.h).
+   */
+  readonly linearLayers?: Uint8Array;
+  readonly linKeyHeads?: number;
+  readonly linValueHeads?: number;
+  readonly linKeyDim?: number;
+  readonly linValueDim?: number;
+  readonly convKernel?: number;
+  /** q_proj yields per head [query | gate]; attention output *= sigmoid(gate). */
+  readonly attnOutputGate?: boolean;
+  /** RMSNorm weights are zero-centred and applied as (1 + w): 1 is added at load. */
+  readonly normPlusOne?: boolean;
   readonly threads?: number;
   /** Quantize float weight matrices at load (see quantization.ts). */
   readonly quantize?: 'q8_0' | 'q4_0';
@@ -80,7 +96,13 @@ export interface NativeCpuModel {
    * (native/src/cpu/model/mapped_file.h).
    */
   loadTensor(kind: string, layer: number, path: string, offset: number, dtype: string, shape: readonly number[], map?: boolean): Promise<void>;
-  allocateCache(numBlocks: number, blockSize: number, precision: KvPrecision): Promise<void>;
+  /**
+   * The paged KV cache of the attention layers and, for a hybrid model,
+   * `linearStateBlocks` linear-attention state slots (block 0 the null one):
+   * the "linear-state" pool, whose block tables a step passes in
+   * batch.extraBlockTables, one block per sequence.
+   */
+  allocateCache(numBlocks: number, blockSize: number, precision: KvPrecision, linearStateBlocks?: number): Promise<void>;
   /**
    * The step's logits, in memory the model lends (native/src/cpu/binding/logits_transfer.h)
    * unless external buffers are refused or copyLogits is set, and the argmax of
@@ -140,7 +162,7 @@ export interface NativeBinding {
   readonly testing: NativeTesting;
 }
 
-const ABI_VERSION = 3;
+const ABI_VERSION = 4;
 const REBUILD =
   'run `npm rebuild weft` (with WEFT_BUILD_FROM_SOURCE=1 to compile even where a prebuilt binary exists), or `npm run build:native` in the weft package folder; compiling needs cmake >= 3.15 and a C++17 compiler';
 let cached: NativeBinding | undefined;

@@ -11,7 +11,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { BackendError, InvalidOptionError, ModelLoadError } from '../../errors.js';
+import { BackendError, InvalidOptionError, ModelLoadError, UnsupportedModelError } from '../../errors.js';
 import { loadModelConfig } from '../../model-files/config.js';
 import { NativeQueue } from '../native-queue.js';
 import type { Backend, CacheConfig, KvPrecision, ModelShape, StepBatch, StepResult } from '../backend.js';
@@ -110,6 +110,8 @@ export class OpenVinoBackend implements Backend {
       if (!existsSync(file)) throw new ModelLoadError(`${file} is missing: not an OpenVINO IR folder (export one with optimum-intel or tools/openvino/make_ir.py)`, file);
     }
     const config = await loadModelConfig(modelDir);
+    if (config.linearAttention !== undefined)
+      throw new UnsupportedModelError(`${modelDir}: the OpenVINO backend does not run hybrid models (${config.architecture}) yet; the CPU backend does (docs/hybrid.md)`);
     const binding = loadOpenVinoBinding();
     let available: string[];
     try {

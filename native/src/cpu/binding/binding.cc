@@ -2,8 +2,9 @@
 //
 //   new CpuModel(config)                       sync; config checked here
 //   loadTensor(kind, layer, path, offset, dtype, shape, map?) -> Promise<void>  (map: may use the file's mapping, default true)
-//   allocateCache(numBlocks, blockSize, precision)      -> Promise<void>
+//   allocateCache(numBlocks, blockSize, precision, linearStateBlocks?) -> Promise<void>  (linearStateBlocks: hybrid models' second pool)
 //   execute(batch)                              -> Promise<{logits: Float32Array, argmax?: Int32Array}>
+//                                                 (hybrid models: batch.extraBlockTables['linear-state'], one slot per sequence)
 //   releaseLogits(array)                        sync; hands a step's logits back for reuse (logits_transfer.h)
 //   dispose()                                   idempotent; frees native memory
 //   logitsBuffers                               read-only {allocated, lent}: the logits pool (test hook)
@@ -55,6 +56,14 @@ bool read_bool(const Napi::Object& o, const char* name) {
   return v.As<Napi::Boolean>().Value();
 }
 
+bool has(const Napi::Object& o, const char* name) { return o.Has(name) && !o.Get(name).IsUndefined(); }
+
+int read_int_or(const Napi::Object& o, const char* name, int min, int max, int fallback) {
+  return has(o, name) ? read_int(o, name, min, max) : fallback;
+}
+
+bool read_bool_or(const Napi::Object& o, const char* name, bool fallback) { return has(o, name) ? read_bool(o, name) : fallback; }
+
 int64_t to_int64(Napi::Env env, const Napi::Value& v, const char* name, double min, double max) {
   if (!v.IsNumber()) throw Napi::TypeError::New(env, std::string(name) + " must be a number");
   const double d = v.As<Napi::Number>().DoubleValue();
@@ -83,6 +92,53 @@ std::vector<uint8_t> read_optional_uint8s(const Napi::Object& o, const char* nam
   return std::vector<uint8_t>(a.Data(), a.Data() + a.ElementLength());
 }
 
+// A hybrid model's fields (config.h), all optional: linearLayers (a Uint8Array
+// with one entry per layer, nonzero for a Gated DeltaNet layer) and the shape of
+// those layers; attnOutputGate and normPlusOne. The bounds below are the ones
+// linear_attention.cc's fixed buffers rely on.
+void read_hybrid_config(const Napi::Object& o, ModelConfig& c) {
+  Napi::Env env = o.Env();
+  c.attn_output_gate = read_bool_or(o, "attnOutputGate", false);
+  c.norm_plus_one = read_bool_or(o, "normPlusOne", false);
+  const std::vector<uint8_t> linear = read_optional_uint8s(o, "linearLayers");
+  if (linear.empty()) return;
+  if (linear.size() != static_cast<size_t>(c.layers))
+    throw Napi::RangeError::New(env, "linearLayers must have one entry per layer (" + std::to_string(c.layers) + ")");
+  c.linear_layer.assign(linear.begin(), linear.end());
+  for (size_t l = 0; l < linear.size(); ++l) c.linear_layer[l] = linear[l] != 0;
+  if (c.linear_layers() == 0) {
+    c.linear_layer.clear();
+    return;
+  }
+  c.lin_key_heads = read_int(o, "linKeyHeads", 1, 4096);
+  c.lin_value_heads = read_int(o, "linValueHeads", 1, 4096);
+  c.lin_key_dim = read_int(o, "linKeyDim", 1, 4096);
+  c.lin_value_dim = read_int(o, "linValueDim", 1, 512);
+  c.conv_kernel = read_int(o, "convKernel", 1, 16);
+  if (c.lin_value_heads % c.lin_key_heads != 0) throw Napi::RangeError::New(env, "linValueHeads must be a multiple of linKeyHeads");
+}
+
+// extraBlockTables['linear-state'] (src/backends/backend.ts): a hybrid model's
+// one state slot per sequence, flattened as [B] (its begins must be 0, 1, ..., B).
+// Absent: an empty vector (validate_step refuses that for a hybrid model).
+std::vector<int32_t> read_state_slots(const Napi::Object& batch) {
+  Napi::Env env = batch.Env();
+  const Napi::Value tables = batch.Get("extraBlockTables");
+  if (tables.IsUndefined() || tables.IsNull()) return {};
+  if (!tables.IsObject()) throw Napi::TypeError::New(env, "extraBlockTables must be an object");
+  const Napi::Value pool = tables.As<Napi::Object>().Get("linear-state");
+  if (pool.IsUndefined() || pool.IsNull()) return {};
+  if (!pool.IsObject()) throw Napi::TypeError::New(env, "extraBlockTables['linear-state'] must be {indices, begins}");
+  const Napi::Object t = pool.As<Napi::Object>();
+  std::vector<int32_t> indices = read_int32s(t, "indices"), begins = read_int32s(t, "begins");
+  for (size_t i = 0; i < begins.size(); ++i)
+    if (begins[i] != static_cast<int32_t>(i))
+      throw Napi::RangeError::New(env, "extraBlockTables['linear-state'] must give each sequence exactly one block");
+  if (begins.size() != indices.size() + 1)
+    throw Napi::RangeError::New(env, "extraBlockTables['linear-state'].begins must have indices.length + 1 entries");
+  return indices;
+}
+
 // The jobs of a model (promise_job.h), named "weft:cpu" for async_hooks.
 class Job : public PromiseJob {
  public:
@@ -92,11 +148,17 @@ class Job : public PromiseJob {
 class LoadJob : public Job {
  public:
   LoadJob(Napi::Env env, Napi::Object owner, bool* busy, WeightArena* arena, Tensor* slot, std::string path, uint64_t offset, std::string dtype,
-          std::vector<int64_t> shape, WeightType quantize_to, ThreadPool* pool, MappedFiles* mapped_files)
+          std::vector<int64_t> shape, WeightType quantize_to, ThreadPool* pool, MappedFiles* mapped_files, bool plus_one)
       : Job(env, owner, busy), arena_(arena), slot_(slot), path_(std::move(path)), offset_(offset), dtype_(std::move(dtype)),
-        shape_(std::move(shape)), quantize_to_(quantize_to), pool_(pool), mapped_files_(mapped_files) {}
+        shape_(std::move(shape)), quantize_to_(quantize_to), pool_(pool), mapped_files_(mapped_files), plus_one_(plus_one) {}
   void Execute() override {
-    guarded([&] { return load_weight(*arena_, *slot_, path_, offset_, dtype_, shape_, quantize_to_, *pool_, mapped_files_); });
+    guarded([&] {
+      std::string error = load_weight(*arena_, *slot_, path_, offset_, dtype_, shape_, quantize_to_, *pool_, mapped_files_);
+      // A zero-centred norm applied as (1 + w) (SlotSpec::centred): stored once as 1 + w, in float32 like every vector.
+      if (error.empty() && plus_one_)
+        for (float& w : slot_->data) w += 1.0f;
+      return error;
+    });
   }
 
  private:
@@ -109,23 +171,27 @@ class LoadJob : public Job {
   WeightType quantize_to_;
   ThreadPool* pool_;
   MappedFiles* mapped_files_;  // nullptr: read, never map
+  bool plus_one_;              // add 1 to every element once loaded
 };
 
 class CacheJob : public Job {
  public:
-  CacheJob(Napi::Env env, Napi::Object owner, bool* busy, Model* model, int blocks, int block_size, KvPrecision p)
-      : Job(env, owner, busy), model_(model), blocks_(blocks), block_size_(block_size), precision_(p) {}
+  CacheJob(Napi::Env env, Napi::Object owner, bool* busy, Model* model, int blocks, int block_size, KvPrecision p, int state_slots)
+      : Job(env, owner, busy), model_(model), blocks_(blocks), block_size_(block_size), state_slots_(state_slots), precision_(p) {}
   void Execute() override {
     guarded([&] {
       const ModelConfig& c = model_->config;
-      return allocate_cache(model_->cache, c.layers, c.kv_heads, c.head_dim, blocks_, block_size_, precision_,
-                            weight_bytes(model_->weights));
+      // The states first: the KV cache's memory check then counts them.
+      std::string error = allocate_linear_state(model_->linear, c, state_slots_, weight_bytes(model_->weights));
+      if (!error.empty()) return error;
+      return allocate_cache(model_->cache, c.attention_layers(), c.kv_heads, c.head_dim, blocks_, block_size_, precision_,
+                            weight_bytes(model_->weights) + linear_state_slot_bytes(c) * state_slots_);
     });
   }
 
  private:
   Model* model_;
-  int blocks_, block_size_;
+  int blocks_, block_size_, state_slots_;
   KvPrecision precision_;
 };
 
@@ -232,10 +298,13 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
     c.o_bias = read_bool(o, "oBias");
     c.qk_norm = read_bool(o, "qkNorm");
     c.tied_embeddings = read_bool(o, "tiedEmbeddings");
+    c.rotary_dim = read_int_or(o, "rotaryDim", 2, c.head_dim, c.head_dim);
+    if (c.rotary_dim % 2 != 0) throw Napi::RangeError::New(env, "rotaryDim must be even (RoPE rotates pairs)");
     const Napi::Value freq = o.Get("invFreq");
     if (!freq.IsTypedArray() || freq.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
-        freq.As<Napi::Float64Array>().ElementLength() != static_cast<size_t>(c.head_dim / 2))
-      throw Napi::TypeError::New(env, "invFreq must be a Float64Array of headDim / 2 entries");
+        freq.As<Napi::Float64Array>().ElementLength() != static_cast<size_t>(c.rotary_dim / 2))
+      throw Napi::TypeError::New(env, "invFreq must be a Float64Array of rotaryDim / 2 entries (headDim / 2 without rotaryDim)");
+    read_hybrid_config(o, c);
     const Napi::Value quantize = o.Get("quantize");
     if (!quantize.IsUndefined()) {
       const std::string q = quantize.IsString() ? quantize.As<Napi::String>().Utf8Value() : "";
@@ -304,7 +373,8 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       if (!slot) throw Napi::Error::New(env, "the model has no weight " + kind + (layer >= 0 ? " in layer " + std::to_string(layer) : ""));
       weights_ready_ = false;
       return queue(new LoadJob(env, info.This().As<Napi::Object>(), &busy_, &model_->weights.arena, slot, path, offset, dtype, std::move(shape),
-                               model_->config.quantize_to, model_->pool.get(), map ? &model_->mapped_files : nullptr));
+                               model_->config.quantize_to, model_->pool.get(), map ? &model_->mapped_files : nullptr,
+                               model_->config.norm_plus_one && slot->spec->centred));
     });
   }
 
@@ -312,9 +382,12 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
     Napi::Env env = info.Env();
     return settle_errors(env, [&]() -> Napi::Value {
       require_available(env);
-      if (info.Length() < 3 || !info[2].IsString()) throw Napi::TypeError::New(env, "allocateCache(numBlocks, blockSize, precision)");
+      if (info.Length() < 3 || !info[2].IsString())
+        throw Napi::TypeError::New(env, "allocateCache(numBlocks, blockSize, precision, linearStateBlocks?)");
       const int blocks = static_cast<int>(to_int64(env, info[0], "numBlocks", 0, 2147483647.0));
       const int block_size = static_cast<int>(to_int64(env, info[1], "blockSize", 0, 2147483647.0));
+      const int state_slots =
+          info.Length() > 3 && !info[3].IsUndefined() ? static_cast<int>(to_int64(env, info[3], "linearStateBlocks", 0, 1 << 20)) : 0;
       const std::string p = info[2].As<Napi::String>();
       KvPrecision precision;
       if (p == "f32") precision = KvPrecision::F32;
@@ -322,7 +395,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       else if (p == "u8") precision = KvPrecision::U8;
       else throw Napi::RangeError::New(env, "KV cache precision " + p + " is not supported (f32, f16, u8)");
       require_available(env);
-      return queue(new CacheJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), blocks, block_size, precision));
+      return queue(new CacheJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), blocks, block_size, precision, state_slots));
     });
   }
 
@@ -342,6 +415,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       step.logits_indices = read_int32s(b, "logitsIndices");
       step.block_copies = read_int32s(b, "blockCopies", true);
       step.argmax_rows = read_optional_uint8s(b, "argmaxRows");
+      step.state_slots = read_state_slots(b);
       step.max_context_len = to_int64(env, b.Get("maxContextLen"), "maxContextLen", 0, 2147483647.0);
       require_available(env);
       if (!weights_ready_) {

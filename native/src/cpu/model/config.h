@@ -20,7 +20,38 @@ struct ModelConfig {
   bool qk_norm = false;         // Qwen3: RMSNorm over each head of q and k, before RoPE
   bool tied_embeddings = false;  // LM head = token embedding matrix
   int sliding_window = 0;       // 0 = full attention; else a token attends to the last N positions
-  std::vector<double> inv_freq;  // [head_dim / 2] RoPE frequencies, scaling already applied
+  std::vector<double> inv_freq;  // [rotary_dim / 2] RoPE frequencies, scaling already applied
+  int rotary_dim = 0;            // leading dims of each head that RoPE rotates (partial RoPE); head_dim if not set
+
+  // Hybrid models (Qwen3.5): Gated DeltaNet layers among the attention layers.
+  // linear_layer[l] is true for a linear-attention layer; such a layer keeps no
+  // KV rows, but a fixed per-sequence state (linear_state.h). Empty: none.
+  std::vector<bool> linear_layer;
+  int lin_key_heads = 0, lin_value_heads = 0;  // value heads a multiple of key heads
+  int lin_key_dim = 0, lin_value_dim = 0;      // per head
+  int conv_kernel = 0;                         // causal depthwise conv taps (4)
+  bool attn_output_gate = false;  // q_proj yields per head [query | gate]; attention out *= sigmoid(gate)
+  bool norm_plus_one = false;     // RMSNorm weights stored zero-centred, applied as (1 + w): added at load
+
+  bool is_linear(int layer) const { return !linear_layer.empty() && linear_layer[layer]; }
+  int linear_layers() const {
+    int n = 0;
+    for (bool b : linear_layer) n += b;
+    return n;
+  }
+  // A layer's index among the layers of its kind: its KV cache layer (attention)
+  // or its part of a state slot (linear).
+  int index_in_kind(int layer) const {
+    int n = 0;
+    for (int l = 0; l < layer; ++l) n += is_linear(l) == is_linear(layer);
+    return n;
+  }
+  // Layers that keep attention KV rows (the KV cache's layer count).
+  int attention_layers() const { return layers - linear_layers(); }
+  int lin_key_total() const { return lin_key_heads * lin_key_dim; }
+  int lin_value_total() const { return lin_value_heads * lin_value_dim; }
+  // Channels of the conv (and of in_proj_qkv): q, k, v.
+  int conv_dim() const { return 2 * lin_key_total() + lin_value_total(); }
   // Load option: F32 keeps float matrices as stored; Q8_0 or Q4_0 quantizes
   // them at load (see load_weight).
   WeightType quantize_to = WeightType::F32;

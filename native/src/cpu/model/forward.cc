@@ -4,7 +4,10 @@
 // decode tokens mixed). Per layer:
 //   x  += o_proj(attention(rope(q_proj(norm(x))), rope(k_proj(..)), v_proj(..)))
 //   x  += down_proj(silu(gate_proj(norm(x))) * up_proj(norm(x)))
-// and the LM head runs only for the rows in logits_indices.
+// and the LM head runs only for the rows in logits_indices. Hybrid models
+// (Qwen3.5) replace the attention of their linear layers with a Gated DeltaNet
+// (linear_attention.cc) and gate the attention output of the others:
+//   x  += o_proj(attention(..) * sigmoid(gate)), gate from q_proj's rows.
 //
 // Attention reads every key and value, including the new tokens' own, from the
 // cache after they are written to it. So a token's result depends only on its
@@ -27,6 +30,8 @@
 #include "kernels/quant/quant.h"
 #include "kernels/quant/quant_formats.h"
 #include "kernels/quant/quant_repack.h"
+#include "model/layer_ops.h"
+#include "model/linear_attention.h"
 #include "model/model.h"
 #include "model/step_state.h"
 
@@ -37,43 +42,9 @@ namespace {
 // a prefill's rows would be evicted again before they are written).
 constexpr int kPrefetchedWriteTokens = 16;
 
-// out[T][w.rows] = in[T][w.cols] @ w^T (+ bias, when the model has that bias), as one part of a projection.
-MatmulPart part(float* out, const Tensor& w, const Tensor* bias) {
-  MatmulPart p;
-  p.out = out;
-  p.w = w.raw();
-  p.type = w.type;
-  p.bias = bias && bias->required ? bias->data.data() : nullptr;
-  p.N = static_cast<int>(w.rows);
-  p.sextets = w.sextets;
-  p.group_tail = w.group_tail.empty() ? nullptr : w.group_tail.data();
-  return p;
-}
-
-// Matrices sharing the input `in` (T rows of their common column count):
-// one quantization of it and one thread-pool pass where the types allow
-// (project(), matmul.h).
-template <int Count>
-void project(Model& model, StepState& st, const float* in, int T, const Tensor& first, const MatmulPart (&parts)[Count]) {
-  weft::project(*model.pool, st.matmul, in, T, static_cast<int>(first.cols), parts, Count);
-}
-
-void rmsnorm(float* out, const float* x, const float* weight, int n, float eps) {
-  // The sum of squares in double, as 8 interleaved partial sums: the adds do
-  // not wait on one another (one chain of 1024 dependent adds was most of a
-  // norm), and the order is fixed, so every batch shape gives the same bits.
-  double part[8] = {};
-  int i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) part[k] += static_cast<double>(x[i + k]) * x[i + k];
-  double sum = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
-  for (; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
-  const float scale = static_cast<float>(1.0 / std::sqrt(sum / n + eps));
-  for (i = 0; i < n; ++i) out[i] = weight[i] * (x[i] * scale);
-}
-
-// Rotates one head in place, pairing element j with j + head_dim / 2 (Hugging
-// Face's rotate_half convention).
+// Rotates the first 2 * half elements of one head in place, pairing element j
+// with j + half (Hugging Face's rotate_half convention; half = rotary_dim / 2,
+// the rest of the head passes through: partial RoPE).
 void rope(float* v, const float* cos, const float* sin, int half) {
   for (int j = 0; j < half; ++j) {
     const float a = v[j], b = v[j + half];
@@ -86,7 +57,7 @@ void rope(float* v, const float* cos, const float* sin, int half) {
 void prepare_step(StepState& st, const ModelConfig& c, const StepInput& s, int block_size, int threads) {
   const int T = st.T = static_cast<int>(s.input_ids.size());
   const int B = static_cast<int>(s.past_lens.size());
-  const int H = c.hidden, hd = c.head_dim, half = hd / 2;
+  const int H = c.hidden, hd = c.head_dim, half = c.rotary_dim / 2;
   const size_t q_dim = static_cast<size_t>(c.heads) * hd, kv_dim = static_cast<size_t>(c.kv_heads) * hd;
 
   grow(st.seq_of, T);
@@ -132,6 +103,18 @@ void prepare_step(StepState& st, const ModelConfig& c, const StepInput& s, int b
   grow(st.att, T * q_dim);
   grow(st.gate, static_cast<size_t>(T) * c.intermediate);
   grow(st.up, static_cast<size_t>(T) * c.intermediate);
+  if (c.attn_output_gate) {
+    grow(st.q_and_gate, 2 * T * q_dim);
+    grow(st.att_gate, T * q_dim);
+  }
+  if (c.linear_layers() > 0) {
+    const size_t value_total = c.lin_value_total();
+    grow(st.lin_qkv, static_cast<size_t>(T) * c.conv_dim());
+    grow(st.lin_z, T * value_total);
+    grow(st.lin_b, static_cast<size_t>(T) * c.lin_value_heads);
+    grow(st.lin_a, static_cast<size_t>(T) * c.lin_value_heads);
+    grow(st.lin_out, T * value_total);
+  }
   grow(st.head_rows, s.logits_indices.size() * H);
 }
 
@@ -162,31 +145,16 @@ void embed(const Tensor& table, const StepInput& s, int H, float* x, std::vector
   }
 }
 
-// The first pass of a block: x += the previous block's output (in xb; none
-// before the first layer), then xb = norm(x), token by token. (Adding here
-// rather than right after the block's last matmul saves a pass; it is the
-// same float addition.)
-void add_and_norm(Model& model, StepState& st, const Tensor& norm, bool add_pending) {
-  const ModelConfig& c = model.config;
-  const size_t H = c.hidden;
-  model.pool->parallel_for(st.T, st.token_grain, [&](size_t t0, size_t t1, int) {
-    for (size_t t = t0; t < t1; ++t) {
-      if (add_pending)
-        for (size_t i = 0; i < H; ++i) st.x[t * H + i] += st.xb[t * H + i];
-      rmsnorm(&st.xb[t * H], &st.x[t * H], norm.data.data(), static_cast<int>(H), c.rms_eps);
-    }
-  });
-}
-
-// xb = o_proj(attention(rope(q), rope(k), v)) for one layer, after adding the
-// previous layer's output to x; writes the new tokens' keys and values into
-// the cache first.
+// xb = o_proj(attention(rope(q), rope(k), v)) for one layer (times
+// sigmoid(gate) with attn_output_gate), after adding the previous layer's
+// output to x; writes the new tokens' keys and values into the cache first.
 void attention_block(Model& model, const StepInput& s, StepState& st, int layer) {
   const ModelConfig& c = model.config;
   const LayerWeights& l = model.weights.layers[layer];
   KvCache& cache = model.cache;
   ThreadPool& pool = *model.pool;
-  const int T = st.T, hd = c.head_dim, half = hd / 2;
+  const int kv_layer = c.index_in_kind(layer);  // hybrid models keep KV rows for their attention layers only
+  const int T = st.T, hd = c.head_dim, half = c.rotary_dim / 2;
   const int q_dim = c.heads * hd, kv_dim = c.kv_heads * hd;
   const int group = c.heads / c.kv_heads;  // query heads per kv head
   const size_t bs = cache.block_size;
@@ -200,18 +168,26 @@ void attention_block(Model& model, const StepInput& s, StepState& st, int layer)
   if (T <= kPrefetchedWriteTokens)
     for (int t = 0; t < T; ++t) {
       const auto [block, slot] = cache_slot(t);
-      for (int h = 0; h < c.kv_heads; ++h) cache.prefetch_row(layer, 0, block, h, slot), cache.prefetch_row(layer, 1, block, h, slot);
+      for (int h = 0; h < c.kv_heads; ++h) cache.prefetch_row(kv_layer, 0, block, h, slot), cache.prefetch_row(kv_layer, 1, block, h, slot);
     }
 
   add_and_norm(model, st, l.attn_norm, layer > 0);
-  const MatmulPart qkv[] = {part(st.q.data(), l.wq, &l.bq), part(st.k.data(), l.wk, &l.bk), part(st.v.data(), l.wv, &l.bv)};
+  float* q_rows = c.attn_output_gate ? st.q_and_gate.data() : st.q.data();
+  const MatmulPart qkv[] = {part(q_rows, l.wq, &l.bq), part(st.k.data(), l.wk, &l.bk), part(st.v.data(), l.wv, &l.bv)};
   project(model, st, st.xb.data(), T, l.wq, qkv);
 
-  // Per token: q/k norm (Qwen3), RoPE, then write k and v into the cache.
+  // Per token: the gates split out of q (per head [query | gate]), q/k norm
+  // (Qwen3), RoPE, then write k and v into the cache.
   pool.parallel_for(T, st.token_grain, [&](size_t t0, size_t t1, int) {
     for (size_t t = t0; t < t1; ++t) {
       const float* cs = &st.cos[t * half];
       const float* sn = &st.sin[t * half];
+      if (c.attn_output_gate)
+        for (int h = 0; h < c.heads; ++h) {
+          const float* qg = &st.q_and_gate[(t * c.heads + h) * 2 * hd];
+          std::memcpy(&st.q[t * q_dim + h * hd], qg, hd * sizeof(float));
+          std::memcpy(&st.att_gate[t * q_dim + h * hd], qg + hd, hd * sizeof(float));
+        }
       for (int h = 0; h < c.heads; ++h) {
         float* qh = &st.q[t * q_dim + h * hd];
         if (c.qk_norm) rmsnorm(qh, qh, l.q_norm.data.data(), hd, c.rms_eps);
@@ -222,8 +198,8 @@ void attention_block(Model& model, const StepInput& s, StepState& st, int layer)
         float* kh = &st.k[t * kv_dim + h * hd];
         if (c.qk_norm) rmsnorm(kh, kh, l.k_norm.data.data(), hd, c.rms_eps);
         rope(kh, cs, sn, half);
-        cache.write_row(layer, 0, block, h, slot, kh);
-        cache.write_row(layer, 1, block, h, slot, &st.v[t * kv_dim + h * hd]);
+        cache.write_row(kv_layer, 0, block, h, slot, kh);
+        cache.write_row(kv_layer, 1, block, h, slot, &st.v[t * kv_dim + h * hd]);
       }
     }
   });
@@ -245,10 +221,14 @@ void attention_block(Model& model, const StepInput& s, StepState& st, int layer)
           rows[n++] = {&st.q[at], &st.att[at], begin, end};
         }
       }
-      attend(kv, layer, tile.kv_head, &s.block_indices[s.block_indices_begins[tile.seq]], rows, n,
+      attend(kv, kv_layer, tile.kv_head, &s.block_indices[s.block_indices_begins[tile.seq]], rows, n,
              &st.scratch[static_cast<size_t>(thread) * st.scratch_per_thread]);
     }
   });
+  if (c.attn_output_gate)
+    pool.parallel_for(T, st.token_grain, [&](size_t t0, size_t t1, int) {
+      for (size_t i = t0 * q_dim; i < t1 * q_dim; ++i) st.att[i] *= 1.0f / (1.0f + std::exp(-st.att_gate[i]));
+    });
 
   const MatmulPart o[] = {part(st.xb.data(), l.wo, &l.bo)};
   project(model, st, st.att.data(), T, l.wo, o);
@@ -299,8 +279,13 @@ void forward(Model& model, const StepInput& s, float* logits) {
   StepState& st = model.step;
   prepare_step(st, model.config, s, model.cache.block_size, model.pool->size());
   embed(model.weights.embed, s, model.config.hidden, st.x.data(), st.embed_row);
+  // A sequence that starts here starts from zero linear-attention state (linear_state.h, L1).
+  if (model.config.linear_layers() > 0)
+    for (size_t i = 0; i < s.past_lens.size(); ++i)
+      if (s.past_lens[i] == 0) model.linear.reset(s.state_slots[i]);
   for (int layer = 0; layer < model.config.layers; ++layer) {
-    attention_block(model, s, st, layer);
+    if (model.config.is_linear(layer)) linear_attention_block(model, s, st, layer);
+    else attention_block(model, s, st, layer);
     mlp_block(model, st, layer);
   }
   lm_head(model, s, st, logits);

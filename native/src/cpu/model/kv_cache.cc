@@ -82,8 +82,7 @@ double kv_cache_bytes(size_t elements, int head_dim, KvPrecision precision) {
   return n + n / head_dim * 2 * sizeof(float);
 }
 
-// Total physical memory, or 0 when unknown.
-static double physical_memory_bytes() {
+double physical_memory_bytes() {
 #if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   if (pages > 0 && page > 0) return static_cast<double>(pages) * static_cast<double>(page);

@@ -51,6 +51,9 @@ struct KvCache {
 // Bytes a cache of `elements` values takes, u8's per-row (scale, min) included.
 double kv_cache_bytes(size_t elements, int head_dim, KvPrecision precision);
 
+// Total physical memory in bytes, or 0 when unknown.
+double physical_memory_bytes();
+
 // Replaces `cache` with a zeroed one of the given size (memory committed only as it is written), for a model of
 // `layers` layers of kv_heads x head_dim. `other_bytes`: what else the model
 // holds (its weights), counted in the check against physical memory. Returns ""

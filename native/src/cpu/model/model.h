@@ -1,6 +1,8 @@
-// The CPU model: configuration, weights, the paged KV cache and one step's
-// input. forward.cc runs a step; weights.cc holds the weight slots and loads
-// them; kv_cache.cc the cache; binding.cc exposes it all to JavaScript.
+// The CPU model: configuration, weights, the paged KV cache (and a hybrid
+// model's linear-attention states) and one step's input. forward.cc runs a
+// step (linear_attention.cc its Gated DeltaNet layers); weights.cc holds the
+// weight slots and weight_load.cc loads them; kv_cache.cc the cache,
+// linear_state.cc the states; binding.cc exposes it all to JavaScript.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -10,6 +12,7 @@
 #include "base/thread_pool.h"
 #include "model/config.h"
 #include "model/kv_cache.h"
+#include "model/linear_state.h"
 #include "model/step_state.h"
 #include "model/weights.h"
 
@@ -26,6 +29,7 @@ struct StepInput {
   std::vector<int32_t> logits_indices;                  // [R], strictly ascending token indices
   std::vector<uint8_t> argmax_rows;                     // [R] or empty: nonzero where the caller wants that row's argmax
   std::vector<int32_t> block_copies;                    // (src, dst) pairs
+  std::vector<int32_t> state_slots;                     // [B] linear-state slot per sequence (hybrid models), else empty
 };
 
 struct Model {
@@ -33,6 +37,7 @@ struct Model {
   MappedFiles mapped_files;  // the files weights are used from in place (declared first: destroyed after the weights)
   Weights weights;
   KvCache cache;
+  LinearState linear;  // hybrid models' per-sequence linear-attention states (empty otherwise)
   std::unique_ptr<ThreadPool> pool;
   // The buffers of the step being run, kept for the next one (grown, never
   // shrunk: step_state.h); only forward() touches them, one step at a time.

@@ -103,6 +103,26 @@ std::string validate_step(const Model& model, const StepInput& s) {
     return "argmaxRows has " + std::to_string(s.argmax_rows.size()) + " entries, logitsIndices has " +
            std::to_string(s.logits_indices.size());
 
+  // Hybrid models: one linear-state slot per sequence, a real one, never shared
+  // within the step (linear_state.h, L2).
+  if (c.linear_layers() > 0) {
+    const LinearState& state = model.linear;
+    if (state.num_slots == 0) return "the linear-attention states are not allocated (allocateCache with linearStateBlocks)";
+    if (s.state_slots.size() != B)
+      return "this hybrid model needs one linear-state block per sequence (extraBlockTables['linear-state']): got " +
+             std::to_string(s.state_slots.size()) + " for " + std::to_string(B) + " sequences";
+    std::vector<int32_t> slots = s.state_slots;
+    for (size_t i = 0; i < B; ++i)
+      if (slots[i] < 1 || slots[i] >= state.num_slots)
+        return at("linear-state block", i) + " = " + std::to_string(slots[i]) + " is not a block in [1, " +
+               std::to_string(state.num_slots) + ")";
+    std::sort(slots.begin(), slots.end());
+    const auto twice = std::adjacent_find(slots.begin(), slots.end());
+    if (twice != slots.end()) return "linear-state block " + std::to_string(*twice) + " is given to two sequences in one step";
+  } else if (!s.state_slots.empty()) {
+    return "extraBlockTables['linear-state'] was given, but this model has no linear-attention layers";
+  }
+
   if (s.block_copies.size() % 2 != 0) return "blockCopies must hold (src, dst) pairs";
   for (size_t k = 0; k < s.block_copies.size(); ++k)
     if (s.block_copies[k] < 1 || s.block_copies[k] >= cache.num_blocks)

@@ -30,7 +30,7 @@ struct StepState {
   int T = 0;
   std::vector<int> seq_of;              // [T] the token's sequence
   std::vector<int64_t> pos_in_cache;    // [T] past + index within the step
-  std::vector<float> cos, sin;          // [T][head_dim / 2]
+  std::vector<float> cos, sin;          // [T][rotary_dim / 2]
   std::vector<AttentionTile> tiles;     // this step's tiles (cleared, then filled)
   size_t tiles_per_chunk = 1;           // all tiles on one thread when attention is small
   size_t token_grain = 4;               // tokens per chunk of the per-token loops
@@ -42,6 +42,14 @@ struct StepState {
   // block's matmuls and then the block's output, added to x by the next
   // block's first pass (or by the LM head, for its rows).
   std::vector<float> x, xb, q, k, v, att, gate, up;
+  // Gated attention (attn_output_gate): q_proj's rows [T][heads][query | gate],
+  // and the gates split out of them [T][heads * head_dim].
+  std::vector<float> q_and_gate, att_gate;
+  // A Gated DeltaNet layer (linear_attention.cc): in_proj_qkv's channels
+  // [T][conv_dim] (convolved in place), z [T][value heads * value dim], b and a
+  // [T][value heads] (turned in place into beta and the log decay g), and the
+  // heads' outputs [T][value heads * value dim].
+  std::vector<float> lin_qkv, lin_z, lin_b, lin_a, lin_out;
   std::vector<float> head_rows;         // [rows with logits][hidden], normalised
   std::vector<uint8_t> embed_row;       // one GGUF row of a row-grouped embedding table
   MatmulScratch matmul;                 // the matmuls' quantized inputs

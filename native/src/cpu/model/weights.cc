@@ -9,33 +9,44 @@ namespace {
 // TypeScript load plan included) is made from this one.
 constexpr SlotSpec kModelSlots[] = {
     {"embed_tokens", false, Dim::Vocab, Dim::Hidden, false, Needed::Always},
-    {"norm", false, Dim::Hidden, Dim::Hidden, true, Needed::Always},
+    {"norm", false, Dim::Hidden, Dim::Hidden, true, Needed::Always, Mixer::Any, true},
     {"lm_head", false, Dim::Vocab, Dim::Hidden, false, Needed::UntiedHead},
 };
 Tensor Weights::*const kModelMembers[] = {&Weights::embed, &Weights::final_norm, &Weights::lm_head};
 
 constexpr SlotSpec kLayerSlots[] = {
-    {"input_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always},
-    {"q_proj", true, Dim::QDim, Dim::Hidden, false, Needed::Always},
-    {"k_proj", true, Dim::KvDim, Dim::Hidden, false, Needed::Always},
-    {"v_proj", true, Dim::KvDim, Dim::Hidden, false, Needed::Always},
-    {"o_proj", true, Dim::Hidden, Dim::QDim, false, Needed::Always},
-    {"q_proj.bias", true, Dim::QDim, Dim::QDim, true, Needed::WithQkvBias},
-    {"k_proj.bias", true, Dim::KvDim, Dim::KvDim, true, Needed::WithQkvBias},
-    {"v_proj.bias", true, Dim::KvDim, Dim::KvDim, true, Needed::WithQkvBias},
-    {"o_proj.bias", true, Dim::Hidden, Dim::Hidden, true, Needed::WithOBias},
-    {"q_norm", true, Dim::HeadDim, Dim::HeadDim, true, Needed::WithQkNorm},
-    {"k_norm", true, Dim::HeadDim, Dim::HeadDim, true, Needed::WithQkNorm},
-    {"post_attention_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always},
+    {"input_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Mixer::Any, true},
+    {"q_proj", true, Dim::QGateDim, Dim::Hidden, false, Needed::Always, Mixer::Attention},
+    {"k_proj", true, Dim::KvDim, Dim::Hidden, false, Needed::Always, Mixer::Attention},
+    {"v_proj", true, Dim::KvDim, Dim::Hidden, false, Needed::Always, Mixer::Attention},
+    {"o_proj", true, Dim::Hidden, Dim::QDim, false, Needed::Always, Mixer::Attention},
+    {"q_proj.bias", true, Dim::QGateDim, Dim::QGateDim, true, Needed::WithQkvBias, Mixer::Attention},
+    {"k_proj.bias", true, Dim::KvDim, Dim::KvDim, true, Needed::WithQkvBias, Mixer::Attention},
+    {"v_proj.bias", true, Dim::KvDim, Dim::KvDim, true, Needed::WithQkvBias, Mixer::Attention},
+    {"o_proj.bias", true, Dim::Hidden, Dim::Hidden, true, Needed::WithOBias, Mixer::Attention},
+    {"q_norm", true, Dim::HeadDim, Dim::HeadDim, true, Needed::WithQkNorm, Mixer::Attention, true},
+    {"k_norm", true, Dim::HeadDim, Dim::HeadDim, true, Needed::WithQkNorm, Mixer::Attention, true},
+    {"linear_attn.in_proj_qkv", true, Dim::ConvDim, Dim::Hidden, false, Needed::Always, Mixer::Linear},
+    {"linear_attn.in_proj_z", true, Dim::LinValue, Dim::Hidden, false, Needed::Always, Mixer::Linear},
+    {"linear_attn.in_proj_b", true, Dim::LinHeads, Dim::Hidden, false, Needed::Always, Mixer::Linear},
+    {"linear_attn.in_proj_a", true, Dim::LinHeads, Dim::Hidden, false, Needed::Always, Mixer::Linear},
+    {"linear_attn.conv1d", true, Dim::ConvTaps, Dim::ConvTaps, true, Needed::Always, Mixer::Linear},
+    {"linear_attn.A_log", true, Dim::LinHeads, Dim::LinHeads, true, Needed::Always, Mixer::Linear},
+    {"linear_attn.dt_bias", true, Dim::LinHeads, Dim::LinHeads, true, Needed::Always, Mixer::Linear},
+    {"linear_attn.norm", true, Dim::LinHeadDim, Dim::LinHeadDim, true, Needed::Always, Mixer::Linear},
+    {"linear_attn.out_proj", true, Dim::Hidden, Dim::LinValue, false, Needed::Always, Mixer::Linear},
+    {"post_attention_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Mixer::Any, true},
     {"gate_proj", true, Dim::Intermediate, Dim::Hidden, false, Needed::Always},
     {"up_proj", true, Dim::Intermediate, Dim::Hidden, false, Needed::Always},
     {"down_proj", true, Dim::Hidden, Dim::Intermediate, false, Needed::Always},
 };
 Tensor LayerWeights::*const kLayerMembers[] = {
-    &LayerWeights::attn_norm, &LayerWeights::wq,     &LayerWeights::wk,       &LayerWeights::wv,
-    &LayerWeights::wo,        &LayerWeights::bq,     &LayerWeights::bk,       &LayerWeights::bv,
-    &LayerWeights::bo,        &LayerWeights::q_norm, &LayerWeights::k_norm,   &LayerWeights::ffn_norm,
-    &LayerWeights::w_gate,    &LayerWeights::w_up,   &LayerWeights::w_down,
+    &LayerWeights::attn_norm,  &LayerWeights::wq,          &LayerWeights::wk,        &LayerWeights::wv,
+    &LayerWeights::wo,         &LayerWeights::bq,          &LayerWeights::bk,        &LayerWeights::bv,
+    &LayerWeights::bo,         &LayerWeights::q_norm,      &LayerWeights::k_norm,    &LayerWeights::lin_qkv,
+    &LayerWeights::lin_z,      &LayerWeights::lin_b,       &LayerWeights::lin_a,     &LayerWeights::lin_conv,
+    &LayerWeights::lin_a_log,  &LayerWeights::lin_dt_bias, &LayerWeights::lin_norm,  &LayerWeights::lin_out,
+    &LayerWeights::ffn_norm,   &LayerWeights::w_gate,      &LayerWeights::w_up,      &LayerWeights::w_down,
 };
 static_assert(sizeof(kModelSlots) / sizeof(kModelSlots[0]) == sizeof(kModelMembers) / sizeof(kModelMembers[0]),
               "one member per model slot");
@@ -46,16 +57,23 @@ int64_t size_of(Dim d, const ModelConfig& c) {
   switch (d) {
     case Dim::Hidden: return c.hidden;
     case Dim::QDim: return static_cast<int64_t>(c.heads) * c.head_dim;
+    case Dim::QGateDim: return static_cast<int64_t>(c.heads) * c.head_dim * (c.attn_output_gate ? 2 : 1);
     case Dim::KvDim: return static_cast<int64_t>(c.kv_heads) * c.head_dim;
     case Dim::HeadDim: return c.head_dim;
     case Dim::Intermediate: return c.intermediate;
     case Dim::Vocab: return c.vocab;
+    case Dim::ConvDim: return c.conv_dim();
+    case Dim::LinValue: return c.lin_value_total();
+    case Dim::LinHeads: return c.lin_value_heads;
+    case Dim::LinHeadDim: return c.lin_value_dim;
+    case Dim::ConvTaps: return static_cast<int64_t>(c.conv_dim()) * c.conv_kernel;
   }
   return 0;
 }
 
-bool is_needed(Needed n, const ModelConfig& c) {
-  switch (n) {
+bool is_needed(const SlotSpec& spec, int layer, const ModelConfig& c) {
+  if (spec.mixer != Mixer::Any && layer >= 0 && c.is_linear(layer) != (spec.mixer == Mixer::Linear)) return false;
+  switch (spec.needed) {
     case Needed::Always: return true;
     case Needed::WithQkvBias: return c.qkv_bias;
     case Needed::WithOBias: return c.o_bias;
@@ -81,13 +99,13 @@ void for_each_slot(const Weights& w, const std::function<void(const SlotSpec&, i
 void init_weight_slots(Weights& w, const ModelConfig& c) {
   // Every slot starts empty (the arena, filled by loads, is kept).
   w.layers.assign(c.layers, LayerWeights{});
-  for_each_slot(w, [&](const SlotSpec& spec, int, Tensor& t) {
+  for_each_slot(w, [&](const SlotSpec& spec, int layer, Tensor& t) {
     t = Tensor{};
     t.spec = &spec;
     t.rows = size_of(spec.rows, c);
     t.cols = spec.vector ? 1 : size_of(spec.cols, c);
     t.vector = spec.vector;
-    t.required = is_needed(spec.needed, c);
+    t.required = is_needed(spec, layer, c);
   });
 }
 

@@ -19,10 +19,17 @@
 namespace weft {
 
 // A size the config determines.
-enum class Dim { Hidden, QDim, KvDim, HeadDim, Intermediate, Vocab };
+// QGateDim: q_proj's rows (QDim, twice that with attn_output_gate). The Lin*
+// dims are a Gated DeltaNet layer's (config.h): ConvDim its q|k|v channels,
+// LinValue all value heads, LinHeads the value heads, LinHeadDim one value
+// head, ConvTaps the conv weights flattened [ConvDim][conv_kernel].
+enum class Dim { Hidden, QDim, QGateDim, KvDim, HeadDim, Intermediate, Vocab, ConvDim, LinValue, LinHeads, LinHeadDim, ConvTaps };
 
 // When a slot is part of the model.
 enum class Needed { Always, WithQkvBias, WithOBias, WithQkNorm, UntiedHead };
+
+// Which layers have a layer slot: all, the attention layers, or the linear-attention ones.
+enum class Mixer { Any, Attention, Linear };
 
 // One row of the slot table. `kind` is the name the loader uses (Hugging
 // Face's tensor name without prefix and ".weight": "q_proj", "q_proj.bias").
@@ -33,6 +40,10 @@ struct SlotSpec {
   Dim cols;     // ignored for vectors
   bool vector;  // shape [rows] (norm, bias), as opposed to a matrix that may have one column
   Needed needed;
+  Mixer mixer = Mixer::Any;
+  // A zero-centred RMSNorm weight: models with norm_plus_one apply it as
+  // (1 + w), so the loader adds 1 to it once (the GGUF converter does the same).
+  bool centred = false;
 };
 
 // One weight tensor, row-major [rows, cols] (PyTorch's [out, in]).
@@ -93,6 +104,8 @@ struct Tensor {
 
 struct LayerWeights {
   Tensor attn_norm, wq, wk, wv, wo, bq, bk, bv, bo, q_norm, k_norm;
+  // A Gated DeltaNet layer's instead of the attention ones (linear_attention.h).
+  Tensor lin_qkv, lin_z, lin_b, lin_a, lin_conv, lin_a_log, lin_dt_bias, lin_norm, lin_out;
   Tensor ffn_norm, w_gate, w_up, w_down;
 };
 

@@ -1,0 +1,149 @@
+// A Gated DeltaNet layer over one step (see linear_attention.h and
+// tools/hybrid/NOTES.md section 2). Per token of a sequence, in order:
+//
+//   u = in_proj_qkv(x)            [conv_dim]: q (Hk x Dk) | k (Hk x Dk) | v (Hv x Dv)
+//   y = silu(causal_conv(u))      depthwise, K taps; the window's older inputs come
+//                                 from the sequence's conv state
+//   q, k = l2norm(q), l2norm(k);  q /= sqrt(Dk)
+//   beta = sigmoid(b), g = -exp(A_log) * softplus(a + dt_bias)   per value head
+//   per value head h (key head h / r, r = Hv / Hk), with its state S [Dk][Dv]:
+//     S *= exp(g);  delta = beta * (v - S^T k);  S += k (x) delta;  o = S^T q
+//   o = rmsnorm(o) * norm * silu(z)   per value head
+//   xb = out_proj(o)
+//
+// This is the recurrent form transformers uses for decode; it equals the
+// chunked form it uses for prefill up to float rounding (reference.json's
+// chunked_vs_recurrent: 6e-6 on the last position's logits after 300 tokens),
+// and makes a token's result independent of how its prompt was split into
+// steps. A sequence's tokens run in order; sequences and heads run in parallel.
+#include "model/linear_attention.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/layer_ops.h"
+
+namespace weft {
+namespace {
+
+inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+inline float silu(float x) { return x * sigmoid(x); }
+// torch.nn.functional.softplus (beta 1, threshold 20).
+inline float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
+
+// x / sqrt(sum(x^2) + 1e-6), in place (transformers' l2norm: eps inside the root).
+void l2_normalise(float* x, int n, float scale) {
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  const float inv = static_cast<float>(1.0 / std::sqrt(sum + 1e-6)) * scale;
+  for (int i = 0; i < n; ++i) x[i] *= inv;
+}
+
+}  // namespace
+
+void linear_attention_block(Model& model, const StepInput& s, StepState& st, int layer) {
+  const ModelConfig& c = model.config;
+  const LayerWeights& l = model.weights.layers[layer];
+  LinearState& state = model.linear;
+  ThreadPool& pool = *model.pool;
+  const int T = st.T;
+  const int B = static_cast<int>(s.past_lens.size());
+  const int li = c.index_in_kind(layer);
+  const int Hk = c.lin_key_heads, Hv = c.lin_value_heads, Dk = c.lin_key_dim, Dv = c.lin_value_dim;
+  const int r = Hv / Hk, K = c.conv_kernel;
+  const size_t C = c.conv_dim(), key_total = c.lin_key_total(), value_total = c.lin_value_total();
+
+  add_and_norm(model, st, l.attn_norm, layer > 0);
+  const MatmulPart in[] = {part(st.lin_qkv.data(), l.lin_qkv, nullptr), part(st.lin_z.data(), l.lin_z, nullptr),
+                           part(st.lin_b.data(), l.lin_b, nullptr), part(st.lin_a.data(), l.lin_a, nullptr)};
+  project(model, st, st.xb.data(), T, l.lin_qkv, in);
+
+  // Causal depthwise conv + SiLU, in place, channel by channel along each
+  // sequence; the conv state keeps the last K-1 inputs for the next step.
+  constexpr size_t kChannelsPerItem = 64;
+  const size_t channel_items = (C + kChannelsPerItem - 1) / kChannelsPerItem;
+  const float* taps = l.lin_conv.data.data();  // [C][K]
+  pool.parallel_for(static_cast<size_t>(B) * channel_items, 1, [&](size_t i0, size_t i1, int) {
+    float window[16];  // K - 1 <= 15 (checked in binding.cc)
+    for (size_t item = i0; item < i1; ++item) {
+      const int seq = static_cast<int>(item / channel_items);
+      const size_t c0 = (item % channel_items) * kChannelsPerItem, c1 = std::min(C, c0 + kChannelsPerItem);
+      float* conv_state = state.conv(s.state_slots[seq], li);  // [K-1][C], oldest first
+      for (size_t ch = c0; ch < c1; ++ch) {
+        const float* w = taps + ch * K;
+        for (int j = 0; j < K - 1; ++j) window[j] = conv_state[j * C + ch];
+        for (int t = s.subsequence_begins[seq]; t < s.subsequence_begins[seq + 1]; ++t) {
+          float& u = st.lin_qkv[static_cast<size_t>(t) * C + ch];
+          float acc = 0;
+          for (int j = 0; j < K - 1; ++j) acc += w[j] * window[j];
+          acc += w[K - 1] * u;
+          for (int j = 0; j + 1 < K - 1; ++j) window[j] = window[j + 1];
+          if (K > 1) window[K - 2] = u;
+          u = silu(acc);
+        }
+        for (int j = 0; j < K - 1; ++j) conv_state[j * C + ch] = window[j];
+      }
+    }
+  });
+
+  // Per token: normalised q and k, beta and the log decay g.
+  const float q_scale = 1.0f / std::sqrt(static_cast<float>(Dk));
+  pool.parallel_for(T, st.token_grain, [&](size_t t0, size_t t1, int) {
+    for (size_t t = t0; t < t1; ++t) {
+      float* y = &st.lin_qkv[t * C];
+      for (int h = 0; h < Hk; ++h) {
+        l2_normalise(y + h * Dk, Dk, q_scale);
+        l2_normalise(y + key_total + h * Dk, Dk, 1.0f);
+      }
+      for (int h = 0; h < Hv; ++h) {
+        float& b = st.lin_b[t * Hv + h];
+        float& a = st.lin_a[t * Hv + h];
+        b = sigmoid(b);
+        a = -std::exp(l.lin_a_log.data[h]) * softplus(a + l.lin_dt_bias.data[h]);
+      }
+    }
+  });
+
+  // The delta rule, per (sequence, value head), token by token; then the gated norm.
+  pool.parallel_for(static_cast<size_t>(B) * Hv, 1, [&](size_t i0, size_t i1, int) {
+    float kv[512];  // Dv <= 512 (checked in binding.cc)
+    for (size_t item = i0; item < i1; ++item) {
+      const int seq = static_cast<int>(item / Hv), h = static_cast<int>(item % Hv);
+      float* S = state.delta(s.state_slots[seq], li) + static_cast<size_t>(h) * Dk * Dv;  // [Dk][Dv]
+      for (int t = s.subsequence_begins[seq]; t < s.subsequence_begins[seq + 1]; ++t) {
+        const float* y = &st.lin_qkv[static_cast<size_t>(t) * C];
+        const float* q = y + (h / r) * Dk;
+        const float* k = y + key_total + (h / r) * Dk;
+        const float* v = y + 2 * key_total + static_cast<size_t>(h) * Dv;
+        const float decay = std::exp(st.lin_a[static_cast<size_t>(t) * Hv + h]);
+        const float beta = st.lin_b[static_cast<size_t>(t) * Hv + h];
+        std::fill(kv, kv + Dv, 0.0f);
+        for (int i = 0; i < Dk; ++i) {
+          float* row = S + static_cast<size_t>(i) * Dv;
+          for (int j = 0; j < Dv; ++j) {
+            row[j] *= decay;
+            kv[j] += row[j] * k[i];
+          }
+        }
+        for (int j = 0; j < Dv; ++j) kv[j] = beta * (v[j] - kv[j]);  // now delta
+        float* o = &st.lin_out[static_cast<size_t>(t) * value_total + static_cast<size_t>(h) * Dv];
+        std::fill(o, o + Dv, 0.0f);
+        for (int i = 0; i < Dk; ++i) {
+          float* row = S + static_cast<size_t>(i) * Dv;
+          for (int j = 0; j < Dv; ++j) {
+            row[j] += k[i] * kv[j];
+            o[j] += row[j] * q[i];
+          }
+        }
+        const float* z = &st.lin_z[static_cast<size_t>(t) * value_total + static_cast<size_t>(h) * Dv];
+        rmsnorm(o, o, l.lin_norm.data.data(), Dv, c.rms_eps);
+        for (int j = 0; j < Dv; ++j) o[j] *= silu(z[j]);
+      }
+    }
+  });
+
+  const MatmulPart out[] = {part(st.xb.data(), l.lin_out, nullptr)};
+  project(model, st, st.lin_out.data(), T, l.lin_out, out);
+}
+
+}  // namespace weft
