@@ -1,0 +1,107 @@
+/**
+ * A hybrid model (Qwen3.5) through the whole engine: the seed's scenario on
+ * the model family it ran. Many concurrent greedy generations over a cache
+ * that holds about two of them, with aborts, at several step sizes: every
+ * finished output equals transformers' reference ids, preemption happens, and
+ * both pools (attention KV and linear state) are empty once idle.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CpuBackend } from '../../src/backends/cpu/index.js';
+import { LINEAR_STATE_POOL } from '../../src/backends/cpu/cpu-backend.js';
+import { Pipeline } from '../../src/create.js';
+import { AbortError } from '../../src/errors.js';
+import type { Tokenizer } from '../../src/text/types.js';
+import { readReference, REPO_ROOT } from '../native/helpers.js';
+
+const DIR = join(REPO_ROOT, 'test', 'fixtures', 'qwen35-tiny');
+
+/** The fixture has no tokenizer: prompts go in as ids; an id's text is "<id>". */
+class IdTokenizer implements Tokenizer {
+  readonly vocabSize = 384;
+  readonly bosTokenId = undefined;
+  readonly eosTokenIds = [2];
+  encode(text: string): number[] {
+    return [...text.matchAll(/<(\d+)>/g)].map((m) => Number(m[1]));
+  }
+  decode(ids: readonly number[]): string {
+    return ids.map((id) => `<${id}>`).join('');
+  }
+  tokenToId(token: string): number | undefined {
+    return /^<\d+>$/.test(token) ? Number(token.slice(1, -1)) : undefined;
+  }
+  idToToken(id: number): string {
+    return `<${id}>`;
+  }
+}
+
+interface Case {
+  prompt_ids: number[];
+  greedy_ids: number[];
+}
+
+const cases = (readReference(DIR) as unknown as { cases: Case[] }).cases;
+// 16 requests: every reference prompt, most of them twice or more.
+const requests = Array.from({ length: 16 }, (_, i) => cases[(i * 5) % cases.length]!);
+
+// f16 attention KV (the CPU default): 2 attention layers x 2 KV heads x 16 dims x 2 (K, V) x 2 bytes.
+const BLOCK_SIZE = 16;
+const KV_BLOCK_BYTES = 2 * 2 * 16 * 2 * 2 * BLOCK_SIZE;
+
+describe('qwen35-tiny through the engine under cache pressure', () => {
+  it.each([16, 64, 2048])('16 generations, room for about two, maxNumBatchedTokens %i, with aborts: outputs equal the reference', async (maxNumBatchedTokens) => {
+    const backend = await CpuBackend.load(DIR, { threads: 2 });
+    const statePool = backend.shape.extraPools!.find((p) => p.name === LINEAR_STATE_POOL)!;
+    // One state slot per possible running request, plus 40 KV blocks (the longest request takes 21).
+    const maxNumSeqs = 16;
+    const size = maxNumSeqs * statePool.bytesPerBlock + 40 * KV_BLOCK_BYTES;
+    const pipe = await Pipeline.create({
+      backend,
+      tokenizer: new IdTokenizer(),
+      kvCache: { size, blockSize: BLOCK_SIZE },
+      scheduler: { maxNumSeqs, maxNumBatchedTokens },
+    });
+    try {
+      const aborted = new Set([3, 8, 13]);
+      const outcomes = await Promise.allSettled(
+        requests.map(async (c, i) => {
+          const controller = new AbortController();
+          const ids: number[] = [];
+          for await (const part of pipe.stream(c.prompt_ids, { maxTokens: 32, ignoreEos: true, temperature: 0, logprobs: 1, signal: controller.signal })) {
+            if (part.type !== 'token') continue;
+            ids.push(...part.tokenIds);
+            if (aborted.has(i) && ids.length >= 5 + i) controller.abort();
+          }
+          return ids;
+        }),
+      );
+      outcomes.forEach((outcome, i) => {
+        if (aborted.has(i)) {
+          expect(outcome.status).toBe('rejected');
+          if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(AbortError);
+        } else {
+          expect(outcome.status, `request ${i}`).toBe('fulfilled');
+          if (outcome.status === 'fulfilled') expect(outcome.value, `request ${i}`).toEqual(requests[i]!.greedy_ids);
+        }
+      });
+      const stats = pipe.stats();
+      expect(stats.kv.pools.map((p) => p.name)).toEqual(['attention', LINEAR_STATE_POOL]);
+      expect(stats.kv.prefixCaching).toBe(false); // no state checkpoints yet: a prefix hit could not resume (docs/hybrid.md)
+      expect(stats.preemptions).toBeGreaterThan(0);
+      expect(stats.running + stats.waiting).toBe(0);
+      for (const pool of stats.kv.pools) expect(pool.usedBlocks, pool.name).toBe(0);
+    } finally {
+      await pipe.close();
+    }
+  });
+
+  it('a budget too small for the state slots is refused at create, naming kvCache.size', async () => {
+    const backend = await CpuBackend.load(DIR, { threads: 1 });
+    try {
+      await expect(Pipeline.create({ backend, tokenizer: new IdTokenizer(), kvCache: { size: 4096, blockSize: BLOCK_SIZE }, scheduler: { maxNumSeqs: 4 } }))
+        .rejects.toThrow(/kvCache\.size/);
+    } finally {
+      await backend.dispose();
+    }
+  });
+});
