@@ -11,29 +11,10 @@ import { CpuBackend } from '../../src/backends/cpu/index.js';
 import { LINEAR_STATE_POOL } from '../../src/backends/cpu/cpu-backend.js';
 import { Pipeline } from '../../src/create.js';
 import { AbortError } from '../../src/errors.js';
-import type { Tokenizer } from '../../src/text/types.js';
+import { IdTokenizer } from '../support/id-tokenizer.js';
 import { readReference, REPO_ROOT } from '../native/helpers.js';
 
 const DIR = join(REPO_ROOT, 'test', 'fixtures', 'qwen35-tiny');
-
-/** The fixture has no tokenizer: prompts go in as ids; an id's text is "<id>". */
-class IdTokenizer implements Tokenizer {
-  readonly vocabSize = 384;
-  readonly bosTokenId = undefined;
-  readonly eosTokenIds = [2];
-  encode(text: string): number[] {
-    return [...text.matchAll(/<(\d+)>/g)].map((m) => Number(m[1]));
-  }
-  decode(ids: readonly number[]): string {
-    return ids.map((id) => `<${id}>`).join('');
-  }
-  tokenToId(token: string): number | undefined {
-    return /^<\d+>$/.test(token) ? Number(token.slice(1, -1)) : undefined;
-  }
-  idToToken(id: number): string {
-    return `<${id}>`;
-  }
-}
 
 interface Case {
   prompt_ids: number[];
@@ -57,7 +38,7 @@ describe('qwen35-tiny through the engine under cache pressure', () => {
     const size = maxNumSeqs * statePool.bytesPerBlock + 40 * KV_BLOCK_BYTES;
     const pipe = await Pipeline.create({
       backend,
-      tokenizer: new IdTokenizer(),
+      tokenizer: new IdTokenizer(384, [2]),
       kvCache: { size, blockSize: BLOCK_SIZE },
       scheduler: { maxNumSeqs, maxNumBatchedTokens },
     });
@@ -98,7 +79,7 @@ describe('qwen35-tiny through the engine under cache pressure', () => {
   it('a budget too small for the state slots is refused at create, naming kvCache.size', async () => {
     const backend = await CpuBackend.load(DIR, { threads: 1 });
     try {
-      await expect(Pipeline.create({ backend, tokenizer: new IdTokenizer(), kvCache: { size: 4096, blockSize: BLOCK_SIZE }, scheduler: { maxNumSeqs: 4 } }))
+      await expect(Pipeline.create({ backend, tokenizer: new IdTokenizer(384, [2]), kvCache: { size: 4096, blockSize: BLOCK_SIZE }, scheduler: { maxNumSeqs: 4 } }))
         .rejects.toThrow(/kvCache\.size/);
     } finally {
       await backend.dispose();

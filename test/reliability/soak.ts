@@ -11,11 +11,19 @@
  *
  * runSoak() returns one summary; `npm run soak -- --requests 10000` prints it
  * as one JSON line, and test/reliability/soak.test.ts runs a short version.
+ * `--hybrid` runs it on the hybrid fixture (test/fixtures/qwen35-tiny, Gated
+ * DeltaNet + attention: two cache pools), the model family OVMS ran; its
+ * prompts are token ids (the fixture has no tokenizer) and, with no state
+ * checkpoints yet, prefix caching is off there (docs/hybrid.md).
  */
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { fileURLToPath } from 'node:url';
 import { AbortError, Pipeline } from '../../src/index.js';
+import { CpuBackend } from '../../src/backends/cpu/index.js';
+import { LINEAR_STATE_POOL } from '../../src/backends/cpu/cpu-backend.js';
+import { IdTokenizer } from '../support/id-tokenizer.js';
+import { readReference } from '../native/helpers.js';
 
 export interface SoakOptions {
   /** Requests to run in all. */
@@ -27,7 +35,10 @@ export interface SoakOptions {
   readonly seed?: number;
   /** Stop starting new requests after this long (the ones in flight still end). */
   readonly timeLimitMs?: number;
+  /** A model folder with a tokenizer (default: the demo model). */
   readonly model?: string;
+  /** Run on the hybrid fixture instead (see above). */
+  readonly hybrid?: boolean;
 }
 
 export interface SoakSummary {
@@ -54,32 +65,80 @@ export interface SoakSummary {
 const DEMO_MODEL = fileURLToPath(new URL('../../models/weft-demo', import.meta.url));
 /** The demo model's K+V bytes per token at f32: 2 x 5 layers x 2 heads x 48 x 4 B. */
 const DEMO_KV_BYTES_PER_TOKEN = 3840;
+const HYBRID_FIXTURE = fileURLToPath(new URL('../fixtures/qwen35-tiny', import.meta.url));
+/** The hybrid fixture's attention K+V bytes per token at f32: 2 x 2 attention layers x 2 heads x 16 x 4 B. */
+const HYBRID_KV_BYTES_PER_TOKEN = 512;
+
+type Prompt = string | readonly number[];
+
+/** What the soak runs on: its prompts, and pipelines over that model. */
+interface SoakModel {
+  readonly prompts: readonly Prompt[];
+  /** A pipeline with room to spare, for the solo runs. */
+  alone(): Promise<Pipeline>;
+  /** The soak's pipeline: a cache that fits about two requests of `maxTokens`, maxNumSeqs 16. */
+  pressured(maxTokens: number): Promise<Pipeline>;
+}
+
+const SCHEDULER = { maxNumSeqs: 16, maxNumBatchedTokens: 64, prefixCaching: true };
+
+function demoModel(model: string): SoakModel {
+  const promptTokens = 40; // the prompts' length in tokens, rounded up
+  return {
+    prompts: soakPrompts(),
+    alone: () => Pipeline.create({ model, threads: 1, kvCache: { size: '16MB' } }),
+    pressured: (maxTokens) =>
+      Pipeline.create({
+        model,
+        threads: 1,
+        kvCache: { size: 2 * (promptTokens + maxTokens) * DEMO_KV_BYTES_PER_TOKEN, precision: 'f32', blockSize: 16 },
+        scheduler: SCHEDULER,
+      }),
+  };
+}
+
+/** The hybrid fixture: prompts are stretches of its reference prompts, 9 to 72 tokens. */
+function hybridModel(): SoakModel {
+  const reference = readReference(HYBRID_FIXTURE) as unknown as { cases: Array<{ prompt_ids: number[] }> };
+  const source = reference.cases.at(-1)!.prompt_ids;
+  const prompts = Array.from({ length: 12 }, (_, i) => source.slice(i * 19, i * 19 + 9 + ((i * 7) % 64)));
+  const longestPrompt = Math.max(...prompts.map((p) => p.length));
+  const open = async (kvBytes: (stateBytes: number) => number): Promise<Pipeline> => {
+    const backend = await CpuBackend.load(HYBRID_FIXTURE, { threads: 1 });
+    const stateBytes = backend.shape.extraPools!.find((p) => p.name === LINEAR_STATE_POOL)!.bytesPerBlock;
+    return Pipeline.create({
+      backend,
+      tokenizer: new IdTokenizer(backend.shape.vocabSize),
+      kvCache: { size: kvBytes(stateBytes), precision: 'f32', blockSize: 16 },
+      scheduler: SCHEDULER,
+    });
+  };
+  return {
+    prompts,
+    alone: () => open((state) => 16 * state + 2 ** 20),
+    // One state slot per running request (16), and attention KV for about two requests.
+    pressured: (maxTokens) => open((state) => 16 * state + 2 * (longestPrompt + maxTokens) * HYBRID_KV_BYTES_PER_TOKEN),
+  };
+}
 
 type Plan = 'finish' | 'abort' | 'abandon';
 
 export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
   const concurrency = options.concurrency ?? 16;
   const maxTokens = options.maxTokens ?? 160;
-  const model = options.model ?? DEMO_MODEL;
+  const model = options.hybrid ? hybridModel() : demoModel(options.model ?? DEMO_MODEL);
   const random = seeded(options.seed ?? 1);
-  const prompts = soakPrompts();
+  const prompts = model.prompts;
   const started = performance.now();
 
   // What each prompt generates alone, on a pipeline with room to spare.
-  const solo = new Map<string, number[]>();
+  const solo = new Map<Prompt, number[]>();
   {
-    await using alone = await Pipeline.create({ model, threads: 1, kvCache: { size: '16MB' } });
+    await using alone = await model.alone();
     for (const prompt of prompts) solo.set(prompt, (await alone.generate(prompt, greedy(maxTokens))).tokenIds);
   }
 
-  const promptTokens = 40; // the prompts' length in tokens, rounded up
-  const twoRequests = 2 * (promptTokens + maxTokens) * DEMO_KV_BYTES_PER_TOKEN;
-  const pipe = await Pipeline.create({
-    model,
-    threads: 1,
-    kvCache: { size: twoRequests, precision: 'f32', blockSize: 16 },
-    scheduler: { maxNumSeqs: 16, maxNumBatchedTokens: 64, prefixCaching: true },
-  });
+  const pipe = await model.pressured(maxTokens);
   const processErrors: unknown[] = [];
   const onProcessError = (error: unknown): void => {
     processErrors.push(error);
