@@ -30,6 +30,7 @@ export type {
   Backend,
   BlockTables,
   CacheConfig,
+  ExtraPoolSpec,
   KvPrecision,
   LoadProgress,
   ModelShape,

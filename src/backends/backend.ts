@@ -13,9 +13,8 @@ export type KvPrecision = 'f32' | 'f16' | 'u8';
 
 /**
  * A per-request pool besides attention KV (hybrid / linear-attention models).
- * The engine sizes, allocates and frees these pools with attention KV (tested
- * with the test backend), but no shipped backend declares one yet, so this type
- * is not exported from the package root until one does.
+ * The engine sizes, allocates and frees these pools with attention KV; the CPU
+ * backend declares one, "linear-state", for Qwen3.5 (docs/hybrid.md).
  */
 export interface ExtraPoolSpec {
   /** Stable name, e.g. "linear-state" or "checkpoints". */
@@ -27,6 +26,14 @@ export interface ExtraPoolSpec {
   readonly blockSize: number;
   /** Bytes one block occupies in backend memory. */
   readonly bytesPerBlock: number;
+  /**
+   * A pool of state snapshots that let a prefix hit resume a hybrid model:
+   * block j of a request holds its linear-attention state after its first
+   * (j + 1) * blockSize tokens, written by the step that computes them. Only
+   * allocated with prefix caching on; the pipeline may set its blockSize
+   * (kvCache.checkpointInterval, a multiple of the attention block size).
+   */
+  readonly checkpoints?: boolean;
 }
 
 /** What the engine needs to know about a model to size its cache and build batches. */
@@ -38,11 +45,7 @@ export interface ModelShape {
   readonly headDim: number;
   /** Longest context (prompt + generated) the model supports. */
   readonly maxContextLength: number;
-  /**
-   * Pools besides attention KV (see ExtraPoolSpec); none in any shipped backend
-   * yet, so it is left out of the API reference with ExtraPoolSpec.
-   * @internal
-   */
+  /** Pools besides attention KV (see ExtraPoolSpec): the CPU backend's hybrid models have one. */
   readonly extraPools?: readonly ExtraPoolSpec[];
   /**
    * Tokens per attention KV block when the backend's cache layout fixes it (the
@@ -79,6 +82,8 @@ export interface CacheConfig {
   readonly precision: KvPrecision;
   /** Block counts of the extra pools, by name. */
   readonly extraPoolBlocks?: Readonly<Record<string, number>>;
+  /** Tokens per block of the extra pools, by name (Infinity for a fixed state), as the pipeline settled them. */
+  readonly extraPoolBlockSizes?: Readonly<Record<string, number>>;
 }
 
 /** One block table per sequence, flattened (same layout as the attention one). */
@@ -132,6 +137,14 @@ export interface StepBatch {
   readonly blockCopies?: Int32Array;
   /** Block tables of the extra pools, by pool name (hybrid models). */
   readonly extraBlockTables?: Readonly<Record<string, BlockTables>>;
+  /**
+   * [B], hybrid models with a checkpoints pool: nonzero where the sequence's
+   * state slot is new and its pastLen tokens are a prefix hit, so the backend
+   * first loads the slot from the sequence's checkpoint at pastLen (its
+   * checkpoints-pool block pastLen / blockSize - 1). Where zero, a sequence
+   * continues its slot's state (or starts from zero state at pastLen 0).
+   */
+  readonly stateFromCheckpoint?: Uint8Array;
 }
 
 export interface StepResult {

@@ -38,7 +38,11 @@ export function checkModelShape(shape: unknown, path = 'backend.shape'): void {
   extra.forEach((pool: unknown, i) => {
     const at = `${path}.extraPools[${i}]`;
     if (typeof pool !== 'object' || pool === null) fail(at, pool, 'an object with name, blockSize and bytesPerBlock');
-    const { name, blockSize, bytesPerBlock } = pool as Record<string, unknown>;
+    const { name, blockSize, bytesPerBlock, checkpoints } = pool as Record<string, unknown>;
+    if (checkpoints !== undefined && typeof checkpoints !== 'boolean') fail(`${at}.checkpoints`, checkpoints, 'a boolean (or leave it out)');
+    if (checkpoints === true && blockSize === Infinity) fail(`${at}.blockSize`, blockSize, 'a whole number of tokens for a checkpoints pool (its interval)');
+    if (checkpoints === true && extra.some((other: unknown, j) => j !== i && (other as Record<string, unknown> | null)?.checkpoints === true))
+      fail(`${at}.checkpoints`, checkpoints, 'at most one checkpoints pool');
     if (typeof name !== 'string' || name === '' || names.has(name)) fail(`${at}.name`, name, 'a non-empty name no other pool has (nor "attention")');
     names.add(name);
     if (blockSize !== Infinity && !(Number.isInteger(blockSize) && (blockSize as number) >= 1 && (blockSize as number) <= MAX_INT32)) {

@@ -69,6 +69,11 @@ export function buildBatch(plan: StepPlan, kv: KvCacheManager, takesArgmax: (req
     ...(numArgmax > 0 && { argmaxRows: numLogits === numSeqs ? argmaxRows : argmaxRows.slice(0, numLogits) }),
   };
   if (kv.specs.length === 1) return batch;
+  const stateFromCheckpoint = new Uint8Array(numSeqs);
+  let resuming = false;
+  entries.forEach(({ request }, i) => {
+    if (kv.resumesFromCheckpoint(request.id, request.numComputed)) stateFromCheckpoint[i] = 1, (resuming = true);
+  });
   const extraBlockTables: Record<string, { indices: Int32Array; begins: Int32Array }> = {};
   for (let pool = 1; pool < kv.specs.length; pool++) {
     const poolTables = entries.map(({ request }) => kv.blockTable(request.id, pool));
@@ -78,5 +83,5 @@ export function buildBatch(plan: StepPlan, kv: KvCacheManager, takesArgmax: (req
     poolTables.forEach((table, i) => indices.set(table, begins[i]!));
     extraBlockTables[kv.specs[pool]!.name] = { indices, begins };
   }
-  return { ...batch, extraBlockTables };
+  return { ...batch, extraBlockTables, ...(resuming ? { stateFromCheckpoint } : {}) };
 }

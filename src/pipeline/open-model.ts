@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freemem, totalmem } from 'node:os';
-import type { Backend, KvPrecision } from '../backends/backend.js';
+import type { Backend, KvPrecision, ModelShape } from '../backends/backend.js';
 import { checkModelShape } from '../backends/shape-check.js';
 import { KvCacheManager } from '../engine/kv/kv-cache-manager.js';
 import { defaultKvBytes, planPools } from '../engine/kv/sizing.js';
@@ -123,29 +123,57 @@ async function allocateKvCache(backend: Backend, options: PipelineOptions, resol
   }
   const blockSize = backendBlockSize(backend, options, resolved);
   const precision = kvPrecision(backend, resolved);
+  const shape = withSettledPools(backend.shape, resolved, blockSize);
   // The default budget is sized from what is free now, with the weights already in memory,
   // and trimmed (never refused) where it would make more blocks than weft manages.
-  let kvBytes = resolved.kvBytes ?? defaultKvBytes(backend.shape, precision, blockSize, resolved.maxNumSeqs, freemem());
-  let specs = planPools(backend.shape, kvBytes, precision, blockSize, resolved.maxNumSeqs);
+  let kvBytes = resolved.kvBytes ?? defaultKvBytes(shape, precision, blockSize, resolved.maxNumSeqs, freemem());
+  let specs = planPools(shape, kvBytes, precision, blockSize, resolved.maxNumSeqs);
   const tooMany = specs.find((spec) => spec.numBlocks > MAX_BLOCKS_PER_POOL);
   if (tooMany !== undefined && resolved.kvBytes === undefined) {
     kvBytes = Math.floor(kvBytes * ((MAX_BLOCKS_PER_POOL - 1) / tooMany.numBlocks));
-    specs = planPools(backend.shape, kvBytes, precision, blockSize, resolved.maxNumSeqs);
+    specs = planPools(shape, kvBytes, precision, blockSize, resolved.maxNumSeqs);
   } else if (tooMany !== undefined) {
     throw new InvalidOptionError('kvCache.size', `${kvBytes} bytes make ${tooMany.numBlocks} blocks in the ${tooMany.name} pool, more than the ${MAX_BLOCKS_PER_POOL} weft manages; give a smaller size or a larger kvCache.blockSize`);
   }
   if (specs.some((spec) => spec.numBlocks < 2)) {
-    throw new InvalidOptionError('kvCache.size', `${kvBytes} bytes cannot hold a single block of this model`);
+    const fixed = (shape.extraPools ?? []).filter((pool) => pool.blockSize === Infinity);
+    const state = fixed.map((pool) => `the ${pool.name} pool takes ${resolved.maxNumSeqs} x ${pool.bytesPerBlock} bytes (one block per running request, scheduler.maxNumSeqs ${resolved.maxNumSeqs})`);
+    throw new InvalidOptionError('kvCache.size', `${kvBytes} bytes cannot hold a single block of this model${state.length > 0 ? `: ${state.join(', ')} before any attention block` : ''}; give a larger size or a smaller scheduler.maxNumSeqs`);
   }
   const kv = new KvCacheManager(specs, { prefixCaching: resolved.prefixCaching });
-  const extraPoolBlocks = Object.fromEntries(specs.slice(1).map((spec) => [spec.name, spec.numBlocks]));
+  const extras = specs.slice(1);
   await backend.allocateCache({
     numBlocks: specs[0]!.numBlocks,
     blockSize,
     precision,
-    ...(specs.length > 1 && { extraPoolBlocks }),
+    ...(extras.length > 0 && {
+      extraPoolBlocks: Object.fromEntries(extras.map((spec) => [spec.name, spec.numBlocks])),
+      extraPoolBlockSizes: Object.fromEntries(extras.map((spec) => [spec.name, spec.blockSize])),
+    }),
   });
   return kv;
+}
+
+/**
+ * The backend's shape with its extra pools as this pipeline runs them: a
+ * checkpoints pool only with prefix caching on, every
+ * kvCache.checkpointInterval tokens when given (a multiple of the block size).
+ */
+function withSettledPools(shape: ModelShape, resolved: ResolvedPipelineOptions, blockSize: number): ModelShape {
+  if (shape.extraPools === undefined) {
+    if (resolved.checkpointInterval !== undefined)
+      throw new InvalidOptionError('kvCache.checkpointInterval', 'this model keeps no linear-attention state: only hybrid models (Qwen3.5) take a checkpoint interval');
+    return shape;
+  }
+  const extraPools = shape.extraPools.flatMap((pool) => {
+    if (!pool.checkpoints) return [pool];
+    if (!resolved.prefixCaching) return [];
+    const interval = resolved.checkpointInterval ?? pool.blockSize;
+    if (interval % blockSize !== 0)
+      throw new InvalidOptionError('kvCache.checkpointInterval', `${interval} tokens is not a multiple of kvCache.blockSize (${blockSize}); use e.g. ${Math.max(1, Math.round(interval / blockSize)) * blockSize}`);
+    return [{ ...pool, blockSize: interval }];
+  });
+  return { ...shape, extraPools };
 }
 
 /** The precision the user chose, else the backend's default, else f32. */

@@ -32,6 +32,13 @@ export interface KvCacheOptions {
   precision?: KvPrecision;
   /** Tokens per block. Default 16. */
   blockSize?: number;
+  /**
+   * Hybrid models (Qwen3.5) with prefix caching: tokens between two saved
+   * linear-attention states, a multiple of blockSize. A prefix hit resumes at
+   * the last saved state at or before it; each saved state costs a whole state's
+   * memory. Default: the backend's (the CPU backend: 256). See docs/hybrid.md.
+   */
+  checkpointInterval?: number;
 }
 
 export interface SchedulerOptions {
@@ -216,7 +223,7 @@ const PIPELINE_KEYS = keysOf<PipelineOptions>({
 });
 const TEXT_SANDBOX_KEYS = keysOf<TextSandboxOptions>({ timeoutMs: true, maxHeapMb: true });
 const OPENVINO_KEYS = keysOf<OpenVinoOptions>({ inferencePrecision: true, properties: true });
-const KV_CACHE_KEYS = keysOf<KvCacheOptions>({ size: true, precision: true, blockSize: true });
+const KV_CACHE_KEYS = keysOf<KvCacheOptions>({ size: true, precision: true, blockSize: true, checkpointInterval: true });
 const SCHEDULER_KEYS = keysOf<SchedulerOptions>({ maxNumSeqs: true, maxNumBatchedTokens: true, prefixCaching: true, policy: true });
 const PARSER_KEYS = keysOf<ParserOptions>({ tool: true, reasoning: true });
 const GENERATE_KEYS = keysOf<GenerateOptions>({
@@ -247,6 +254,8 @@ export interface ResolvedPipelineOptions {
   /** undefined: the backend's default (ModelShape.defaultKvPrecision, else f32). */
   readonly precision: KvPrecision | undefined;
   readonly blockSize: number;
+  /** undefined: the backend's checkpoints pool block size. */
+  readonly checkpointInterval: number | undefined;
   readonly maxNumSeqs: number;
   readonly maxNumBatchedTokens: number;
   readonly prefixCaching: boolean;
@@ -314,6 +323,7 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
     kvBytes,
     precision,
     blockSize: integer('kvCache.blockSize', kv.blockSize, 16, { min: 1, max: 4096 }),
+    checkpointInterval: kv.checkpointInterval === undefined ? undefined : integer('kvCache.checkpointInterval', kv.checkpointInterval, 256, { min: 1, max: 1 << 20 }),
     maxNumSeqs,
     maxNumBatchedTokens,
     prefixCaching,

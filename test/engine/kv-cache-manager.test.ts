@@ -80,6 +80,12 @@ function poolSets(): PoolSpec[][] {
       { name: 'state', blockSize: Infinity, numBlocks: 5 },
       { name: 'checkpoints', blockSize: BLOCK * 4, numBlocks: 6 },
     ],
+    // A hybrid model with checkpoints: prefix hits resume from them (K6).
+    [
+      { name: 'attention', blockSize: BLOCK, numBlocks: 14 },
+      { name: 'state', blockSize: Infinity, numBlocks: 5 },
+      { name: 'checkpoints', blockSize: BLOCK * 2, numBlocks: 6, checkpoints: true },
+    ],
   ];
 }
 
@@ -94,8 +100,14 @@ let operations = 0;
 function runModel(specs: PoolSpec[], prefixCaching: boolean, ops: Op[]): void {
   const kv = new KvCacheManager(specs, { prefixCaching });
   // The model: each live request's tokens and how many are "computed" (covered by its tables).
-  const live = new Map<number, { tokens: number[]; covered: number }>();
+  const live = new Map<number, { tokens: number[]; covered: number; ownCheckpointsFrom: number }>();
   const capacity = specs.map((spec) => spec.numBlocks - 1);
+  // The backend's side of checkpoints: what each checkpoint block holds (the tokens whose state it is),
+  // written only into a request's own blocks as its tokens are computed. A block handed out again
+  // keeps its old content until rewritten, so a stale hit would show (K6).
+  const cp = specs.findIndex((spec) => spec.checkpoints === true);
+  const interval = cp >= 0 ? specs[cp]!.blockSize : 0;
+  const content = new Map<number, string>();
   const check = (): void => {
     kv.checkInvariants(new Map([...live].map(([id, r]) => [id, r.covered])));
     const stats = kv.stats();
@@ -112,11 +124,15 @@ function runModel(specs: PoolSpec[], prefixCaching: boolean, ops: Op[]): void {
         const before = kv.stats();
         const hit = kv.findPrefix(step.tokens);
         expect(hit.numTokens).toBeLessThanOrEqual(step.tokens.length - 1);
+        if (cp >= 0) {
+          expect(hit.checkpoints.length * interval).toBe(hit.numTokens);
+          hit.checkpoints.forEach((block, j) => expect(content.get(block), 'K6').toBe(step.tokens.slice(0, (j + 1) * interval).join()));
+        }
         const result = kv.allocate(step.req, hit, step.tokens.length);
         if (live.has(step.req)) {
           expect(result.ok).toBe(false);
         } else if (result.ok) {
-          live.set(step.req, { tokens: [...step.tokens], covered: step.tokens.length });
+          live.set(step.req, { tokens: [...step.tokens], covered: step.tokens.length, ownCheckpointsFrom: hit.checkpoints.length });
         } else {
           expect(result.error.kind).toBe('NoCapacity');
           expect(kv.stats()).toEqual(before); // check-then-mutate: nothing changed
@@ -140,7 +156,12 @@ function runModel(specs: PoolSpec[], prefixCaching: boolean, ops: Op[]): void {
       }
       case 'commit': {
         const request = live.get(step.req);
-        if (request !== undefined) kv.cacheComputed(step.req, request.tokens, request.covered);
+        if (request === undefined) break;
+        if (cp >= 0) {
+          const table = kv.blockTable(step.req, cp);
+          for (let j = request.ownCheckpointsFrom; j < table.length; j++) content.set(table[j]!, request.tokens.slice(0, (j + 1) * interval).join());
+        }
+        kv.cacheComputed(step.req, request.tokens, request.covered);
         break;
       }
       case 'fork': {
@@ -152,7 +173,7 @@ function runModel(specs: PoolSpec[], prefixCaching: boolean, ops: Op[]): void {
         }
         const result = kv.fork(step.parent, step.child, parent.covered);
         if (result.ok) {
-          live.set(step.child, { tokens: [...parent.tokens], covered: parent.covered });
+          live.set(step.child, { tokens: [...parent.tokens], covered: parent.covered, ownCheckpointsFrom: kv.blockTable(step.child, Math.max(cp, 0)).length });
           for (const copy of result.value) expect(copy.src).not.toBe(copy.dst);
         } else {
           expect(kv.stats()).toEqual(before);

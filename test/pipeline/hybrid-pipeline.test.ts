@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CpuBackend } from '../../src/backends/cpu/index.js';
-import { LINEAR_STATE_POOL } from '../../src/backends/cpu/cpu-backend.js';
+import { CHECKPOINT_POOL, LINEAR_STATE_POOL } from '../../src/backends/cpu/cpu-backend.js';
 import { Pipeline } from '../../src/create.js';
 import { AbortError } from '../../src/errors.js';
 import { IdTokenizer } from '../support/id-tokenizer.js';
@@ -30,25 +30,31 @@ const BLOCK_SIZE = 16;
 const KV_BLOCK_BYTES = 2 * 2 * 16 * 2 * 2 * BLOCK_SIZE;
 
 describe('qwen35-tiny through the engine under cache pressure', () => {
-  it.each([16, 64, 2048])('16 generations, room for about two, maxNumBatchedTokens %i, with aborts: outputs equal the reference', async (maxNumBatchedTokens) => {
+  const runs = [16, 64, 2048].flatMap((maxNumBatchedTokens) => [true, false].map((prefixCaching) => ({ maxNumBatchedTokens, prefixCaching })));
+  it.each(runs)('16 generations, room for about two, maxNumBatchedTokens $maxNumBatchedTokens, prefix caching $prefixCaching, with aborts: outputs equal the reference', async ({ maxNumBatchedTokens, prefixCaching }) => {
     const backend = await CpuBackend.load(DIR, { threads: 2 });
     const statePool = backend.shape.extraPools!.find((p) => p.name === LINEAR_STATE_POOL)!;
-    // One state slot per possible running request, plus 40 KV blocks (the longest request takes 21).
+    // One state slot per possible running request, plus 40 KV blocks (the longest request takes 21)
+    // and, with prefix caching, their share of checkpoints (one state per 32 tokens).
     const maxNumSeqs = 16;
-    const size = maxNumSeqs * statePool.bytesPerBlock + 40 * KV_BLOCK_BYTES;
+    const checkpointShare = prefixCaching ? (BLOCK_SIZE / 32) * statePool.bytesPerBlock : 0;
+    const size = maxNumSeqs * statePool.bytesPerBlock + 40 * (KV_BLOCK_BYTES + checkpointShare);
     const pipe = await Pipeline.create({
       backend,
       tokenizer: new IdTokenizer(384, [2]),
-      kvCache: { size, blockSize: BLOCK_SIZE },
-      scheduler: { maxNumSeqs, maxNumBatchedTokens },
+      // With prefix caching, a checkpoint every 32 tokens: prompts repeat, so hits resume from them.
+      kvCache: { size, blockSize: BLOCK_SIZE, ...(prefixCaching && { checkpointInterval: 32 }) },
+      scheduler: { maxNumSeqs, maxNumBatchedTokens, prefixCaching },
     });
     try {
       const aborted = new Set([3, 8, 13]);
+      let cachedPromptTokens = 0;
       const outcomes = await Promise.allSettled(
         requests.map(async (c, i) => {
           const controller = new AbortController();
           const ids: number[] = [];
           for await (const part of pipe.stream(c.prompt_ids, { maxTokens: 32, ignoreEos: true, temperature: 0, logprobs: 1, signal: controller.signal })) {
+            if (part.type === 'finish') cachedPromptTokens += part.usage.cachedPromptTokens;
             if (part.type !== 'token') continue;
             ids.push(...part.tokenIds);
             if (aborted.has(i) && ids.length >= 5 + i) controller.abort();
@@ -66,14 +72,52 @@ describe('qwen35-tiny through the engine under cache pressure', () => {
         }
       });
       const stats = pipe.stats();
-      expect(stats.kv.pools.map((p) => p.name)).toEqual(['attention', LINEAR_STATE_POOL]);
-      expect(stats.kv.prefixCaching).toBe(false); // no state checkpoints yet: a prefix hit could not resume (docs/hybrid.md)
+      expect(stats.kv.pools.map((p) => p.name)).toEqual(prefixCaching ? ['attention', LINEAR_STATE_POOL, CHECKPOINT_POOL] : ['attention', LINEAR_STATE_POOL]);
+      expect(stats.kv.prefixCaching).toBe(prefixCaching);
+      // Repeated prompts hit the prefix cache and resume from checkpoints.
+      if (prefixCaching) expect(cachedPromptTokens).toBeGreaterThan(0);
+      else expect(cachedPromptTokens).toBe(0);
       expect(stats.preemptions).toBeGreaterThan(0);
       expect(stats.running + stats.waiting).toBe(0);
       for (const pool of stats.kv.pools) expect(pool.usedBlocks, pool.name).toBe(0);
     } finally {
       await pipe.close();
     }
+  });
+
+  it('a chat\'s later turns reuse the earlier ones from the cache, with the same output as without prefix caching', async () => {
+    // Turn n's prompt is turn n-1's prompt and reply plus new tokens, as a chat template makes it.
+    const turns = async (prefixCaching: boolean) => {
+      const backend = await CpuBackend.load(DIR, { threads: 2 });
+      const pipe = await Pipeline.create({
+        backend, tokenizer: new IdTokenizer(384, [2]),
+        kvCache: { size: '4MB', blockSize: BLOCK_SIZE, checkpointInterval: 64 }, scheduler: { prefixCaching },
+      });
+      try {
+        let prompt = cases[3]!.prompt_ids; // 64 tokens
+        const results: Array<{ ids: number[]; cached: number; promptTokens: number }> = [];
+        for (let turn = 0; turn < 4; turn++) {
+          const r = await pipe.generate(prompt, { maxTokens: 24, ignoreEos: true, temperature: 0 });
+          results.push({ ids: r.tokenIds, cached: r.usage.cachedPromptTokens, promptTokens: r.usage.promptTokens });
+          prompt = [...prompt, ...r.tokenIds, ...cases[5]!.prompt_ids.slice(turn * 20, turn * 20 + 20)];
+        }
+        return results;
+      } finally {
+        await pipe.close();
+      }
+    };
+    const cached = await turns(true);
+    const uncached = await turns(false);
+    expect(cached.map((t) => t.ids)).toEqual(uncached.map((t) => t.ids));
+    expect(cached[0]!.ids).toEqual(cases[3]!.greedy_ids.slice(0, 24));
+    expect(uncached.every((t) => t.cached === 0)).toBe(true);
+    expect(cached[0]!.cached).toBe(0);
+    // Each later turn resumes at the last checkpoint (every 64 tokens) inside the previous turn's context.
+    cached.slice(1).forEach((t, i) => {
+      const previousContext = cached[i]!.promptTokens + 24;
+      expect(t.cached, `turn ${i + 1}`).toBe(Math.floor(previousContext / 64) * 64);
+      expect(t.cached).toBeGreaterThan(0);
+    });
   });
 
   it('a budget too small for the state slots is refused at create, naming kvCache.size', async () => {

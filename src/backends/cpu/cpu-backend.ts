@@ -13,7 +13,7 @@ import { openGgufModel } from '../../model-files/gguf/open.js';
 import { type LoadableTensor, planWeights, type WeightSlot } from '../../model-files/weights.js';
 import { NativeQueue } from '../native-queue.js';
 import type { Backend, CacheConfig, ExtraPoolSpec, LoadProgress, ModelShape, StepBatch, StepResult } from '../backend.js';
-import { type KernelSetName, loadNativeBinding, type NativeCpuModel, type NativeModelConfig, type WeightBytes } from './native-binding.js';
+import { type KernelSetName, loadNativeBinding, type NativeCpuModel, type NativeHybridCache, type NativeModelConfig, type WeightBytes } from './native-binding.js';
 import { checkQuantization, type WeightQuantization } from './quantization.js';
 
 export interface CpuBackendOptions {
@@ -100,14 +100,26 @@ function hybridFields(config: ModelConfig): Partial<NativeModelConfig> {
  * head, float32.
  */
 export const LINEAR_STATE_POOL = 'linear-state';
+/**
+ * The third pool, with prefix caching: copies of the state every
+ * checkpointInterval tokens (DEFAULT_CHECKPOINT_INTERVAL unless the pipeline
+ * sets kvCache.checkpointInterval), so a prefix hit resumes from the copy at
+ * its end (docs/hybrid.md).
+ */
+export const CHECKPOINT_POOL = 'checkpoints';
+export const DEFAULT_CHECKPOINT_INTERVAL = 256;
 
-function linearStatePool(config: ModelConfig): ExtraPoolSpec[] {
+function linearStatePools(config: ModelConfig): ExtraPoolSpec[] {
   const linear = config.linearAttention;
   if (linear === undefined) return [];
   const layers = linear.layers.filter(Boolean).length;
   const convChannels = 2 * linear.numKeyHeads * linear.keyHeadDim + linear.numValueHeads * linear.valueHeadDim;
   const perLayer = (linear.convKernel - 1) * convChannels + linear.numValueHeads * linear.keyHeadDim * linear.valueHeadDim;
-  return [{ name: LINEAR_STATE_POOL, blockSize: Infinity, bytesPerBlock: 4 * layers * perLayer }];
+  const bytesPerBlock = 4 * layers * perLayer;
+  return [
+    { name: LINEAR_STATE_POOL, blockSize: Infinity, bytesPerBlock },
+    { name: CHECKPOINT_POOL, blockSize: DEFAULT_CHECKPOINT_INTERVAL, bytesPerBlock, checkpoints: true },
+  ];
 }
 
 /** Layers that keep attention KV rows: all but a hybrid model's Gated DeltaNet layers. */
@@ -195,7 +207,7 @@ export class CpuBackend implements Backend {
       stepBytesPerToken: stepBytesPerToken(config),
       // Half the memory of f32 for no difference in greedy output on the fixtures (docs/cpu-backend.md).
       defaultKvPrecision: 'f16',
-      ...(config.linearAttention !== undefined && { extraPools: linearStatePool(config) }),
+      ...(config.linearAttention !== undefined && { extraPools: linearStatePools(config) }),
     };
   }
 
@@ -277,15 +289,23 @@ export class CpuBackend implements Backend {
       if (!['f32', 'f16', 'u8'].includes(config.precision))
         throw new InvalidOptionError('precision', `KV cache precision ${String(config.precision)} is not supported by the CPU backend (f32, f16, u8)`);
       try {
-        const stateBlocks = config.extraPoolBlocks?.[LINEAR_STATE_POOL];
-        if (this.config.linearAttention !== undefined && stateBlocks === undefined)
-          throw new Error(`a hybrid model needs the ${LINEAR_STATE_POOL} pool (CacheConfig.extraPoolBlocks, sized from shape.extraPools)`);
-        await native.allocateCache(config.numBlocks, config.blockSize, config.precision, stateBlocks);
+        await native.allocateCache(config.numBlocks, config.blockSize, config.precision, this.#hybridCache(config));
       } catch (cause) {
         throw new BackendError(`allocating the KV cache failed: ${(cause as Error).message}`, { cause });
       }
       this.#cacheAllocated = true;
     });
+  }
+
+  /** A hybrid model's state pools from the cache config (none for the others). */
+  #hybridCache(config: CacheConfig): NativeHybridCache | undefined {
+    if (this.config.linearAttention === undefined) return undefined;
+    const stateBlocks = config.extraPoolBlocks?.[LINEAR_STATE_POOL];
+    if (stateBlocks === undefined)
+      throw new Error(`a hybrid model needs the ${LINEAR_STATE_POOL} pool (CacheConfig.extraPoolBlocks, sized from shape.extraPools)`);
+    const checkpointBlocks = config.extraPoolBlocks?.[CHECKPOINT_POOL] ?? 0;
+    const checkpointInterval = config.extraPoolBlockSizes?.[CHECKPOINT_POOL] ?? DEFAULT_CHECKPOINT_INTERVAL;
+    return { stateBlocks, checkpointBlocks, checkpointInterval };
   }
 
   execute(batch: StepBatch): Promise<StepResult> {

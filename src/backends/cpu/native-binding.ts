@@ -63,6 +63,18 @@ export interface NativeModelConfig {
   readonly copyLogits?: boolean;
 }
 
+/**
+ * A hybrid model's pools (native/src/cpu/model/linear_state.h), block 0 of
+ * each the null one: `stateBlocks` state slots ("linear-state", one per
+ * sequence in batch.extraBlockTables) and `checkpointBlocks` copies of states
+ * ("checkpoints", 0 without prefix caching), one per `checkpointInterval` tokens.
+ */
+export interface NativeHybridCache {
+  readonly stateBlocks: number;
+  readonly checkpointBlocks: number;
+  readonly checkpointInterval: number;
+}
+
 /** One weight the native model needs (its slot table is native/src/cpu/model/weights.cc). */
 export interface NativeWeightSlot {
   /** Slot name, e.g. "q_proj" or "q_proj.bias": Hugging Face's tensor name without prefix and ".weight". */
@@ -96,13 +108,8 @@ export interface NativeCpuModel {
    * (native/src/cpu/model/mapped_file.h).
    */
   loadTensor(kind: string, layer: number, path: string, offset: number, dtype: string, shape: readonly number[], map?: boolean): Promise<void>;
-  /**
-   * The paged KV cache of the attention layers and, for a hybrid model,
-   * `linearStateBlocks` linear-attention state slots (block 0 the null one):
-   * the "linear-state" pool, whose block tables a step passes in
-   * batch.extraBlockTables, one block per sequence.
-   */
-  allocateCache(numBlocks: number, blockSize: number, precision: KvPrecision, linearStateBlocks?: number): Promise<void>;
+  /** The paged KV cache of the attention layers and, for a hybrid model, its state pools. */
+  allocateCache(numBlocks: number, blockSize: number, precision: KvPrecision, hybrid?: NativeHybridCache): Promise<void>;
   /**
    * The step's logits, in memory the model lends (native/src/cpu/binding/logits_transfer.h)
    * unless external buffers are refused or copyLogits is set, and the argmax of

@@ -3,7 +3,9 @@
  *
  * Pool 0 is attention KV (prefix-cacheable); further pools belong to hybrid
  * models (a fixed per-request state, blockSize = Infinity, or checkpoints with
- * a larger block size).
+ * a larger block size). A hybrid model's prefix hit needs its linear state at
+ * the hit's end: with a checkpoints pool, hits end on checkpoint boundaries
+ * whose checkpoint is cached (K6); without one, there is no prefix caching.
  *
  * Invariants (on top of BlockPool's; asserted by `checkInvariants`):
  *  K1. Pools are one transaction. Every public mutation first computes what
@@ -20,6 +22,11 @@
  *      partial tail), so cached contents never change.
  *  K5. free releases tail first, so a request's least reusable blocks are
  *      evicted before its prefix.
+ *  K6. A checkpoint block is cached under the key of the attention block that
+ *      ends at its boundary, only once its tokens are computed (the backend
+ *      wrote it in that step), and a prefix hit shares checkpoints 0..k-1 with
+ *      attention blocks 0..k*r-1 (r attention blocks per checkpoint): the hit's
+ *      state is the one cached at its end, never a stale or unwritten one.
  */
 
 import { OK, err, ok, type Result } from '../result.js';
@@ -31,6 +38,8 @@ export interface PoolSpec {
   readonly blockSize: number;
   /** Blocks in the pool, including the null block 0. */
   readonly numBlocks: number;
+  /** A checkpoints pool (ExtraPoolSpec.checkpoints): its blocks are state snapshots prefix hits resume from. */
+  readonly checkpoints?: boolean;
 }
 
 export type KvError =
@@ -44,9 +53,11 @@ export interface PrefixHit {
   readonly hashes: readonly number[];
   /** Tokens covered: blocks.length * blockSize. */
   readonly numTokens: number;
+  /** Hybrid models: the checkpoints covering the hit (the last one holds the state at its end). */
+  readonly checkpoints: readonly number[];
 }
 
-export const NO_PREFIX_HIT: PrefixHit = { blocks: [], hashes: [], numTokens: 0 };
+export const NO_PREFIX_HIT: PrefixHit = { blocks: [], hashes: [], numTokens: 0, checkpoints: [] };
 
 /** A block copy the backend must do before the step (copy-on-write after fork). */
 export interface BlockCopy {
@@ -68,31 +79,45 @@ interface OwnedTables {
   readonly tables: number[][];
   /** Chain hashes of the leading full attention blocks, as far as computed. */
   readonly hashes: number[];
+  /** Leading checkpoint blocks cached (shared from the hit, or computed since). */
+  checkpointsCached: number;
+  /** Tokens of the prefix hit the request was admitted with (its state then comes from a checkpoint). */
+  readonly hitTokens: number;
 }
 
 export class KvCacheManager {
   readonly pools: readonly BlockPool[];
   readonly specs: readonly PoolSpec[];
   readonly prefixCaching: boolean;
+  /** The checkpoints pool's index, or -1. */
+  readonly checkpointPool: number;
   private readonly owned = new Map<number, OwnedTables>();
 
   constructor(specs: readonly PoolSpec[], options: { prefixCaching: boolean }) {
     if (specs.length === 0) throw new RangeError('a KV cache needs at least one pool');
     this.specs = specs;
     this.pools = specs.map((spec) => new BlockPool(spec.numBlocks));
-    // A linear-attention state cannot be rebuilt from KV blocks alone, so
-    // prefix caching is attention-only models' privilege.
-    this.prefixCaching = options.prefixCaching && specs.length === 1;
+    this.checkpointPool = specs.findIndex((spec) => spec.checkpoints === true);
+    const checkpoint = specs[this.checkpointPool];
+    if (checkpoint !== undefined && (this.checkpointPool === 0 || checkpoint.blockSize % specs[0]!.blockSize !== 0))
+      throw new RangeError(`the checkpoints pool's block size ${checkpoint.blockSize} must be a multiple of the attention block size ${specs[0]!.blockSize}`);
+    // A linear-attention state cannot be rebuilt from KV blocks alone: a hybrid
+    // model hits prefixes only through its checkpoints (K6).
+    this.prefixCaching = options.prefixCaching && (specs.length === 1 || this.checkpointPool > 0);
   }
 
   get blockSize(): number {
     return this.specs[0]!.blockSize;
   }
 
-  /** Blocks a pool needs to hold `numTokens` tokens. */
+  /**
+   * Blocks a pool needs to hold `numTokens` tokens. A checkpoint exists only
+   * for a boundary the tokens reach: floor(numTokens / interval) of them.
+   */
   blocksFor(pool: number, numTokens: number): number {
     const size = this.specs[pool]!.blockSize;
     if (size === Infinity) return 1;
+    if (pool === this.checkpointPool) return Math.floor(numTokens / size);
     return Math.ceil(numTokens / size);
   }
 
@@ -122,16 +147,39 @@ export class KvCacheManager {
     const blocks: number[] = [];
     const hashes: number[] = [];
     let parentHash = ROOT_HASH;
+    const keys: CachedBlockKey[] = [];
     for (let i = 0; i < maxBlocks; i++) {
       const blockTokens = tokens.slice(i * size, (i + 1) * size);
       const hash = blockHash(parentHash, blockTokens);
-      const block = pool.lookup({ hash, parentHash, tokens: blockTokens });
+      const key = { hash, parentHash, tokens: blockTokens };
+      const block = pool.lookup(key);
       if (block === undefined) break;
       blocks.push(block);
       hashes.push(hash);
+      keys.push(key);
       parentHash = hash;
     }
-    return { blocks, hashes, numTokens: blocks.length * size };
+    if (this.checkpointPool < 0) return { blocks, hashes, numTokens: blocks.length * size, checkpoints: [] };
+    // Hybrid: the hit ends at the last boundary up to which every checkpoint is cached (K6).
+    const perCheckpoint = this.specs[this.checkpointPool]!.blockSize / size;
+    const checkpoints: number[] = [];
+    for (let end = perCheckpoint; end <= blocks.length; end += perCheckpoint) {
+      const block = this.pools[this.checkpointPool]!.lookup(keys[end - 1]!);
+      if (block === undefined) break;
+      checkpoints.push(block);
+    }
+    const covered = checkpoints.length * perCheckpoint;
+    return { blocks: blocks.slice(0, covered), hashes: hashes.slice(0, covered), numTokens: covered * size, checkpoints };
+  }
+
+  /**
+   * Whether the request's next step must load its state from its checkpoint:
+   * it was admitted with a prefix hit (of a hybrid model) and has computed
+   * nothing since (`numComputed` still equals the hit).
+   */
+  resumesFromCheckpoint(requestId: number, numComputed: number): boolean {
+    const owned = this.owned.get(requestId);
+    return owned !== undefined && owned.hitTokens > 0 && this.checkpointPool > 0 && numComputed === owned.hitTokens;
   }
 
   /**
@@ -141,8 +189,9 @@ export class KvCacheManager {
   allocate(requestId: number, hit: PrefixHit, numTokens: number): Result<void, KvError> {
     if (this.owned.has(requestId)) return err({ kind: 'AlreadyAllocated', requestId });
     const fresh: number[] = [];
+    const reusedIn = (p: number): readonly number[] => (p === 0 ? hit.blocks : p === this.checkpointPool ? hit.checkpoints : []);
     for (let p = 0; p < this.pools.length; p++) {
-      const reused = p === 0 ? hit.blocks : [];
+      const reused = reusedIn(p);
       const needed = Math.max(0, this.blocksFor(p, numTokens) - reused.length);
       const pool = this.pools[p]!;
       // Reviving a free cached block takes it out of the free list too.
@@ -153,11 +202,11 @@ export class KvCacheManager {
     const tables: number[][] = [];
     for (let p = 0; p < this.pools.length; p++) {
       const pool = this.pools[p]!;
-      const reused = p === 0 ? hit.blocks : [];
+      const reused = reusedIn(p);
       for (const block of reused) pool.share(block);
       tables.push([...reused, ...pool.take(fresh[p]!)]);
     }
-    this.owned.set(requestId, { tables, hashes: [...hit.hashes] });
+    this.owned.set(requestId, { tables, hashes: [...hit.hashes], checkpointsCached: hit.checkpoints.length, hitTokens: hit.numTokens });
     return OK;
   }
 
@@ -216,7 +265,8 @@ export class KvCacheManager {
       return [...shared, ...fresh];
     });
     const fullBlocks = tables[0]!.length - plans[0]!.copied;
-    this.owned.set(childId, { tables, hashes: parent.hashes.slice(0, fullBlocks) });
+    // A child's own checkpoints are copies (not cached); its state slot is a copy too, so it resumes nothing.
+    this.owned.set(childId, { tables, hashes: parent.hashes.slice(0, fullBlocks), checkpointsCached: 0, hitTokens: 0 });
     return ok(copies);
   }
 
@@ -239,6 +289,18 @@ export class KvCacheManager {
       pool.cache(table[i]!, key);
       owned.hashes.push(key.hash);
     }
+    if (this.checkpointPool < 0) return;
+    // Checkpoints whose tokens are computed, under the key of the attention block ending at their boundary (K6).
+    const perCheckpoint = this.specs[this.checkpointPool]!.blockSize / size;
+    const checkpointTable = owned.tables[this.checkpointPool]!;
+    const computed = Math.min(Math.floor(owned.hashes.length / perCheckpoint), checkpointTable.length);
+    for (let j = owned.checkpointsCached; j < computed; j++) {
+      const last = (j + 1) * perCheckpoint - 1;
+      const blockTokens = tokens.slice(last * size, (last + 1) * size);
+      const key: CachedBlockKey = { hash: owned.hashes[last]!, parentHash: last === 0 ? ROOT_HASH : owned.hashes[last - 1]!, tokens: blockTokens };
+      this.pools[this.checkpointPool]!.cache(checkpointTable[j]!, key);
+    }
+    owned.checkpointsCached = Math.max(owned.checkpointsCached, computed);
   }
 
   /** Releases every block of a request in every pool, tail first. Idempotent. */

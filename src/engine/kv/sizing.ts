@@ -37,7 +37,7 @@ export function planPools(
   const specs: PoolSpec[] = [{ name: 'attention', blockSize, numBlocks: Math.floor(tokens / blockSize) + 1 }];
   for (const pool of extras) {
     const blocks = pool.blockSize === Infinity ? maxNumSeqs : Math.floor(tokens / pool.blockSize);
-    specs.push({ name: pool.name, blockSize: pool.blockSize, numBlocks: blocks + 1 });
+    specs.push({ name: pool.name, blockSize: pool.blockSize, numBlocks: blocks + 1, ...(pool.checkpoints && { checkpoints: true }) });
   }
   return specs;
 }

@@ -2,9 +2,11 @@
 //
 //   new CpuModel(config)                       sync; config checked here
 //   loadTensor(kind, layer, path, offset, dtype, shape, map?) -> Promise<void>  (map: may use the file's mapping, default true)
-//   allocateCache(numBlocks, blockSize, precision, linearStateBlocks?) -> Promise<void>  (linearStateBlocks: hybrid models' second pool)
+//   allocateCache(numBlocks, blockSize, precision, hybrid?) -> Promise<void>
+//                                                 (hybrid: {stateBlocks, checkpointBlocks, checkpointInterval}, linear_state.h)
 //   execute(batch)                              -> Promise<{logits: Float32Array, argmax?: Int32Array}>
-//                                                 (hybrid models: batch.extraBlockTables['linear-state'], one slot per sequence)
+//                                                 (hybrid models: batch.extraBlockTables['linear-state'], one slot per
+//                                                  sequence; ['checkpoints'] and stateFromCheckpoint with prefix caching)
 //   releaseLogits(array)                        sync; hands a step's logits back for reuse (logits_transfer.h)
 //   dispose()                                   idempotent; frees native memory
 //   logitsBuffers                               read-only {allocated, lent}: the logits pool (test hook)
@@ -118,24 +120,30 @@ void read_hybrid_config(const Napi::Object& o, ModelConfig& c) {
   if (c.lin_value_heads % c.lin_key_heads != 0) throw Napi::RangeError::New(env, "linValueHeads must be a multiple of linKeyHeads");
 }
 
-// extraBlockTables['linear-state'] (src/backends/backend.ts): a hybrid model's
-// one state slot per sequence, flattened as [B] (its begins must be 0, 1, ..., B).
-// Absent: an empty vector (validate_step refuses that for a hybrid model).
-std::vector<int32_t> read_state_slots(const Napi::Object& batch) {
+// One extra pool's block tables from batch.extraBlockTables (src/backends/backend.ts):
+// {indices, begins} as Int32Arrays; absent: both empty.
+void read_extra_tables(const Napi::Object& batch, const char* pool, std::vector<int32_t>& indices, std::vector<int32_t>& begins) {
   Napi::Env env = batch.Env();
   const Napi::Value tables = batch.Get("extraBlockTables");
-  if (tables.IsUndefined() || tables.IsNull()) return {};
+  if (tables.IsUndefined() || tables.IsNull()) return;
   if (!tables.IsObject()) throw Napi::TypeError::New(env, "extraBlockTables must be an object");
-  const Napi::Value pool = tables.As<Napi::Object>().Get("linear-state");
-  if (pool.IsUndefined() || pool.IsNull()) return {};
-  if (!pool.IsObject()) throw Napi::TypeError::New(env, "extraBlockTables['linear-state'] must be {indices, begins}");
-  const Napi::Object t = pool.As<Napi::Object>();
-  std::vector<int32_t> indices = read_int32s(t, "indices"), begins = read_int32s(t, "begins");
+  const Napi::Value t = tables.As<Napi::Object>().Get(pool);
+  if (t.IsUndefined() || t.IsNull()) return;
+  if (!t.IsObject()) throw Napi::TypeError::New(env, std::string("extraBlockTables['") + pool + "'] must be {indices, begins}");
+  indices = read_int32s(t.As<Napi::Object>(), "indices");
+  begins = read_int32s(t.As<Napi::Object>(), "begins");
+}
+
+// A hybrid model's state slots: one block per sequence of the 'linear-state'
+// tables, flattened as [B] (its begins must be 0, 1, ..., B).
+std::vector<int32_t> read_state_slots(const Napi::Object& batch) {
+  std::vector<int32_t> indices, begins;
+  read_extra_tables(batch, "linear-state", indices, begins);
   for (size_t i = 0; i < begins.size(); ++i)
     if (begins[i] != static_cast<int32_t>(i))
-      throw Napi::RangeError::New(env, "extraBlockTables['linear-state'] must give each sequence exactly one block");
-  if (begins.size() != indices.size() + 1)
-    throw Napi::RangeError::New(env, "extraBlockTables['linear-state'].begins must have indices.length + 1 entries");
+      throw Napi::RangeError::New(batch.Env(), "extraBlockTables['linear-state'] must give each sequence exactly one block");
+  if (!begins.empty() && begins.size() != indices.size() + 1)
+    throw Napi::RangeError::New(batch.Env(), "extraBlockTables['linear-state'].begins must have indices.length + 1 entries");
   return indices;
 }
 
@@ -176,22 +184,29 @@ class LoadJob : public Job {
 
 class CacheJob : public Job {
  public:
-  CacheJob(Napi::Env env, Napi::Object owner, bool* busy, Model* model, int blocks, int block_size, KvPrecision p, int state_slots)
-      : Job(env, owner, busy), model_(model), blocks_(blocks), block_size_(block_size), state_slots_(state_slots), precision_(p) {}
+  CacheJob(Napi::Env env, Napi::Object owner, bool* busy, Model* model, int blocks, int block_size, KvPrecision p, int state_slots,
+           int checkpoint_slots, int checkpoint_interval)
+      : Job(env, owner, busy), model_(model), blocks_(blocks), block_size_(block_size), state_slots_(state_slots),
+        checkpoint_slots_(checkpoint_slots), checkpoint_interval_(checkpoint_interval), precision_(p) {}
   void Execute() override {
     guarded([&] {
       const ModelConfig& c = model_->config;
+      if (c.linear_layers() > 0 && state_slots_ < 2)
+        return std::string("a hybrid model needs at least 2 linear-state blocks (block 0 is the null block)");
       // The states first: the KV cache's memory check then counts them.
-      std::string error = allocate_linear_state(model_->linear, c, state_slots_, weight_bytes(model_->weights));
+      const double weights = weight_bytes(model_->weights);
+      std::string error = allocate_linear_state(model_->linear, c, state_slots_, weights);
+      if (error.empty()) error = allocate_linear_state(model_->checkpoints, c, checkpoint_slots_, weights + linear_state_slot_bytes(c) * state_slots_);
       if (!error.empty()) return error;
+      model_->checkpoint_interval = checkpoint_interval_;
       return allocate_cache(model_->cache, c.attention_layers(), c.kv_heads, c.head_dim, blocks_, block_size_, precision_,
-                            weight_bytes(model_->weights) + linear_state_slot_bytes(c) * state_slots_);
+                            weights + linear_state_slot_bytes(c) * (state_slots_ + checkpoint_slots_));
     });
   }
 
  private:
   Model* model_;
-  int blocks_, block_size_, state_slots_;
+  int blocks_, block_size_, state_slots_, checkpoint_slots_, checkpoint_interval_;
   KvPrecision precision_;
 };
 
@@ -383,11 +398,17 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
     return settle_errors(env, [&]() -> Napi::Value {
       require_available(env);
       if (info.Length() < 3 || !info[2].IsString())
-        throw Napi::TypeError::New(env, "allocateCache(numBlocks, blockSize, precision, linearStateBlocks?)");
+        throw Napi::TypeError::New(env, "allocateCache(numBlocks, blockSize, precision, hybrid?)");
       const int blocks = static_cast<int>(to_int64(env, info[0], "numBlocks", 0, 2147483647.0));
       const int block_size = static_cast<int>(to_int64(env, info[1], "blockSize", 0, 2147483647.0));
-      const int state_slots =
-          info.Length() > 3 && !info[3].IsUndefined() ? static_cast<int>(to_int64(env, info[3], "linearStateBlocks", 0, 1 << 20)) : 0;
+      int state_slots = 0, checkpoint_slots = 0, checkpoint_interval = 1;
+      if (info.Length() > 3 && !info[3].IsUndefined()) {
+        if (!info[3].IsObject()) throw Napi::TypeError::New(env, "allocateCache: hybrid must be {stateBlocks, checkpointBlocks, checkpointInterval}");
+        const Napi::Object h = info[3].As<Napi::Object>();
+        state_slots = read_int(h, "stateBlocks", 0, 1 << 20);
+        checkpoint_slots = read_int(h, "checkpointBlocks", 0, 1 << 20);
+        checkpoint_interval = read_int(h, "checkpointInterval", 1, 1 << 20);
+      }
       const std::string p = info[2].As<Napi::String>();
       KvPrecision precision;
       if (p == "f32") precision = KvPrecision::F32;
@@ -395,7 +416,8 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       else if (p == "u8") precision = KvPrecision::U8;
       else throw Napi::RangeError::New(env, "KV cache precision " + p + " is not supported (f32, f16, u8)");
       require_available(env);
-      return queue(new CacheJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), blocks, block_size, precision, state_slots));
+      return queue(new CacheJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), blocks, block_size, precision, state_slots,
+                                  checkpoint_slots, checkpoint_interval));
     });
   }
 
@@ -416,6 +438,8 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       step.block_copies = read_int32s(b, "blockCopies", true);
       step.argmax_rows = read_optional_uint8s(b, "argmaxRows");
       step.state_slots = read_state_slots(b);
+      read_extra_tables(b, "checkpoints", step.checkpoint_indices, step.checkpoint_begins);
+      step.from_checkpoint = read_optional_uint8s(b, "stateFromCheckpoint");
       step.max_context_len = to_int64(env, b.Get("maxContextLen"), "maxContextLen", 0, 2147483647.0);
       require_available(env);
       if (!weights_ready_) {

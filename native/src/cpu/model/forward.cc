@@ -145,6 +145,26 @@ void embed(const Tensor& table, const StepInput& s, int H, float* x, std::vector
   }
 }
 
+// A hybrid model's states before the step (linear_state.h, L1 and L3): a
+// sequence that starts here starts from zero, one resuming from a prefix hit
+// from its checkpoint at pastLen; and which tokens end at a checkpoint boundary
+// (their state is copied out as the layers run).
+void prepare_linear_states(Model& model, const StepInput& s, StepState& st) {
+  const int64_t every = model.checkpoint_interval;
+  grow(st.checkpoint_at, st.T);
+  std::fill(st.checkpoint_at.begin(), st.checkpoint_at.begin() + st.T, 0);
+  for (size_t i = 0; i < s.past_lens.size(); ++i) {
+    const int64_t past = s.past_lens[i];
+    if (past == 0) model.linear.reset(s.state_slots[i]);
+    else if (!s.from_checkpoint.empty() && s.from_checkpoint[i] != 0)
+      model.linear.copy_from(model.checkpoints, s.checkpoint_indices[s.checkpoint_begins[i] + past / every - 1], s.state_slots[i]);
+    if (model.checkpoints.num_slots == 0) continue;
+    const int64_t context = past + s.subsequence_begins[i + 1] - s.subsequence_begins[i];
+    for (int64_t j = past / every; j < context / every; ++j)
+      st.checkpoint_at[s.subsequence_begins[i] + ((j + 1) * every - 1 - past)] = s.checkpoint_indices[s.checkpoint_begins[i] + j];
+  }
+}
+
 // xb = o_proj(attention(rope(q), rope(k), v)) for one layer (times
 // sigmoid(gate) with attn_output_gate), after adding the previous layer's
 // output to x; writes the new tokens' keys and values into the cache first.
@@ -279,10 +299,7 @@ void forward(Model& model, const StepInput& s, float* logits) {
   StepState& st = model.step;
   prepare_step(st, model.config, s, model.cache.block_size, model.pool->size());
   embed(model.weights.embed, s, model.config.hidden, st.x.data(), st.embed_row);
-  // A sequence that starts here starts from zero linear-attention state (linear_state.h, L1).
-  if (model.config.linear_layers() > 0)
-    for (size_t i = 0; i < s.past_lens.size(); ++i)
-      if (s.past_lens[i] == 0) model.linear.reset(s.state_slots[i]);
+  if (model.config.linear_layers() > 0) prepare_linear_states(model, s, st);
   for (int layer = 0; layer < model.config.layers; ++layer) {
     if (model.config.is_linear(layer)) linear_attention_block(model, s, st, layer);
     else attention_block(model, s, st, layer);

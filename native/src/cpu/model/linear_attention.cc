@@ -80,6 +80,8 @@ void linear_attention_block(Model& model, const StepInput& s, StepState& st, int
           for (int j = 0; j + 1 < K - 1; ++j) window[j] = window[j + 1];
           if (K > 1) window[K - 2] = u;
           u = silu(acc);
+          if (const int32_t to = st.checkpoint_at[t]; to != 0)  // the state after this token, kept (linear_state.h, L3)
+            for (int j = 0; j < K - 1; ++j) model.checkpoints.conv(to, li)[j * C + ch] = window[j];
         }
         for (int j = 0; j < K - 1; ++j) conv_state[j * C + ch] = window[j];
       }
@@ -138,6 +140,8 @@ void linear_attention_block(Model& model, const StepInput& s, StepState& st, int
         const float* z = &st.lin_z[static_cast<size_t>(t) * value_total + static_cast<size_t>(h) * Dv];
         rmsnorm(o, o, l.lin_norm.data.data(), Dv, c.rms_eps);
         for (int j = 0; j < Dv; ++j) o[j] *= silu(z[j]);
+        if (const int32_t to = st.checkpoint_at[t]; to != 0)
+          std::copy(S, S + static_cast<size_t>(Dk) * Dv, model.checkpoints.delta(to, li) + static_cast<size_t>(h) * Dk * Dv);
       }
     }
   });

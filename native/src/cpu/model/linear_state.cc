@@ -8,8 +8,10 @@
 
 namespace weft {
 
-void LinearState::reset(int slot) {
-  std::memset(conv(slot, 0), 0, static_cast<size_t>(layers) * layer_floats() * sizeof(float));
+void LinearState::reset(int slot) { std::memset(conv(slot, 0), 0, slot_floats() * sizeof(float)); }
+
+void LinearState::copy_from(const LinearState& from, int slot, int slot_here) {
+  std::memcpy(conv(slot_here, 0), &from.data[static_cast<size_t>(slot) * from.slot_floats()], slot_floats() * sizeof(float));
 }
 
 double linear_state_slot_bytes(const ModelConfig& c) {
@@ -20,11 +22,15 @@ double linear_state_slot_bytes(const ModelConfig& c) {
 
 std::string allocate_linear_state(LinearState& state, const ModelConfig& c, int num_slots, double other_bytes) {
   if (c.linear_layers() == 0) {
-    if (num_slots != 0) return "this model has no linear-attention layers: it takes no linear-state blocks";
+    if (num_slots != 0) return "this model has no linear-attention layers: it takes no linear-state or checkpoint blocks";
     state = LinearState{};
     return "";
   }
-  if (num_slots < 2) return "a hybrid model needs at least 2 linear-state blocks (block 0 is the null block)";
+  if (num_slots == 0) {  // allowed for checkpoints (none without prefix caching); the state pool is checked by the caller
+    state = LinearState{};
+    return "";
+  }
+  if (num_slots < 2) return "a hybrid model's state pools need at least 2 blocks each (block 0 is the null block)";
   const double bytes = linear_state_slot_bytes(c) * num_slots;
   const double ram = physical_memory_bytes();
   if (ram > 0 && other_bytes + bytes > ram)

@@ -2,6 +2,9 @@
 // pool ("linear-state", one block per running sequence, src/backends/backend.ts
 // ExtraPoolSpec), held here as one slot per block number.
 //
+// The third pool, "checkpoints", is a LinearState too: slot j holds a copy of
+// some sequence's state after a multiple of checkpoint_interval tokens.
+//
 // A slot holds, for each Gated DeltaNet layer of the model in order:
 //   conv   [conv_kernel - 1][conv_dim]  the last K-1 pre-conv inputs (oldest first)
 //   delta  [value_heads][key_dim][value_dim]  the recurrent state S of each value head
@@ -13,6 +16,10 @@
 //      step's tokens, so a slot handed to a new or resumed (recomputed)
 //      sequence never carries a previous owner's state.
 //  L2. One sequence per slot within a step (validate_step), so updates never race.
+//  L3. A checkpoint is written only by the step that computes its boundary
+//      token, into a block of the sequence's own checkpoint table; a sequence
+//      resuming from a prefix hit loads its slot from the checkpoint at its
+//      pastLen before the step (forward()), so it never runs on a stale state.
 //  Block 0 is the null block, as in the KV cache: never a sequence's slot.
 #pragma once
 #include <cstddef>
@@ -32,8 +39,11 @@ struct LinearState {
   size_t layer_floats() const { return conv_floats + delta_floats; }
   float* conv(int slot, int linear_layer) { return &data[(static_cast<size_t>(slot) * layers + linear_layer) * layer_floats()]; }
   float* delta(int slot, int linear_layer) { return conv(slot, linear_layer) + conv_floats; }
+  size_t slot_floats() const { return static_cast<size_t>(layers) * layer_floats(); }
   // Zeroes one sequence's state in every layer (L1).
   void reset(int slot);
+  // Copies `slot` of `from` (same config) into `slot_here`, every layer.
+  void copy_from(const LinearState& from, int slot, int slot_here);
 };
 
 // Bytes one slot takes for this config (what the TypeScript side reports as the

@@ -30,6 +30,11 @@ struct StepInput {
   std::vector<uint8_t> argmax_rows;                     // [R] or empty: nonzero where the caller wants that row's argmax
   std::vector<int32_t> block_copies;                    // (src, dst) pairs
   std::vector<int32_t> state_slots;                     // [B] linear-state slot per sequence (hybrid models), else empty
+  // Hybrid models with checkpoints: each sequence's checkpoint table (block j:
+  // its state after (j + 1) * checkpoint_interval tokens), flattened, and where
+  // nonzero, that its slot is first loaded from its checkpoint at pastLen.
+  std::vector<int32_t> checkpoint_indices, checkpoint_begins;  // begins [B + 1]
+  std::vector<uint8_t> from_checkpoint;                         // [B] or empty
 };
 
 struct Model {
@@ -37,7 +42,9 @@ struct Model {
   MappedFiles mapped_files;  // the files weights are used from in place (declared first: destroyed after the weights)
   Weights weights;
   KvCache cache;
-  LinearState linear;  // hybrid models' per-sequence linear-attention states (empty otherwise)
+  LinearState linear;       // hybrid models' per-sequence linear-attention states (empty otherwise)
+  LinearState checkpoints;  // copies of states at checkpoint boundaries (prefix caching on hybrids; else empty)
+  int checkpoint_interval = 0;  // tokens between checkpoints
   std::unique_ptr<ThreadPool> pool;
   // The buffers of the step being run, kept for the next one (grown, never
   // shrunk: step_state.h); only forward() touches them, one step at a time.

@@ -26,6 +26,44 @@ static std::string check_begins(const std::vector<int32_t>& begins, size_t count
   return "";
 }
 
+// A hybrid model's checkpoint tables (linear_state.h, L3): every block a real
+// checkpoint slot, every boundary a step crosses has its block, no block written
+// by two sequences, and a resume only from a checkpoint the sequence has.
+static std::string validate_checkpoints(const Model& model, const StepInput& s) {
+  const size_t B = s.past_lens.size();
+  const LinearState& checkpoints = model.checkpoints;
+  if (checkpoints.num_slots == 0) {
+    if (!s.checkpoint_begins.empty() || !s.from_checkpoint.empty())
+      return "checkpoint tables were given, but no checkpoint blocks are allocated (allocateCache's checkpointBlocks)";
+    return "";
+  }
+  std::string e = check_begins(s.checkpoint_begins, B, s.checkpoint_indices.size(), "extraBlockTables['checkpoints'].begins");
+  if (!e.empty()) return e;
+  for (size_t k = 0; k < s.checkpoint_indices.size(); ++k)
+    if (s.checkpoint_indices[k] < 1 || s.checkpoint_indices[k] >= checkpoints.num_slots)
+      return at("checkpoint block", k) + " = " + std::to_string(s.checkpoint_indices[k]) + " is not a block in [1, " +
+             std::to_string(checkpoints.num_slots) + ")";
+  if (!s.from_checkpoint.empty() && s.from_checkpoint.size() != B)
+    return "stateFromCheckpoint has " + std::to_string(s.from_checkpoint.size()) + " entries for " + std::to_string(B) + " sequences";
+  const int64_t every = model.checkpoint_interval;
+  std::vector<int32_t> written;
+  for (size_t i = 0; i < B; ++i) {
+    const int64_t past = s.past_lens[i], context = past + s.subsequence_begins[i + 1] - s.subsequence_begins[i];
+    const int64_t have = s.checkpoint_begins[i + 1] - s.checkpoint_begins[i];
+    if (context / every > have)
+      return "sequence " + std::to_string(i) + " reaches " + std::to_string(context) + " tokens but has " + std::to_string(have) +
+             " checkpoint blocks (one per " + std::to_string(every) + " tokens)";
+    for (int64_t j = past / every; j < context / every; ++j) written.push_back(s.checkpoint_indices[s.checkpoint_begins[i] + j]);
+    if (!s.from_checkpoint.empty() && s.from_checkpoint[i] != 0 && (past == 0 || past % every != 0))
+      return "sequence " + std::to_string(i) + " resumes from a checkpoint at pastLen " + std::to_string(past) +
+             ", which is not a checkpoint boundary (a positive multiple of " + std::to_string(every) + ")";
+  }
+  std::sort(written.begin(), written.end());
+  const auto twice = std::adjacent_find(written.begin(), written.end());
+  if (twice != written.end()) return "checkpoint block " + std::to_string(*twice) + " is written twice in one step";
+  return "";
+}
+
 std::string validate_step(const Model& model, const StepInput& s) {
   const ModelConfig& c = model.config;
   const KvCache& cache = model.cache;
@@ -119,8 +157,10 @@ std::string validate_step(const Model& model, const StepInput& s) {
     std::sort(slots.begin(), slots.end());
     const auto twice = std::adjacent_find(slots.begin(), slots.end());
     if (twice != slots.end()) return "linear-state block " + std::to_string(*twice) + " is given to two sequences in one step";
-  } else if (!s.state_slots.empty()) {
-    return "extraBlockTables['linear-state'] was given, but this model has no linear-attention layers";
+    e = validate_checkpoints(model, s);
+    if (!e.empty()) return e;
+  } else if (!s.state_slots.empty() || !s.checkpoint_begins.empty() || !s.from_checkpoint.empty()) {
+    return "linear-state or checkpoint tables were given, but this model has no linear-attention layers";
   }
 
   if (s.block_copies.size() % 2 != 0) return "blockCopies must hold (src, dst) pairs";

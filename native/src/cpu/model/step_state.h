@@ -50,6 +50,8 @@ struct StepState {
   // [T][value heads] (turned in place into beta and the log decay g), and the
   // heads' outputs [T][value heads * value dim].
   std::vector<float> lin_qkv, lin_z, lin_b, lin_a, lin_out;
+  // [T] the checkpoint slot that receives the state right after this token (0: none).
+  std::vector<int32_t> checkpoint_at;
   std::vector<float> head_rows;         // [rows with logits][hidden], normalised
   std::vector<uint8_t> embed_row;       // one GGUF row of a row-grouped embedding table
   MatmulScratch matmul;                 // the matmuls' quantized inputs
