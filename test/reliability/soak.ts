@@ -13,8 +13,8 @@
  * as one JSON line, and test/reliability/soak.test.ts runs a short version.
  * `--hybrid` runs it on the hybrid fixture (test/fixtures/qwen35-tiny, Gated
  * DeltaNet + attention: two cache pools), the model family OVMS ran; its
- * prompts are token ids (the fixture has no tokenizer) and, with no state
- * checkpoints yet, prefix caching is off there (docs/hybrid.md).
+ * prompts are token ids (the fixture has no tokenizer), and prefix hits
+ * resume from state checkpoints every 32 tokens (docs/hybrid.md).
  */
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -53,6 +53,8 @@ export interface SoakSummary {
   /** Outputs that differ from the same request run alone (a prefix of it, for abandoned ones). */
   readonly mismatches: number;
   readonly preemptions: number;
+  /** Prompt tokens served from the prefix cache, over all requests that finished. */
+  readonly cachedPromptTokens: number;
   /** Requests the pipeline started but never counted as finished, at idle. */
   readonly unsettled: number;
   /** Heap after a full GC at the end minus after the warm-up, in MB. */
@@ -109,15 +111,16 @@ function hybridModel(): SoakModel {
     return Pipeline.create({
       backend,
       tokenizer: new IdTokenizer(backend.shape.vocabSize),
-      kvCache: { size: kvBytes(stateBytes), precision: 'f32', blockSize: 16 },
+      // A checkpoint every 32 tokens, so repeated prompts resume from them.
+      kvCache: { size: kvBytes(stateBytes), precision: 'f32', blockSize: 16, checkpointInterval: 32 },
       scheduler: SCHEDULER,
     });
   };
   return {
     prompts,
     alone: () => open((state) => 16 * state + 2 ** 20),
-    // One state slot per running request (16), and attention KV for about two requests.
-    pressured: (maxTokens) => open((state) => 16 * state + 2 * (longestPrompt + maxTokens) * HYBRID_KV_BYTES_PER_TOKEN),
+    // One state slot per running request (16), and attention KV (with its checkpoints) for about two requests.
+    pressured: (maxTokens) => open((state) => 16 * state + 2 * (longestPrompt + maxTokens) * (HYBRID_KV_BYTES_PER_TOKEN + state / 32)),
   };
 }
 
@@ -146,7 +149,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
   process.on('unhandledRejection', onProcessError);
   process.on('uncaughtException', onProcessError);
 
-  const tally = { completed: 0, aborted: 0, abandoned: 0, crashes: 0, mismatches: 0 };
+  const tally = { completed: 0, aborted: 0, abandoned: 0, crashes: 0, mismatches: 0, cachedPromptTokens: 0 };
   const firstErrors: string[] = [];
   const crash = (error: unknown): void => {
     tally.crashes++;
@@ -164,6 +167,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     const ids: number[] = [];
     try {
       for await (const part of pipe.stream(prompt, { ...greedy(maxTokens), signal: controller.signal, logprobs: 1 })) {
+        if (part.type === 'finish') tally.cachedPromptTokens += part.usage.cachedPromptTokens;
         if (part.type !== 'token') continue;
         ids.push(...part.tokenIds);
         if (ids.length >= stopAt && plan === 'abort') controller.abort();
