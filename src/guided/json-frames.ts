@@ -5,12 +5,16 @@
  * control characters). In the python dialect (json-schema.ts) the words are
  * `True`, `False` and `None`, and `\/` is not an escape.
  */
-import { DONE, Frame, POP_REPROCESS, Push, type Step } from './automaton.js';
+import { advance, DONE, Frame, POP_REPROCESS, Push, Stack, stackKey, type Step } from './automaton.js';
 import type { FreeRun, TokenClass } from './free-runs.js';
-import type { ArraySpec, Dialect, ObjectSpec, StringSpec, ValueSpec } from './json-schema.js';
+import type { ArraySpec, Dialect, NumberSpec, ObjectSpec, StringSpec, ValueSpec } from './json-schema.js';
+import { reachable, satisfied, type NumberText } from './number-bounds.js';
+import type { Pattern } from './regex.js';
 
 const QUOTE = 0x22, BACKSLASH = 0x5c, SPACE = 0x20, COMMA = 0x2c, COLON = 0x3a;
 const isDigit = (b: number): boolean => b >= 0x30 && b <= 0x39;
+/** JSON whitespace (flexible mode). */
+const isSpace = (b: number): boolean => b === SPACE || b === 0x0a || b === 0x0d || b === 0x09;
 /**
  * Digits allowed before and after the point, and in the exponent: bounded so the state space is,
  * and so that every number is finite as a double (at most about 1e115; 1e999 would be Infinity).
@@ -26,15 +30,66 @@ export class ValueStart extends Frame {
   step(byte: number): Step {
     const spec = this.spec;
     if (spec.literals !== undefined) return new LiteralFrame(spec, 0, spec.literals.map((_, i) => i)).step(byte);
-    if (byte === 0x7b && spec.objects.length > 0) return new ObjectFrame(spec.objects[0]!, 'open', '', -1);
-    if (byte === 0x5b && spec.arrays.length > 0) return new ArrayFrame(spec.arrays[0]!, 'open', 0);
-    if (byte === QUOTE && spec.strings.length > 0) return stringStart(spec.strings[0]!);
-    if (spec.number !== undefined && (byte === 0x2d || isDigit(byte))) return numberFrame(spec.number === 'integer', 'start', 0).step(byte);
+    if (byte === 0x7b && spec.objects.length > 0) return union(spec.objects.map((o) => new ObjectFrame(o, 'open', '', -1)));
+    if (byte === 0x5b && spec.arrays.length > 0) return union(spec.arrays.map((a) => new ArrayFrame(a, 'open', 0)));
+    if (byte === QUOTE && spec.strings.length > 0) return union(spec.strings.map(stringStart));
+    if (spec.number !== undefined && (byte === 0x2d || isDigit(byte))) {
+      return spec.numberBounds !== undefined ? boundedNumberStart(spec.numberBounds).step(byte) : numberFrame(spec.number === 'integer', 'start', 0).step(byte);
+    }
     const words = WORDS[spec.dialect];
     if (spec.boolean && (byte === words.trueByte || byte === words.falseByte)) return words.boolean.step(byte);
     if (spec.null && byte === words.nullByte) return words.null.step(byte);
+    // enum/const options of an anyOf, for the bytes no other kind starts with.
+    if (spec.otherLiterals !== undefined) {
+      const alive = spec.otherLiterals.flatMap((text, i) => (text[0] === byte ? [i] : []));
+      if (alive.length > 0) return new LiteralFrame({ id: -spec.id, literals: spec.otherLiterals }, 0, alive).step(byte);
+    }
     return null;
   }
+}
+
+/** Ends an alternative of a UnionFrame: reaching it means that alternative's value is complete. */
+class UnionEnd extends Frame {
+  readonly key = 'u';
+  step(): Step {
+    return null;
+  }
+}
+const UNION_END = new Stack(new UnionEnd(), null);
+
+/**
+ * anyOf/oneOf options of one kind (several object, array or string schemas), read in parallel
+ * after their first byte: each alternative is its own stack, and one that refuses a byte drops
+ * out. Values of these kinds end with a closing byte at the same place in every alternative (the
+ * JSON text's structure is the same), so the union ends when any alternative does.
+ */
+class UnionFrame extends Frame {
+  readonly key: string;
+  constructor(readonly alternatives: readonly Stack[]) {
+    super();
+    this.key = `U[${alternatives.map(stackKey).join(';')}]`;
+  }
+  step(byte: number): Step {
+    const next: Stack[] = [];
+    let same = true;
+    for (const alternative of this.alternatives) {
+      const s = advance(alternative, byte);
+      if (s === null) {
+        same = false;
+        continue;
+      }
+      if (s === UNION_END) return DONE;
+      if (s !== alternative) same = false;
+      next.push(s);
+    }
+    if (same) return this;
+    if (next.length === 0) return null;
+    return next.length === 1 && next[0]!.next === UNION_END ? next[0]!.frame : new UnionFrame(next);
+  }
+}
+
+function union(frames: readonly Frame[]): Frame {
+  return frames.length === 1 ? frames[0]! : new UnionFrame(frames.map((f) => new Stack(f, UNION_END)));
 }
 
 /** Values cached per spec, so repeated values of one schema share frames. */
@@ -158,7 +213,106 @@ function string(spec: StringSpec, phase: StringPhase, length: number): StringFra
 function counted(frame: StringFrame): StringFrame {
   return string(frame.spec, 'content', bounded(frame.spec) ? frame.length + 1 : 0);
 }
-export const stringStart = (spec: StringSpec): StringFrame => string(spec, 'content', 0);
+export const stringStart = (spec: StringSpec): Frame => (spec.patterns.length > 0 ? new PatternStringFrame(spec, 'content', 0, 0, 0, spec.patterns.map((p) => p.start)) : string(spec, 'content', 0));
+
+type PatternPhase = 'content' | 'escape' | 'hex' | 'utf8' | 'lowSlash' | 'lowU' | 'lowHex';
+
+/**
+ * String content checked against `pattern`s (and formats): each character, decoded from its
+ * UTF-8 bytes or its escape (a surrogate pair of escapes is one character), advances every
+ * pattern's automaton; the closing quote needs all of them to accept. `length` counts code
+ * points, as JSON Schema does, and a character is refused when a pattern could no longer match
+ * within maxLength. A lone surrogate escape is not written.
+ */
+class PatternStringFrame extends Frame {
+  readonly key: string;
+  constructor(
+    readonly spec: StringSpec,
+    readonly phase: PatternPhase,
+    /** hex digits read (hex, lowHex), or UTF-8 continuation bytes still due (utf8). */
+    readonly n: number,
+    /** The code point's bits so far (hex, lowHex, utf8), or the high surrogate (lowSlash, lowU). */
+    readonly value: number,
+    readonly length: number,
+    readonly states: readonly number[],
+    /** utf8: the next byte's range, (high << 8) | low; lowHex: the high surrogate. */
+    readonly extra = 0,
+  ) {
+    super();
+    this.key = `p${spec.id}.${phase}.${n}.${value}.${extra}.${length}.${states.join(',')}`;
+  }
+  private with(phase: PatternPhase, n: number, value: number, extra = 0): PatternStringFrame {
+    return new PatternStringFrame(this.spec, phase, n, value, this.length, this.states, extra);
+  }
+  /** Content again after code point `cp`, or null if a pattern or maxLength refuses it. */
+  private char(cp: number): PatternStringFrame | null {
+    const { spec } = this;
+    const length = this.length + 1;
+    if (length > spec.maxLength) return null;
+    const states: number[] = [];
+    for (let i = 0; i < spec.patterns.length; i++) {
+      const pattern: Pattern = spec.patterns[i]!;
+      const next = pattern.step(this.states[i]!, cp);
+      if (next < 0 || length + pattern.minRemaining(next) > spec.maxLength) return null;
+      states.push(next);
+    }
+    return new PatternStringFrame(spec, 'content', 0, 0, length, states);
+  }
+  step(byte: number): Step {
+    const { spec, phase } = this;
+    switch (phase) {
+      case 'content':
+        if (byte === QUOTE) return this.length >= spec.minLength && spec.patterns.every((p, i) => p.accepts(this.states[i]!)) ? DONE : null;
+        if (this.length >= spec.maxLength) return null;
+        if (byte === BACKSLASH) return this.with('escape', 0, 0);
+        if (byte < 0x20 || byte === 0x7f) return null;
+        if (byte < 0x80) return this.char(byte);
+        // Lead bytes: continuations due, bits so far, the next byte's range (no overlong forms, surrogates or past U+10FFFF).
+        if (byte >= 0xc2 && byte <= 0xdf) return this.with('utf8', 1, byte & 0x1f, range(0x80, 0xbf));
+        if (byte >= 0xe0 && byte <= 0xef) return this.with('utf8', 2, byte & 0x0f, range(byte === 0xe0 ? 0xa0 : 0x80, byte === 0xed ? 0x9f : 0xbf));
+        if (byte >= 0xf0 && byte <= 0xf4) return this.with('utf8', 3, byte & 0x07, range(byte === 0xf0 ? 0x90 : 0x80, byte === 0xf4 ? 0x8f : 0xbf));
+        return null;
+      case 'utf8': {
+        if (byte < (this.extra & 0xff) || byte > this.extra >>> 8) return null;
+        const cp = (this.value << 6) | (byte & 0x3f);
+        return this.n === 1 ? this.char(cp) : this.with('utf8', this.n - 1, cp, range(0x80, 0xbf));
+      }
+      case 'escape': {
+        if (byte === 0x75) return this.with('hex', 0, 0);
+        const simple = ESCAPES[byte];
+        if (simple === undefined || (byte === 0x2f && spec.dialect === 'python')) return null;
+        return this.char(simple);
+      }
+      case 'hex':
+      case 'lowHex': {
+        const digit = hexValue(byte);
+        if (digit < 0) return null;
+        const v = (this.value << 4) | digit;
+        const n = this.n + 1;
+        if (n < 4) return this.with(phase, n, v, this.extra);
+        if (phase === 'hex') {
+          if (v >= 0xdc00 && v <= 0xdfff) return null;
+          return v >= 0xd800 && v <= 0xdbff ? this.with('lowSlash', 0, v) : this.char(v);
+        }
+        if (v < 0xdc00 || v > 0xdfff) return null;
+        return this.char(0x10000 + ((this.extra - 0xd800) << 10) + (v - 0xdc00));
+      }
+      case 'lowSlash':
+        return byte === BACKSLASH ? this.with('lowU', 0, this.value) : null;
+      case 'lowU':
+        return byte === 0x75 ? this.with('lowHex', 0, 0, this.value) : null;
+    }
+  }
+}
+
+const range = (low: number, high: number): number => (high << 8) | low;
+const ESCAPES: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 0x08, 0x66: 0x0c, 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09 };
+function hexValue(b: number): number {
+  if (isDigit(b)) return b - 0x30;
+  if (b >= 0x61 && b <= 0x66) return b - 0x57;
+  if (b >= 0x41 && b <= 0x46) return b - 0x37;
+  return -1;
+}
 
 /**
  * Tokens that are whole string characters (plain, UTF-8, escapes), as many units as characters:
@@ -167,11 +321,11 @@ export const stringStart = (spec: StringSpec): StringFrame => string(spec, 'cont
  * token iff length + units <= maxLength.
  */
 function stringTokens(dialect: Dialect, id: number): TokenClass {
-  const any: StringSpec = { id, dialect, minLength: 0, maxLength: Infinity };
+  const any: StringSpec = { id, dialect, minLength: 0, maxLength: Infinity, patterns: [] };
   return {
     key: `${dialect}-string`,
     units(bytes) {
-      let frame = stringStart(any);
+      let frame = string(any, 'content', 0);
       let characters = 0;
       for (let i = 0; i < bytes.length; i++) {
         const next = frame.step(bytes[i]!);
@@ -242,12 +396,56 @@ function numberFrame(integer: boolean, phase: NumberPhase, digits: number): Numb
   return (numberFrames[index] ??= new NumberFrame(integer, phase, digits));
 }
 
+/**
+ * A number with bounds (number-bounds.ts): `-?int(.frac)?`, no exponent, at most MAX_DIGITS
+ * digits each side; a byte is taken only if some completion still meets one of the constraints.
+ */
+class BoundedNumberFrame extends Frame {
+  readonly key: string;
+  constructor(
+    readonly spec: NumberSpec,
+    readonly text: NumberText,
+  ) {
+    super();
+    const { negative, int, frac } = text;
+    this.key = `n${spec.id}.${negative ? '-' : ''}${int}${frac === undefined ? '' : `.${frac}`}`;
+  }
+  override get canPop(): boolean {
+    return this.spec.constraints.some((c) => satisfied(c, this.text));
+  }
+  private to(text: NumberText): Step {
+    return this.spec.constraints.some((c) => reachable(c, text)) ? new BoundedNumberFrame(this.spec, text) : null;
+  }
+  step(byte: number): Step {
+    const { negative, int, frac } = this.text;
+    const digit = isDigit(byte);
+    if (frac !== undefined) {
+      if (digit) return frac.length < MAX_DIGITS ? this.to({ negative, int, frac: frac + String.fromCharCode(byte) }) : null;
+      return frac !== '' && this.canPop ? POP_REPROCESS : null;
+    }
+    if (int === '') {
+      if (byte === 0x2d) return negative ? null : this.to({ negative: true, int: '', frac: undefined });
+      return digit ? this.to({ negative, int: String.fromCharCode(byte), frac: undefined }) : null;
+    }
+    if (digit) return int !== '0' && int.length < MAX_DIGITS ? this.to({ negative, int: int + String.fromCharCode(byte), frac: undefined }) : null;
+    if (byte === 0x2e) return this.to({ negative, int, frac: '' });
+    return this.canPop ? POP_REPROCESS : null;
+  }
+}
+
+const boundedStarts = new WeakMap<NumberSpec, BoundedNumberFrame>();
+function boundedNumberStart(spec: NumberSpec): BoundedNumberFrame {
+  let frame = boundedStarts.get(spec);
+  if (frame === undefined) boundedStarts.set(spec, (frame = new BoundedNumberFrame(spec, { negative: false, int: '', frac: undefined })));
+  return frame;
+}
+
 type ObjectPhase = 'open' | 'afterKey' | 'colon' | 'colonSpace' | 'afterValue' | 'comma' | 'commaSpace';
 
 /**
  * An object after `{`. `emitted` marks declared properties already given
  * ('1' per property, in declaration order); `property` is the key just read
- * (-1: a free key).
+ * (-1: a free key); `count` the properties written (minProperties/maxProperties).
  */
 class ObjectFrame extends Frame {
   readonly key: string;
@@ -256,53 +454,63 @@ class ObjectFrame extends Frame {
     readonly phase: ObjectPhase,
     readonly emitted: string,
     readonly property: number,
+    readonly count = 0,
   ) {
     super();
-    this.key = `O${spec.id}.${phase}.${emitted}.${property}`;
+    this.key = `O${spec.id}.${phase}.${emitted}.${property}.${count}`;
   }
-  private get requiredMet(): boolean {
-    return this.spec.required.every((required, i) => !required || this.emitted[i] === '1');
+  private get mayClose(): boolean {
+    return this.count >= this.spec.minProperties && this.spec.required.every((required, i) => !required || this.emitted[i] === '1');
   }
   private get keyRemains(): boolean {
+    if (this.count >= this.spec.maxProperties) return false;
     return this.spec.additional !== null || this.spec.names.some((_, i) => this.emitted[i] !== '1');
   }
+  private next(phase: ObjectPhase, property = -1): ObjectFrame {
+    return new ObjectFrame(this.spec, phase, this.emitted, property, this.count);
+  }
   step(byte: number): Step {
-    const { spec, phase } = this;
+    const { phase } = this;
+    if (this.spec.flexible && isSpace(byte)) {
+      // Whitespace between tokens: after `{`, a key, `:`, a value and `,`.
+      if (phase === 'open' || phase === 'afterKey' || phase === 'afterValue' || phase === 'commaSpace' || phase === 'colonSpace') return this;
+      return this.next(phase === 'comma' ? 'commaSpace' : 'colonSpace', this.property);
+    }
     switch (phase) {
       case 'open':
-        if (byte === 0x7d) return this.requiredMet ? DONE : null;
+        if (byte === 0x7d) return this.mayClose ? DONE : null;
         return byte === QUOTE && this.keyRemains ? this.readKey() : null;
       case 'comma':
-        if (byte === SPACE) return new ObjectFrame(spec, 'commaSpace', this.emitted, -1);
+        if (byte === SPACE) return this.next('commaSpace');
         return byte === QUOTE ? this.readKey() : null;
       case 'commaSpace':
         return byte === QUOTE ? this.readKey() : null;
       case 'afterKey':
-        return byte === COLON ? new ObjectFrame(spec, 'colon', this.emitted, this.property) : null;
+        return byte === COLON ? this.next('colon', this.property) : null;
       case 'colon':
-        if (byte === SPACE) return new ObjectFrame(spec, 'colonSpace', this.emitted, this.property);
+        if (byte === SPACE) return this.next('colonSpace', this.property);
         return this.readValue();
       case 'colonSpace':
         return this.readValue();
       case 'afterValue':
-        if (byte === 0x7d) return this.requiredMet ? DONE : null;
-        return byte === COMMA && this.keyRemains ? new ObjectFrame(spec, 'comma', this.emitted, -1) : null;
+        if (byte === 0x7d) return this.mayClose ? DONE : null;
+        return byte === COMMA && this.keyRemains ? this.next('comma') : null;
     }
   }
   private readKey(): Step {
     const { spec } = this;
-    if (spec.additional !== null) return new Push(stringStart(FREE_KEY[spec.dialect]), new ObjectFrame(spec, 'afterKey', this.emitted, -1), false);
+    if (spec.additional !== null) return new Push(stringStart(FREE_KEY[spec.dialect]), this.next('afterKey'), false);
     return new KeyFrame(this, 0, spec.names.map((_, i) => i).filter((i) => this.emitted[i] !== '1'));
   }
   private readValue(): Step {
     const { spec, property } = this;
     const value = property < 0 ? spec.additional! : spec.values[property]!;
     const emitted = property < 0 ? this.emitted : mark(this.emitted, property, spec.names.length);
-    return new Push(valueStart(value), new ObjectFrame(spec, 'afterValue', emitted, -1), true);
+    return new Push(valueStart(value), new ObjectFrame(spec, 'afterValue', emitted, -1, this.count + 1), true);
   }
 }
 
-const FREE_KEY: Record<Dialect, StringSpec> = { json: { id: 0, dialect: 'json', minLength: 0, maxLength: Infinity }, python: { id: -1, dialect: 'python', minLength: 0, maxLength: Infinity } };
+const FREE_KEY: Record<Dialect, StringSpec> = { json: { id: 0, dialect: 'json', minLength: 0, maxLength: Infinity, patterns: [] }, python: { id: -1, dialect: 'python', minLength: 0, maxLength: Infinity, patterns: [] } };
 
 function mark(emitted: string, index: number, count: number): string {
   const flags = emitted.padEnd(count, '0').split('');
@@ -319,7 +527,7 @@ class KeyFrame extends Frame {
     readonly alive: readonly number[],
   ) {
     super();
-    this.key = `K${object.spec.id}.${object.emitted}.${pos}.${alive.join(',')}`;
+    this.key = `K${object.spec.id}.${object.emitted}.${object.count}.${pos}.${alive.join(',')}`;
   }
   step(byte: number): Step {
     const keys = this.object.spec.keyBytes;
@@ -327,14 +535,19 @@ class KeyFrame extends Frame {
     if (alive.length === 0) return null;
     // Keys end with their closing quote, so a complete one is the only one left.
     const done = alive.find((i) => keys[i]!.length === this.pos + 1);
-    if (done !== undefined) return new ObjectFrame(this.object.spec, 'afterKey', this.object.emitted, done);
+    if (done !== undefined) return new ObjectFrame(this.object.spec, 'afterKey', this.object.emitted, done, this.object.count);
     return new KeyFrame(this.object, this.pos + 1, alive);
   }
 }
 
 type ArrayPhase = 'open' | 'afterValue' | 'comma';
 
-/** An array after `[`; `count` is tracked only when the spec bounds it. */
+/** Whether an array's frames count items: it has bounds or prefix items. */
+const tracks = (spec: ArraySpec): boolean => spec.minItems > 0 || spec.maxItems !== Infinity || spec.prefix.length > 0;
+/** The schema of item `index`: a prefix item, else `items` (null: no more items). */
+const itemAt = (spec: ArraySpec, index: number): ValueSpec | null => (index < spec.prefix.length ? spec.prefix[index]! : spec.items);
+
+/** An array after `[`; `count` (items so far) is tracked only when the spec bounds it or has prefix items. */
 class ArrayFrame extends Frame {
   readonly key: string;
   constructor(
@@ -347,23 +560,27 @@ class ArrayFrame extends Frame {
   }
   step(byte: number): Step {
     const { spec, phase, count } = this;
-    const tracks = spec.minItems > 0 || spec.maxItems !== Infinity;
-    const next = tracks ? count + 1 : 0;
+    const counted = tracks(spec);
+    if (spec.flexible && isSpace(byte)) return phase === 'comma' ? new ArraySpaceFrame(spec, count) : this;
     switch (phase) {
       case 'open':
         if (byte === 0x5d) return spec.minItems === 0 ? DONE : null;
-        if (spec.maxItems === 0) return null;
-        return new Push(valueStart(spec.items), new ArrayFrame(spec, 'afterValue', next), true);
+        return this.item(count);
       case 'afterValue':
-        if (byte === 0x5d) return !tracks || count >= spec.minItems ? DONE : null;
-        return byte === COMMA && (!tracks || count < spec.maxItems) ? new ArrayFrame(spec, 'comma', count) : null;
+        if (byte === 0x5d) return !counted || count >= spec.minItems ? DONE : null;
+        return byte === COMMA && (!counted || (count < spec.maxItems && itemAt(spec, count) !== null)) ? new ArrayFrame(spec, 'comma', count) : null;
       case 'comma':
-        if (byte === SPACE) return new ArrayFrame(spec, 'comma', count).afterSpace();
-        return new Push(valueStart(spec.items), new ArrayFrame(spec, 'afterValue', next), true);
+        if (byte === SPACE) return new ArraySpaceFrame(spec, count);
+        return this.item(count);
     }
   }
-  private afterSpace(): Frame {
-    return new ArraySpaceFrame(this.spec, this.count);
+  /** Reads item `index` (reprocessing the byte), or null when none may come. */
+  item(index: number): Step {
+    const { spec } = this;
+    if (index >= spec.maxItems) return null;
+    const value = itemAt(spec, tracks(spec) ? index : 0);
+    if (value === null) return null;
+    return new Push(valueStart(value), new ArrayFrame(spec, 'afterValue', tracks(spec) ? index + 1 : 0), true);
   }
 }
 
@@ -377,8 +594,8 @@ class ArraySpaceFrame extends Frame {
     super();
     this.key = `a${spec.id}.${count}`;
   }
-  step(): Step {
-    const tracks = this.spec.minItems > 0 || this.spec.maxItems !== Infinity;
-    return new Push(valueStart(this.spec.items), new ArrayFrame(this.spec, 'afterValue', tracks ? this.count + 1 : 0), true);
+  step(byte: number): Step {
+    if (this.spec.flexible && isSpace(byte)) return this;
+    return new ArrayFrame(this.spec, 'comma', this.count).item(this.count);
   }
 }
