@@ -247,7 +247,8 @@ class PatternStringFrame extends Frame {
   /** Content again after code point `cp`, or null if a pattern or maxLength refuses it. */
   private char(cp: number): PatternStringFrame | null {
     const { spec } = this;
-    const length = this.length + 1;
+    // Counted only when bounded: an unbounded string's states are then few, and its masks cached.
+    const length = bounded(spec) ? this.length + 1 : 0;
     if (length > spec.maxLength) return null;
     const states: number[] = [];
     for (let i = 0; i < spec.patterns.length; i++) {
@@ -258,24 +259,59 @@ class PatternStringFrame extends Frame {
     }
     return new PatternStringFrame(spec, 'content', 0, 0, length, states);
   }
+  /** Whether some character with a code point in [lo, hi] may come next (a byte that starts one is taken only then). */
+  private mayTake(lo: number, hi: number): boolean {
+    const { spec } = this;
+    const length = bounded(spec) ? this.length + 1 : 0;
+    if (length > spec.maxLength) return false;
+    const budget = spec.maxLength - length;
+    return spec.patterns.every((p, i) => p.canStep(this.states[i]!, lo, hi, budget));
+  }
+  /** The code points a `\\u` escape with `digits` hex digits `value` read so far can still be (high surrogates: the characters they start). */
+  private mayEscape(value: number, digits: number): boolean {
+    const span = 16 ** (4 - digits);
+    const lo = value * span, hi = lo + span - 1;
+    if (this.mayTake(lo, Math.min(hi, 0xd7ff)) || (hi >= 0xe000 && this.mayTake(Math.max(lo, 0xe000), hi))) return true;
+    const h0 = Math.max(lo, 0xd800), h1 = Math.min(hi, 0xdbff);
+    return h0 <= h1 && this.mayTake(0x10000 + (h0 - 0xd800) * 0x400, 0x10000 + (h1 - 0xd800) * 0x400 + 0x3ff);
+  }
+  /** After a `\\u` escape with high surrogate `high`, its low surrogate's `digits` digits `value`. */
+  private mayLow(high: number, value: number, digits: number): boolean {
+    const span = 16 ** (4 - digits);
+    const lo = Math.max(value * span, 0xdc00), hi = Math.min(value * span + span - 1, 0xdfff);
+    const base = 0x10000 + (high - 0xd800) * 0x400;
+    return lo <= hi && this.mayTake(base + lo - 0xdc00, base + hi - 0xdc00);
+  }
+  /** A lead or continuation byte: the state after it if some character it starts may come, else null. */
+  private utf8(due: number, bits: number, next: number): Step {
+    const shift = 6 * due;
+    const lo = bits * 2 ** shift;
+    let hi = lo + 2 ** shift - 1;
+    let low = lo;
+    if (due === 2 && lo < 0x800) low = 0x800;
+    if (due === 3 && lo < 0x10000) low = 0x10000;
+    hi = Math.min(hi, 0x10ffff);
+    if (!this.mayTake(low, hi)) return null;
+    return this.with('utf8', due, bits, next);
+  }
   step(byte: number): Step {
     const { spec, phase } = this;
     switch (phase) {
       case 'content':
         if (byte === QUOTE) return this.length >= spec.minLength && spec.patterns.every((p, i) => p.accepts(this.states[i]!)) ? DONE : null;
         if (this.length >= spec.maxLength) return null;
-        if (byte === BACKSLASH) return this.with('escape', 0, 0);
+        if (byte === BACKSLASH) return this.mayTake(0, 0x10ffff) ? this.with('escape', 0, 0) : null;
         if (byte < 0x20 || byte === 0x7f) return null;
         if (byte < 0x80) return this.char(byte);
         // Lead bytes: continuations due, bits so far, the next byte's range (no overlong forms, surrogates or past U+10FFFF).
-        if (byte >= 0xc2 && byte <= 0xdf) return this.with('utf8', 1, byte & 0x1f, range(0x80, 0xbf));
-        if (byte >= 0xe0 && byte <= 0xef) return this.with('utf8', 2, byte & 0x0f, range(byte === 0xe0 ? 0xa0 : 0x80, byte === 0xed ? 0x9f : 0xbf));
-        if (byte >= 0xf0 && byte <= 0xf4) return this.with('utf8', 3, byte & 0x07, range(byte === 0xf0 ? 0x90 : 0x80, byte === 0xf4 ? 0x8f : 0xbf));
+        if (byte >= 0xc2 && byte <= 0xdf) return this.utf8(1, byte & 0x1f, range(0x80, 0xbf));
+        if (byte >= 0xe0 && byte <= 0xef) return byte === 0xed ? (this.mayTake(0xd000, 0xd7ff) ? this.with('utf8', 2, 0x0d, range(0x80, 0x9f)) : null) : this.utf8(2, byte & 0x0f, range(byte === 0xe0 ? 0xa0 : 0x80, 0xbf));
+        if (byte >= 0xf0 && byte <= 0xf4) return this.utf8(3, byte & 0x07, range(byte === 0xf0 ? 0x90 : 0x80, byte === 0xf4 ? 0x8f : 0xbf));
         return null;
       case 'utf8': {
         if (byte < (this.extra & 0xff) || byte > this.extra >>> 8) return null;
         const cp = (this.value << 6) | (byte & 0x3f);
-        return this.n === 1 ? this.char(cp) : this.with('utf8', this.n - 1, cp, range(0x80, 0xbf));
+        return this.n === 1 ? this.char(cp) : this.utf8(this.n - 1, cp, range(0x80, 0xbf));
       }
       case 'escape': {
         if (byte === 0x75) return this.with('hex', 0, 0);
@@ -289,11 +325,13 @@ class PatternStringFrame extends Frame {
         if (digit < 0) return null;
         const v = (this.value << 4) | digit;
         const n = this.n + 1;
-        if (n < 4) return this.with(phase, n, v, this.extra);
         if (phase === 'hex') {
+          if (n < 4) return this.mayEscape(v, n) ? this.with(phase, n, v) : null;
           if (v >= 0xdc00 && v <= 0xdfff) return null;
-          return v >= 0xd800 && v <= 0xdbff ? this.with('lowSlash', 0, v) : this.char(v);
+          if (v >= 0xd800 && v <= 0xdbff) return this.mayLow(v, 0, 0) ? this.with('lowSlash', 0, v) : null;
+          return this.char(v);
         }
+        if (n < 4) return this.mayLow(this.extra, v, n) ? this.with(phase, n, v, this.extra) : null;
         if (v < 0xdc00 || v > 0xdfff) return null;
         return this.char(0x10000 + ((this.extra - 0xd800) << 10) + (v - 0xdc00));
       }

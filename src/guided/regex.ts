@@ -38,12 +38,40 @@ type Node =
 class Atom {
   private readonly ascii = new Int8Array(128).fill(-1);
   private readonly other = new Map<number, boolean>();
+  private readonly ranges = new Map<number, boolean>();
   private readonly re: RegExp;
+  private search: RegExp | undefined;
   constructor(
     readonly source: string,
-    flags: string,
+    readonly flags: string,
   ) {
     this.re = new RegExp(`^(?:${source})$`, flags);
+  }
+  /** Whether some code point in [lo, hi] (surrogates aside) is in the atom: the platform's RegExp scans a string of them all. */
+  intersects(lo: number, hi: number): boolean {
+    if (hi - lo < 64) {
+      for (let cp = lo; cp <= hi; cp++) if ((cp < 0xd800 || cp > 0xdfff) && this.has(cp)) return true;
+      return false;
+    }
+    const key = lo * 0x110000 + hi;
+    let v = this.ranges.get(key);
+    if (v === undefined) {
+      this.search ??= new RegExp(`(?:${this.source})`, this.flags);
+      const parts: string[] = [];
+      const chunk: number[] = [];
+      for (let cp = lo; cp <= hi; cp++) {
+        if (cp >= 0xd800 && cp <= 0xdfff) continue;
+        chunk.push(cp);
+        if (chunk.length === 4096) {
+          parts.push(String.fromCodePoint(...chunk));
+          chunk.length = 0;
+        }
+      }
+      parts.push(String.fromCodePoint(...chunk));
+      v = this.search.test(parts.join(''));
+      if (this.ranges.size < 4096) this.ranges.set(key, v);
+    }
+    return v;
   }
   has(cp: number): boolean {
     if (cp < 128) {
@@ -367,6 +395,24 @@ export class Pattern {
     const id = this.dfaState(this.closure(next, false));
     if (this.dfaNext[state]!.size < 1024) this.dfaNext[state]!.set(cp, id);
     return id;
+  }
+
+  /**
+   * Whether some code point in [lo, hi] leads from `state` to a state that can still match within
+   * `budget` more characters after it: what a string frame asks of a byte that only starts a
+   * character (a UTF-8 lead byte, a `\\u` escape's first digits), so that its masks never
+   * take a byte that no character can complete.
+   */
+  canStep(state: number, lo: number, hi: number, budget: number): boolean {
+    if (state === this.finalState) return true;
+    for (const s of this.dfaSets[state]!) {
+      for (const [atom, to] of this.nfa[s]!.edges) if (this.distance[to]! <= budget && this.atoms[atom]!.intersects(lo, hi)) return true;
+    }
+    return false;
+  }
+
+  private get finalState(): number {
+    return this.dfaIds.get('F') ?? -2;
   }
 
   /** Whether the string may end in `state` (the text read so far contains a match). */
