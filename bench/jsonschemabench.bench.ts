@@ -94,7 +94,8 @@ interface BenchEngine {
 function weftEngine(vocabulary: Vocabulary, endToken: number): BenchEngine {
   return {
     compile(schema) {
-      const grammar = compileJsonSchema(schema);
+      // The schema's own language: undeclared keys where additionalProperties allows them (generation's default writes declared keys only).
+      const grammar = compileJsonSchema(schema, { undeclaredProperties: 'schema' });
       return () => {
         const m = grammar.matcher(vocabulary, { endTokenIds: [endToken] });
         return { fillMask: (mask) => void m.fillMask(mask), acceptToken: (t) => m.acceptToken(t), end: () => m.acceptToken(endToken) };

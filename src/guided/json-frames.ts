@@ -537,6 +537,7 @@ class ObjectFrame extends Frame {
   }
   private readKey(): Step {
     const { spec } = this;
+    if (spec.additional !== null && spec.names.length > 0) return new MixedKeyFrame(this, 0, spec.names.map((_, i) => i), stringStart(FREE_KEY[spec.dialect]) as StringFrame);
     if (spec.additional !== null) return new Push(stringStart(FREE_KEY[spec.dialect]), this.next('afterKey'), false);
     return new KeyFrame(this, 0, spec.names.map((_, i) => i).filter((i) => this.emitted[i] !== '1'));
   }
@@ -575,6 +576,43 @@ class KeyFrame extends Frame {
     const done = alive.find((i) => keys[i]!.length === this.pos + 1);
     if (done !== undefined) return new ObjectFrame(this.object.spec, 'afterKey', this.object.emitted, done, this.object.count);
     return new KeyFrame(this.object, this.pos + 1, alive);
+  }
+}
+
+/**
+ * A key of an object with declared properties that also takes other keys (undeclaredProperties
+ * 'schema'): a declared name not yet given (its value then reads that property's schema), or any
+ * other key (additionalProperties). A key that spells a declared name is that name, so an other
+ * key is written without escapes (an escape could spell a declared name in other bytes).
+ */
+class MixedKeyFrame extends Frame {
+  readonly key: string;
+  constructor(
+    readonly object: ObjectFrame,
+    readonly pos: number,
+    /** Declared names (given or not) whose key bytes match so far. */
+    readonly alive: readonly number[],
+    /** The same bytes read as an other key; null once that is impossible. */
+    readonly free: StringFrame | null,
+  ) {
+    super();
+    const o = object;
+    this.key = `M${o.spec.id}.${o.emitted}.${o.count}.${alive.length > 0 ? `${pos}:${alive.join(',')}` : '-'}.${free?.key ?? 'x'}`;
+  }
+  step(byte: number): Step {
+    const { spec, emitted, count } = this.object;
+    const keys = spec.keyBytes;
+    const alive = this.alive.filter((i) => keys[i]![this.pos] === byte);
+    const done = alive.find((i) => keys[i]!.length === this.pos + 1);
+    if (done !== undefined) return emitted[done] === '1' ? null : new ObjectFrame(spec, 'afterKey', emitted, done, count);
+    let free: StringFrame | null = null;
+    if (this.free !== null && byte !== BACKSLASH) {
+      const r = this.free.step(byte);
+      if (r === DONE) return new ObjectFrame(spec, 'afterKey', emitted, -1, count);
+      if (r instanceof StringFrame) free = r;
+    }
+    if (alive.length === 0 && free === null) return null;
+    return new MixedKeyFrame(this.object, alive.length > 0 ? this.pos + 1 : 0, alive, free);
   }
 }
 

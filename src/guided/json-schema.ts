@@ -24,6 +24,17 @@ import { Pattern } from './regex.js';
 export type Dialect = 'json' | 'python';
 /** 'compact': at most one space after `:` and `,`, none elsewhere; 'flexible': any JSON whitespace (space, tab, CR, LF) between tokens. */
 export type Whitespace = 'compact' | 'flexible';
+/**
+ * Keys of an object that declares properties: 'declared' (the default for generation) writes only
+ * declared ones, a subset of the schema's language; 'schema' also allows any other key wherever
+ * additionalProperties does (JSON Schema's own language: what a validator accepts).
+ */
+export type UndeclaredProperties = 'declared' | 'schema';
+
+export interface CompileOptions {
+  readonly whitespace?: Whitespace;
+  readonly undeclaredProperties?: UndeclaredProperties;
+}
 
 export interface ObjectSpec {
   readonly id: number;
@@ -149,8 +160,9 @@ const MAX_DISTRIBUTED = 64;
  * local JSON pointers and anchors (recursion included), and annotations. Any other keyword is
  * refused with an InvalidOptionError naming it.
  */
-export function compileSchema(schema: unknown, where: string, dialect: Dialect = 'json', whitespace: Whitespace = 'compact'): ValueSpec {
-  const flexible = whitespace === 'flexible';
+export function compileSchema(schema: unknown, where: string, dialect: Dialect = 'json', options: CompileOptions = {}): ValueSpec {
+  const flexible = options.whitespace === 'flexible';
+  const undeclared = options.undeclaredProperties ?? 'declared';
   const root = schema;
   const refs = new Map<string, ValueSpec>();
   /**
@@ -457,29 +469,33 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
     if (!Array.isArray(required) || required.some((r) => typeof r !== 'string')) throw new InvalidOptionError(`${at}.required`, 'expected an array of names');
     // A property whose schema is false may not appear.
     const names = Object.keys(properties).filter((name) => properties[name] !== false);
-    for (const name of required as string[]) {
-      if (!names.includes(name)) {
-        if (properties[name] === false) throw new InvalidOptionError(`${at}.required`, `"${name}" is required but its schema is false`);
-        throw new InvalidOptionError(`${at}.required`, `"${name}" is required but not among the properties`);
-      }
-    }
+    const schemas: Record<string, unknown> = { ...properties };
     const additional = s.additionalProperties;
+    for (const name of new Set(required as string[])) {
+      if (names.includes(name)) continue;
+      if (properties[name] === false) throw new InvalidOptionError(`${at}.required`, `"${name}" is required but its schema is false`);
+      // Required but not declared: an additional property, so its schema is additionalProperties'.
+      if (additional === false) throw new InvalidOptionError(`${at}.required`, `"${name}" is required but not among the properties (and additionalProperties is false)`);
+      names.push(name);
+      schemas[name] = additional ?? true;
+    }
     const minProperties = count(s.minProperties, `${at}.minProperties`, 0);
     const maxProperties = count(s.maxProperties, `${at}.maxProperties`, Infinity);
     const requiredCount = new Set(required as string[]).size;
     if (maxProperties < Math.max(minProperties, requiredCount)) throw new InvalidOptionError(`${at}.maxProperties`, 'is below minProperties or the required properties');
-    if (names.length > 0 && minProperties > names.length) throw new InvalidOptionError(`${at}.minProperties`, `is above the ${names.length} declared properties (weft writes declared properties only)`);
-    const additionalSpec = names.length > 0 || additional === false ? null : additional === undefined || additional === true ? any() : compile(additional, `${at}.additionalProperties`);
-    if (additionalSpec === null && names.length === 0 && minProperties > 0) throw new InvalidOptionError(`${at}.minProperties`, 'no property may be written');
+    const freeKeys = additional !== false && (names.length === 0 || undeclared === 'schema');
+    if (!freeKeys && minProperties > names.length) throw new InvalidOptionError(`${at}.minProperties`, names.length === 0 ? 'no property may be written' : `is above the ${names.length} declared properties (weft writes declared properties only)`);
+    const additionalSpec = !freeKeys ? null : additional === undefined || additional === true ? any() : compile(additional, `${at}.additionalProperties`);
     return {
       id: newId(),
       dialect,
       names,
       // The key as JSON text, closing quote included (so no key is a prefix of another); also a Python string.
       keyBytes: names.map((name) => utf8(JSON.stringify(name).slice(1))),
-      values: names.map((name) => compile(properties[name], `${at}.properties.${name}`)),
+      values: names.map((name) => compile(schemas[name], `${at}.properties.${name}`)),
       required: names.map((name) => (required as string[]).includes(name)),
-      // With declared properties only those are generated (a subset of what additionalProperties allows).
+      // With declared properties only those are generated (a subset of what additionalProperties
+      // allows), unless undeclaredProperties is 'schema'.
       additional: additionalSpec,
       minProperties,
       maxProperties,

@@ -19,17 +19,22 @@ import { InvalidOptionError } from '../errors.js';
 import { advance, canEnd, END_STACK, isComplete, Stack } from './automaton.js';
 import { CompiledGrammar, type GrammarMatcher } from './grammar.js';
 import { valueStart } from './json-frames.js';
-import { compileSchema, type ValueSpec, type Whitespace } from './json-schema.js';
+import { compileSchema, type UndeclaredProperties, type ValueSpec, type Whitespace } from './json-schema.js';
 import { Vocabulary } from './vocabulary.js';
 
 export { Vocabulary } from './vocabulary.js';
 export { applyMask } from './grammar.js';
-export type { Whitespace } from './json-schema.js';
+export type { UndeclaredProperties, Whitespace } from './json-schema.js';
 export { FORMATS as SUPPORTED_FORMATS } from './formats.js';
 
 export interface JsonGrammarOptions {
   /** 'compact' (default): at most one space after `:` and `,`, nowhere else; 'flexible': any JSON whitespace between tokens. */
   readonly whitespace?: Whitespace;
+  /**
+   * Keys of an object that declares properties: 'declared' (default, what generation writes) only
+   * those; 'schema' also any other key additionalProperties allows (the schema's own language).
+   */
+  readonly undeclaredProperties?: UndeclaredProperties;
   /** The option name errors report (default 'schema'). */
   readonly where?: string;
 }
@@ -153,5 +158,5 @@ export class JsonMatcher {
 export function compileJsonSchema(schema: unknown, options: JsonGrammarOptions = {}): JsonGrammar {
   const whitespace = options.whitespace ?? 'compact';
   if (whitespace !== 'compact' && whitespace !== 'flexible') throw new InvalidOptionError('whitespace', "expected 'compact' or 'flexible'");
-  return new JsonGrammar(schema, whitespace, compileSchema(schema, options.where ?? 'schema', 'json', whitespace));
+  return new JsonGrammar(schema, whitespace, compileSchema(schema, options.where ?? 'schema', 'json', { whitespace, undeclaredProperties: options.undeclaredProperties ?? 'declared' }));
 }

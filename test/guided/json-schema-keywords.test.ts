@@ -29,7 +29,7 @@ function validatorOf(schema: Record<string, unknown>, check?: (v: unknown) => bo
 }
 
 function grammarOf(schema: unknown, whitespace: 'compact' | 'flexible' = 'compact'): CompiledGrammar {
-  return new CompiledGrammar(vocabulary, new Stack(valueStart(compileSchema(schema, 'schema', 'json', whitespace)), END_STACK));
+  return new CompiledGrammar(vocabulary, new Stack(valueStart(compileSchema(schema, 'schema', 'json', { whitespace })), END_STACK));
 }
 
 /** Independent format checks (not the grammar's regexes). */
