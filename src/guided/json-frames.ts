@@ -245,7 +245,7 @@ class PatternStringFrame extends Frame {
     return new PatternStringFrame(this.spec, phase, n, value, this.length, this.states, extra);
   }
   /** Content again after code point `cp`, or null if a pattern or maxLength refuses it. */
-  private char(cp: number): PatternStringFrame | null {
+  private char(cp: number): Frame | null {
     const { spec } = this;
     // Counted only when bounded: an unbounded string's states are then few, and its masks cached.
     const length = bounded(spec) ? this.length + 1 : 0;
@@ -257,6 +257,8 @@ class PatternStringFrame extends Frame {
       if (next < 0 || length + pattern.minRemaining(next) > spec.maxLength) return null;
       states.push(next);
     }
+    // Every pattern has matched and nothing is counted: the rest is a plain string (its masks are free runs).
+    if (!bounded(spec) && spec.patterns.every((p, i) => p.matched(states[i]!))) return string(spec, 'content', 0);
     return new PatternStringFrame(spec, 'content', 0, 0, length, states);
   }
   /** Whether some character with a code point in [lo, hi] may come next (a byte that starts one is taken only then). */

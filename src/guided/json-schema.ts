@@ -549,7 +549,8 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
       const length = [...v].length;
       if (typeof s.minLength === 'number' && length < s.minLength) return false;
       if (typeof s.maxLength === 'number' && length > s.maxLength) return false;
-      for (const p of [s.pattern, ...((s[PATTERNS] as unknown[]) ?? [])]) if (typeof p === 'string' && !compilePattern(p, 'enum').test(v)) return false;
+      // An enum value is checked by the platform's RegExp: a pattern weft cannot generate from (lookaround) still filters it.
+      for (const p of [s.pattern, ...((s[PATTERNS] as unknown[]) ?? [])]) if (typeof p === 'string' && !nativeTest(p, v)) return false;
       for (const f of [s.format, ...((s[FORMATS_KEY] as unknown[]) ?? [])]) if (typeof f === 'string' && FORMATS[f] !== undefined && !compilePattern(FORMATS[f].pattern, 'enum').test(v)) return false;
     }
     if (typeof v === 'number' && hasNumberBounds(s) && !satisfiesValue(numberConstraint(s, false, 'enum'), v)) return false;
@@ -616,6 +617,18 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
   }
   if (!canBeFinite(spec)) throw new InvalidOptionError(where, 'the schema admits no finite value');
   return spec;
+}
+
+/** `new RegExp(pattern, 'u').test(text)` (without `u` where only that compiles); an invalid pattern fails. */
+function nativeTest(pattern: string, text: string): boolean {
+  for (const flags of ['u', '']) {
+    try {
+      return new RegExp(pattern, flags).test(text);
+    } catch {
+      // next
+    }
+  }
+  throw new InvalidOptionError('pattern', `${JSON.stringify(pattern)} is not a valid ECMAScript regular expression`);
 }
 
 function jsonType(v: unknown): string {

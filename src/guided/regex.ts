@@ -434,6 +434,12 @@ export class Pattern {
     return v;
   }
 
+  /** Whether the text read so far contains a match already: whatever follows, the pattern holds. */
+  matched(state: number): boolean {
+    const set = this.dfaSets[state]!;
+    return set.length === 1 && set[0] === this.final;
+  }
+
   /** The fewest characters after which the string may end, from `state`. */
   minRemaining(state: number): number {
     return this.dfaMin[state]!;
