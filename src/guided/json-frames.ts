@@ -64,10 +64,22 @@ const UNION_END = new Stack(new UnionEnd(), null);
  * JSON text's structure is the same), so the union ends when any alternative does.
  */
 class UnionFrame extends Frame {
-  readonly key: string;
+  private cachedKey: string | undefined;
   constructor(readonly alternatives: readonly Stack[]) {
     super();
-    this.key = `U[${alternatives.map(stackKey).join(';')}]`;
+  }
+  get key(): string {
+    return (this.cachedKey ??= `U[${this.alternatives.map(stackKey).join(';')}]`);
+  }
+  /** When every alternative's top reads the same token class itself, so does the union (a token is taken if any alternative takes it). */
+  override freeRun(): FreeRun | undefined {
+    let run: FreeRun | undefined;
+    for (const alternative of this.alternatives) {
+      const r = alternative.frame.freeRun();
+      if (r === undefined || (run !== undefined && r.tokens.key !== run.tokens.key)) return undefined;
+      run = run === undefined || r.budget > run.budget ? r : run;
+    }
+    return run;
   }
   step(byte: number): Step {
     const next: Stack[] = [];
@@ -213,7 +225,7 @@ function string(spec: StringSpec, phase: StringPhase, length: number): StringFra
 function counted(frame: StringFrame): StringFrame {
   return string(frame.spec, 'content', bounded(frame.spec) ? frame.length + 1 : 0);
 }
-export const stringStart = (spec: StringSpec): Frame => (spec.patterns.length > 0 ? new PatternStringFrame(spec, 'content', 0, 0, 0, spec.patterns.map((p) => p.start)) : string(spec, 'content', 0));
+export const stringStart = (spec: StringSpec): Frame => (spec.patterns.length > 0 ? internPattern(new PatternStringFrame(spec, 'content', 0, 0, 0, spec.patterns.map((p) => p.start))) : string(spec, 'content', 0));
 
 type PatternPhase = 'content' | 'escape' | 'hex' | 'utf8' | 'lowSlash' | 'lowU' | 'lowHex';
 
@@ -225,7 +237,6 @@ type PatternPhase = 'content' | 'escape' | 'hex' | 'utf8' | 'lowSlash' | 'lowU' 
  * within maxLength. A lone surrogate escape is not written.
  */
 class PatternStringFrame extends Frame {
-  readonly key: string;
   constructor(
     readonly spec: StringSpec,
     readonly phase: PatternPhase,
@@ -239,8 +250,12 @@ class PatternStringFrame extends Frame {
     readonly extra = 0,
   ) {
     super();
-    this.key = `p${spec.id}.${phase}.${n}.${value}.${extra}.${length}.${states.join(',')}`;
   }
+  /** Made on demand: a mask walk creates a frame per byte and asks few of them for their key. */
+  get key(): string {
+    return (this.cachedKey ??= `p${this.spec.id}.${this.phase}.${this.n}.${this.value}.${this.extra}.${this.length}.${this.states.join(',')}`);
+  }
+  private cachedKey: string | undefined;
   private with(phase: PatternPhase, n: number, value: number, extra = 0): PatternStringFrame {
     return new PatternStringFrame(this.spec, phase, n, value, this.length, this.states, extra);
   }
@@ -296,7 +311,17 @@ class PatternStringFrame extends Frame {
     if (!this.mayTake(low, hi)) return null;
     return this.with('utf8', due, bits, next);
   }
+  /** Steps already taken from this frame, by byte (frames are interned, so a loop returns the same frame: no allocation in mask walks). */
+  private readonly memo: (Step | undefined)[] = [];
   step(byte: number): Step {
+    const known = this.memo[byte];
+    if (known !== undefined) return known;
+    let r = this.compute(byte);
+    if (r instanceof PatternStringFrame) r = internPattern(r);
+    this.memo[byte] = r;
+    return r;
+  }
+  private compute(byte: number): Step {
     const { spec, phase } = this;
     switch (phase) {
       case 'content':
@@ -345,6 +370,19 @@ class PatternStringFrame extends Frame {
   }
 }
 
+/** One frame per pattern-string state (per spec), so memoised steps loop back to the same object. */
+const patternFrames = new WeakMap<StringSpec, Map<string, PatternStringFrame>>();
+function internPattern(frame: PatternStringFrame): PatternStringFrame {
+  let frames = patternFrames.get(frame.spec);
+  if (frames === undefined) patternFrames.set(frame.spec, (frames = new Map()));
+  const known = frames.get(frame.key);
+  if (known !== undefined) return known;
+  // Bounded: a long bounded string makes a state per length; past the bound, start afresh.
+  if (frames.size >= 20_000) frames.clear();
+  frames.set(frame.key, frame);
+  return frame;
+}
+
 const range = (low: number, high: number): number => (high << 8) | low;
 const ESCAPES: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 0x08, 0x66: 0x0c, 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09 };
 function hexValue(b: number): number {
@@ -360,14 +398,15 @@ function hexValue(b: number): number {
  * accepts (python strings have no `\/`). A bounded frame with `length` characters accepts such a
  * token iff length + units <= maxLength.
  */
-function stringTokens(dialect: Dialect, id: number): TokenClass {
+function stringTokens(dialect: Dialect, id: number, escapes = true): TokenClass {
   const any: StringSpec = { id, dialect, minLength: 0, maxLength: Infinity, patterns: [] };
   return {
-    key: `${dialect}-string`,
+    key: `${dialect}-string${escapes ? '' : '-no-escapes'}`,
     units(bytes) {
       let frame = string(any, 'content', 0);
       let characters = 0;
       for (let i = 0; i < bytes.length; i++) {
+        if (!escapes && bytes[i] === BACKSLASH) return -1;
         const next = frame.step(bytes[i]!);
         if (!(next instanceof StringFrame)) return -1;
         if (next.phase === 'content') characters++;
@@ -378,6 +417,8 @@ function stringTokens(dialect: Dialect, id: number): TokenClass {
   };
 }
 const STRING_TOKENS: Record<Dialect, TokenClass> = { json: stringTokens('json', -2), python: stringTokens('python', -3) };
+/** The same without backslashes: what an undeclared key reads (MixedKeyFrame). */
+const PLAIN_STRING_TOKENS: Record<Dialect, TokenClass> = { json: stringTokens('json', -4, false), python: stringTokens('python', -5, false) };
 
 type NumberPhase = 'start' | 'minus' | 'zero' | 'int' | 'dot' | 'frac' | 'e' | 'esign' | 'exp';
 
@@ -441,14 +482,16 @@ function numberFrame(integer: boolean, phase: NumberPhase, digits: number): Numb
  * digits each side; a byte is taken only if some completion still meets one of the constraints.
  */
 class BoundedNumberFrame extends Frame {
-  readonly key: string;
+  private cachedKey: string | undefined;
   constructor(
     readonly spec: NumberSpec,
     readonly text: NumberText,
   ) {
     super();
-    const { negative, int, frac } = text;
-    this.key = `n${spec.id}.${negative ? '-' : ''}${int}${frac === undefined ? '' : `.${frac}`}`;
+  }
+  get key(): string {
+    const { negative, int, frac } = this.text;
+    return (this.cachedKey ??= `n${this.spec.id}.${negative ? '-' : ''}${int}${frac === undefined ? '' : `.${frac}`}`);
   }
   override get canPop(): boolean {
     return this.spec.constraints.some((c) => satisfied(c, this.text));
@@ -588,7 +631,7 @@ class KeyFrame extends Frame {
  * key is written without escapes (an escape could spell a declared name in other bytes).
  */
 class MixedKeyFrame extends Frame {
-  readonly key: string;
+  private cachedKey: string | undefined;
   constructor(
     readonly object: ObjectFrame,
     readonly pos: number,
@@ -598,8 +641,17 @@ class MixedKeyFrame extends Frame {
     readonly free: StringFrame | null,
   ) {
     super();
-    const o = object;
-    this.key = `M${o.spec.id}.${o.emitted}.${o.count}.${alive.length > 0 ? `${pos}:${alive.join(',')}` : '-'}.${free?.key ?? 'x'}`;
+  }
+  /**
+   * While the key may still be an undeclared one, every token of whole characters without a
+   * backslash or quote is taken (by that path, whatever the declared names do): a free run.
+   */
+  override freeRun(): FreeRun | undefined {
+    return this.free !== null && this.free.phase === 'content' ? { tokens: PLAIN_STRING_TOKENS[this.object.spec.dialect], budget: Infinity } : undefined;
+  }
+  get key(): string {
+    const { object: o, alive, pos, free } = this;
+    return (this.cachedKey ??= `M${o.spec.id}.${o.emitted}.${o.count}.${alive.length > 0 ? `${pos}:${alive.join(',')}` : '-'}.${free?.key ?? 'x'}`);
   }
   step(byte: number): Step {
     const { spec, emitted, count } = this.object;
