@@ -13,6 +13,13 @@ import type { Pattern } from './regex.js';
 
 const QUOTE = 0x22, BACKSLASH = 0x5c, SPACE = 0x20, COMMA = 0x2c, COLON = 0x3a;
 const isDigit = (b: number): boolean => b >= 0x30 && b <= 0x39;
+/** A hex digit's value, or -1. */
+function hexDigit(b: number): number {
+  if (isDigit(b)) return b - 0x30;
+  if (b >= 0x61 && b <= 0x66) return b - 0x57;
+  if (b >= 0x41 && b <= 0x46) return b - 0x37;
+  return -1;
+}
 /** JSON whitespace (flexible mode). */
 const isSpace = (b: number): boolean => b === SPACE || b === 0x0a || b === 0x0d || b === 0x09;
 /**
@@ -145,7 +152,13 @@ function words(id: number, t: string, f: string, n: string) {
 }
 const WORDS: Record<Dialect, ReturnType<typeof words>> = { json: words(0, 'true', 'false', 'null'), python: words(-2, 'True', 'False', 'None') };
 
-type StringPhase = 'content' | 'escape' | 'hex1' | 'hex2' | 'hex3' | 'hex4' | 'cont1' | 'cont2' | 'cont3' | SecondByte;
+/**
+ * `\\u` escapes: hex1..hex4 the digits; hexD after a first `d` (a surrogate may follow); hs3/hs4 a
+ * high surrogate's last digits, then ls0 (`\\`), ls1 (`u`), lh1..lh4 its low surrogate: the pair is
+ * one character, as JSON Schema counts (lone surrogates are not written).
+ */
+type EscapePhase = 'hexD' | 'hs3' | 'hs4' | 'ls0' | 'ls1' | 'lh1' | 'lh2' | 'lh3' | 'lh4';
+type StringPhase = 'content' | 'escape' | 'hex1' | 'hex2' | 'hex3' | 'hex4' | EscapePhase | 'cont1' | 'cont2' | 'cont3' | SecondByte;
 /** After a lead byte whose next byte has a narrower range (no overlong forms, surrogates or code points past U+10FFFF). */
 type SecondByte = 'e0' | 'ed' | 'f0' | 'f4';
 const SECOND_BYTE: Record<SecondByte, [number, number, StringPhase]> = {
@@ -192,8 +205,43 @@ class StringFrame extends Frame {
       case 'hex2':
       case 'hex3':
       case 'hex4':
-        if (!(isDigit(byte) || (byte >= 0x61 && byte <= 0x66) || (byte >= 0x41 && byte <= 0x46))) return null;
-        return phase === 'hex4' ? counted(this) : string(spec, `hex${Number(phase[3]) + 1}` as StringPhase, this.length);
+      case 'hexD':
+      case 'hs3':
+      case 'hs4':
+      case 'lh1':
+      case 'lh2':
+      case 'lh3':
+      case 'lh4': {
+        const digit = hexDigit(byte);
+        if (digit < 0) return null;
+        switch (phase) {
+          case 'hex1':
+            return string(spec, digit === 0xd ? 'hexD' : 'hex2', this.length);
+          case 'hexD':
+            // d8-db: a high surrogate; dc-df: a lone low one, refused.
+            if (digit >= 0xc) return null;
+            return string(spec, digit >= 0x8 ? 'hs3' : 'hex3', this.length);
+          case 'hs3':
+            return string(spec, 'hs4', this.length);
+          case 'hs4':
+            return string(spec, 'ls0', this.length);
+          case 'lh1':
+            return digit === 0xd ? string(spec, 'lh2', this.length) : null;
+          case 'lh2':
+            return digit >= 0xc ? string(spec, 'lh3', this.length) : null;
+          case 'lh3':
+            return string(spec, 'lh4', this.length);
+          case 'hex4':
+          case 'lh4':
+            return counted(this);
+          default:
+            return string(spec, phase === 'hex2' ? 'hex3' : 'hex4', this.length);
+        }
+      }
+      case 'ls0':
+        return byte === BACKSLASH ? string(spec, 'ls1', this.length) : null;
+      case 'ls1':
+        return byte === 0x75 ? string(spec, 'lh1', this.length) : null;
       case 'e0':
       case 'ed':
       case 'f0':

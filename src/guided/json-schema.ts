@@ -3,11 +3,14 @@
  *
  * The grammar's language is a subset of the schema's, never larger: every
  * output validates. Where a schema allows more than weft generates, weft picks
- * the narrower form (compact JSON with at most one space after `:` and `,`;
- * only declared properties when an object declares any; for `anyOf`/`oneOf`,
- * the first option that can start with the byte the model chose; numbers of at
- * most 15 digits before and after the point). A keyword that asserts something
- * weft cannot guarantee is refused, so a schema is never silently weakened.
+ * the narrower form (compact JSON with at most one space after `:` and `,`
+ * unless whitespace is 'flexible'; only declared properties when an object
+ * declares any, unless undeclaredProperties is 'schema'; numbers of at most 15
+ * digits before and after the point, bounded ones without an exponent). Every
+ * supported keyword (docs/guided.md's table) is enforced exactly; a JSON
+ * Schema keyword weft cannot enforce is refused by name, so a schema is never
+ * silently weakened. allOf and $ref siblings are intersected into one schema
+ * first (`expand`/`intersect`), then compiled (`compile`).
  *
  * The 'python' dialect writes the same values as Python literals (pythonic tool
  * calls): `True`/`False`/`None`, and strings without the `\/` escape, which
