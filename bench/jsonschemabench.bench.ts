@@ -296,8 +296,8 @@ function refusals(results: SchemaResult[]): [string, number][] {
   const counts = new Map<string, number>();
   for (const r of results) {
     if (r.compiled || r.error === undefined) continue;
-    const m = /does not support (format "[^"]+"|"[^"]+")|(lookahead|lookbehind|backreferences|word-boundary)|(allOf[^(]*?)(?: values)?$|: ([^(]{0,60})/.exec(r.error);
-    const key = m?.[1] ?? m?.[2] ?? m?.[3] ?? m?.[4] ?? r.error.slice(0, 60);
+    const m = /does not support (format "[^"]+"|"[^"]+")/.exec(r.error) ?? /(lookahead|lookbehind|backreferences|word-boundary|too large)/.exec(r.error) ?? /^[^:]*: (.{0,50})/.exec(r.error);
+    const key = m?.[1] ?? r.error.slice(0, 50);
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return [...counts].sort((a, b) => b[1] - a[1]);

@@ -168,6 +168,7 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
   const undeclared = options.undeclaredProperties ?? 'declared';
   const root = schema;
   const refs = new Map<string, ValueSpec>();
+  const refIgnoresSiblings = isObject(root) && typeof root.$schema === 'string' && /draft-0[3-7]\b/.test(root.$schema);
   /**
    * Specs made of others (a union of its options, a ref of its target), for the pass after
    * compiling: a recursive ref's spec is still empty when a union inside it copies its kinds.
@@ -256,9 +257,10 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
       delete copy().additionalItems;
     }
     if (out.$ref !== undefined && Object.keys(out).some((k) => k !== '$ref' && k !== '$defs' && k !== 'definitions' && !isAnnotation(k))) {
-      // Keywords beside a $ref apply too (2019-09 and later; earlier drafts ignore them, so this is a subset there).
+      // Keywords beside a $ref: ignored by drafts 4 to 7 (when the root's $schema names one), applied
+      // too from 2019-09 on (and when no draft is named: the stricter reading, a subset of both).
       const { $ref, ...rest } = out;
-      out = { allOf: [{ $ref }, rest] };
+      out = refIgnoresSiblings ? { $ref } : { allOf: [{ $ref }, rest] };
     }
     return out;
   }
