@@ -13,7 +13,9 @@
  *   at most in all (the string's maxLength is lowered to 253);
  * - ipv4: dotted quad without leading zeros; ipv6: RFC 4291 text forms, `::`
  *   compression and an embedded IPv4 tail included, no zone id;
- * - uuid: 8-4-4-4-12 hex digits.
+ * - uuid: 8-4-4-4-12 hex digits;
+ * - uri, uri-reference: RFC 3986's grammar (scheme, authority, path, query, fragment, percent
+ *   escapes), without IP-literal hosts (`http://[::1]/`).
  */
 const YEAR = '\\d{4}';
 const LEAP_YEAR = '(?:\\d\\d(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)';
@@ -26,6 +28,19 @@ const LABEL = '[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?';
 const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 const IPV4 = `${OCTET}(?:\\.${OCTET}){3}`;
 const H16 = '[0-9a-fA-F]{1,4}';
+
+// RFC 3986 (IP-literal hosts `[...]` left out: a subset).
+const PCT = '%[0-9a-fA-F]{2}';
+const UNRESERVED_SUB = "[A-Za-z0-9\\-._~!$&'()*+,;=]";
+const PCHAR = `(?:[A-Za-z0-9\\-._~!$&'()*+,;=:@]|${PCT})`;
+const AUTHORITY = `(?:(?:${UNRESERVED_SUB}|:|${PCT})*@)?(?:${UNRESERVED_SUB}|${PCT})*(?::\\d*)?`;
+const PATH_ABEMPTY = `(?:/${PCHAR}*)*`;
+const PATH_ABSOLUTE = `/(?:${PCHAR}+(?:/${PCHAR}*)*)?`;
+const PATH_ROOTLESS = `${PCHAR}+(?:/${PCHAR}*)*`;
+const PATH_NOSCHEME = `(?:[A-Za-z0-9\\-._~!$&'()*+,;=@]|${PCT})+(?:/${PCHAR}*)*`;
+const QUERY_FRAGMENT = `(?:\\?(?:${PCHAR}|[/?])*)?(?:#(?:${PCHAR}|[/?])*)?`;
+const URI = `[A-Za-z][A-Za-z0-9+\\-.]*:(?://${AUTHORITY}${PATH_ABEMPTY}|${PATH_ABSOLUTE}|${PATH_ROOTLESS})?${QUERY_FRAGMENT}`;
+const RELATIVE_REF = `(?://${AUTHORITY}${PATH_ABEMPTY}|${PATH_ABSOLUTE}|${PATH_NOSCHEME})?${QUERY_FRAGMENT}`;
 
 /** IPv6 text forms: eight groups, or groups around one `::`; the last two groups may be an IPv4 address. */
 function ipv6(): string {
@@ -57,5 +72,7 @@ export const FORMATS: Readonly<Record<string, { readonly pattern: string; readon
   hostname: { pattern: `^${LABEL}(?:\\.${LABEL})*$`, maxLength: 253 },
   ipv4: { pattern: `^${IPV4}$` },
   ipv6: { pattern: `^${ipv6()}$` },
+  uri: { pattern: `^${URI}$` },
+  'uri-reference': { pattern: `^(?:${URI}|${RELATIVE_REF})$` },
   uuid: { pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' },
 };

@@ -595,7 +595,7 @@ class ObjectFrame extends Frame {
   }
   private get keyRemains(): boolean {
     if (this.count >= this.spec.maxProperties) return false;
-    return this.spec.additional !== null || this.spec.names.some((_, i) => this.emitted[i] !== '1');
+    return this.spec.additional !== null || this.spec.keyPatterns.length > 0 || this.spec.names.some((_, i) => this.emitted[i] !== '1');
   }
   private next(phase: ObjectPhase, property = -1): ObjectFrame {
     return new ObjectFrame(this.spec, phase, this.emitted, property, this.count);
@@ -630,13 +630,14 @@ class ObjectFrame extends Frame {
   }
   private readKey(): Step {
     const { spec } = this;
-    if (spec.additional !== null && spec.names.length > 0) return new MixedKeyFrame(this, 0, spec.names.map((_, i) => i), stringStart(FREE_KEY[spec.dialect]) as StringFrame);
+    if ((spec.additional !== null && spec.names.length > 0) || spec.keyPatterns.length > 0) return new MixedKeyFrame(this, 0, spec.names.map((_, i) => i), stringStart(FREE_KEY[spec.dialect]) as StringFrame);
     if (spec.additional !== null) return new Push(stringStart(FREE_KEY[spec.dialect]), this.next('afterKey'), false);
     return new KeyFrame(this, 0, spec.names.map((_, i) => i).filter((i) => this.emitted[i] !== '1'));
   }
   private readValue(): Step {
     const { spec, property } = this;
-    const value = property < 0 ? spec.additional! : spec.values[property]!;
+    // property < 0: an undeclared key; -1 - property is the mask of the key patterns it matched.
+    const value = property >= 0 ? spec.values[property]! : spec.keyPatterns.length > 0 ? spec.patternValues[-1 - property]! : spec.additional!;
     const emitted = property < 0 ? this.emitted : mark(this.emitted, property, spec.names.length);
     return new Push(valueStart(value), new ObjectFrame(spec, 'afterValue', emitted, -1, this.count + 1), true);
   }
@@ -673,10 +674,12 @@ class KeyFrame extends Frame {
 }
 
 /**
- * A key of an object with declared properties that also takes other keys (undeclaredProperties
- * 'schema'): a declared name not yet given (its value then reads that property's schema), or any
- * other key (additionalProperties). A key that spells a declared name is that name, so an other
- * key is written without escapes (an escape could spell a declared name in other bytes).
+ * A key of an object that takes undeclared keys beside declared ones (undeclaredProperties
+ * 'schema'), or whose undeclared keys' schemas depend on patternProperties: a declared name not yet
+ * given (its value then reads that property's schema), or any other key (additionalProperties, or
+ * the patterns it matches: `pstates` runs each pattern over the key's characters). A key that
+ * spells a declared name is that name, so an other key is written without escapes (an escape
+ * could spell a declared name in other bytes).
  */
 class MixedKeyFrame extends Frame {
   private cachedKey: string | undefined;
@@ -687,19 +690,26 @@ class MixedKeyFrame extends Frame {
     readonly alive: readonly number[],
     /** The same bytes read as an other key; null once that is impossible. */
     readonly free: StringFrame | null,
+    /** Each key pattern's automaton state (-1: it can no longer match). */
+    readonly pstates: readonly number[] = object.spec.keyPatterns.map((p) => p.start),
+    /** A UTF-8 character being read: its bits so far, and continuation bytes due. */
+    readonly cp = 0,
+    readonly due = 0,
   ) {
     super();
   }
   /**
-   * While the key may still be an undeclared one, every token of whole characters without a
-   * backslash or quote is taken (by that path, whatever the declared names do): a free run.
+   * While the key may still be an undeclared one that is allowed whatever it matches, every token
+   * of whole characters without a backslash or quote is taken (by that path): a free run.
    */
   override freeRun(): FreeRun | undefined {
-    return this.free !== null && this.free.phase === 'content' ? { tokens: PLAIN_STRING_TOKENS[this.object.spec.dialect], budget: Infinity } : undefined;
+    const { spec } = this.object;
+    const open = spec.keyPatterns.length === 0 || spec.patternValues[0] !== null;
+    return open && this.free !== null && this.free.phase === 'content' ? { tokens: PLAIN_STRING_TOKENS[spec.dialect], budget: Infinity } : undefined;
   }
   get key(): string {
     const { object: o, alive, pos, free } = this;
-    return (this.cachedKey ??= `M${o.spec.id}.${o.emitted}.${o.count}.${alive.length > 0 ? `${pos}:${alive.join(',')}` : '-'}.${free?.key ?? 'x'}`);
+    return (this.cachedKey ??= `M${o.spec.id}.${o.emitted}.${o.count}.${alive.length > 0 ? `${pos}:${alive.join(',')}` : '-'}.${free?.key ?? 'x'}.${this.pstates.join(',')}.${this.cp}.${this.due}`);
   }
   step(byte: number): Step {
     const { spec, emitted, count } = this.object;
@@ -708,13 +718,40 @@ class MixedKeyFrame extends Frame {
     const done = alive.find((i) => keys[i]!.length === this.pos + 1);
     if (done !== undefined) return emitted[done] === '1' ? null : new ObjectFrame(spec, 'afterKey', emitted, done, count);
     let free: StringFrame | null = null;
+    let { pstates, cp, due } = this;
     if (this.free !== null && byte !== BACKSLASH) {
       const r = this.free.step(byte);
-      if (r === DONE) return new ObjectFrame(spec, 'afterKey', emitted, -1, count);
-      if (r instanceof StringFrame) free = r;
+      if (r === DONE) {
+        if (spec.keyPatterns.length === 0) return new ObjectFrame(spec, 'afterKey', emitted, -1, count);
+        // Which patterns the key matches decides its value's schema (property -1 - mask).
+        let mask = 0;
+        spec.keyPatterns.forEach((p, i) => {
+          if (pstates[i]! >= 0 && p.accepts(pstates[i]!)) mask |= 1 << i;
+        });
+        return spec.patternValues[mask] === null ? null : new ObjectFrame(spec, 'afterKey', emitted, -1 - mask, count);
+      }
+      if (r instanceof StringFrame) {
+        free = r;
+        if (spec.keyPatterns.length > 0) {
+          // Decode the character (the string frame has checked the UTF-8) and run the patterns over it.
+          if (due > 0) {
+            cp = (cp << 6) | (byte & 0x3f);
+            due--;
+          } else if (byte >= 0xf0) [cp, due] = [byte & 0x07, 3];
+          else if (byte >= 0xe0) [cp, due] = [byte & 0x0f, 2];
+          else if (byte >= 0xc0) [cp, due] = [byte & 0x1f, 1];
+          else cp = byte;
+          if (due === 0) {
+            pstates = spec.keyPatterns.map((p, i) => (pstates[i]! < 0 ? -1 : p.step(pstates[i]!, cp)));
+            cp = 0;
+            // Without additionalProperties, a key must still be able to match some pattern.
+            if (spec.patternValues[0] === null && pstates.every((st) => st < 0)) free = null;
+          }
+        }
+      }
     }
     if (alive.length === 0 && free === null) return null;
-    return new MixedKeyFrame(this.object, alive.length > 0 ? this.pos + 1 : 0, alive, free);
+    return new MixedKeyFrame(this.object, alive.length > 0 ? this.pos + 1 : 0, alive, free, pstates, cp, due);
   }
 }
 

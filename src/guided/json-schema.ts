@@ -48,6 +48,10 @@ export interface ObjectSpec {
   readonly values: ValueSpec[];
   readonly required: readonly boolean[];
   readonly additional: ValueSpec | null;
+  /** patternProperties' regexes: an undeclared key's value schema depends on which of them it matches. */
+  readonly keyPatterns: readonly Pattern[];
+  /** By the bit mask of the patterns an undeclared key matches: its value's spec (null: refused); [0] is `additional`. Empty without keyPatterns. */
+  readonly patternValues: readonly (ValueSpec | null)[];
   readonly minProperties: number;
   readonly maxProperties: number;
   /** Any JSON whitespace between tokens (whitespace 'flexible'), not just one space after `:` and `,`. */
@@ -118,12 +122,12 @@ const ANNOTATIONS = new Set([
  * vendor's) asserts nothing by the specification, so it is read as an annotation.
  */
 const UNSUPPORTED = new Set([
-  'not', 'if', 'then', 'else', 'contains', 'minContains', 'maxContains', 'dependencies', 'dependentRequired', 'dependentSchemas', 'patternProperties', 'propertyNames',
+  'not', 'if', 'then', 'else', 'contains', 'minContains', 'maxContains', 'dependencies', 'dependentRequired', 'dependentSchemas', 'propertyNames',
   'unevaluatedProperties', 'unevaluatedItems', '$recursiveRef', '$recursiveAnchor', '$dynamicRef', '$dynamicAnchor', 'contentSchema', 'extends', 'disallow', 'divisibleBy',
 ]);
 const isAnnotation = (key: string): boolean => ANNOTATIONS.has(key) || key.startsWith('x-') || (!KNOWN.has(key) && !UNSUPPORTED.has(key));
 const KNOWN = new Set([
-  'type', 'properties', 'required', 'additionalProperties', 'minProperties', 'maxProperties', 'items', 'prefixItems', 'additionalItems', 'minItems', 'maxItems', 'uniqueItems',
+  'type', 'properties', 'required', 'additionalProperties', 'patternProperties', 'minProperties', 'maxProperties', 'items', 'prefixItems', 'additionalItems', 'minItems', 'maxItems', 'uniqueItems',
   'enum', 'const', 'anyOf', 'oneOf', 'allOf', '$ref', 'minLength', 'maxLength', 'pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
 ]);
 const TYPES = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'];
@@ -149,6 +153,8 @@ function compilePattern(source: string, where: string): Pattern {
 
 /** How deep allOf / $ref may nest while intersecting (a $ref cycle through allOf is refused, not looped). */
 const MAX_MERGE_DEPTH = 24;
+/** patternProperties patterns per object: undeclared keys get a value spec per subset of them (2^n). */
+const MAX_KEY_PATTERNS = 4;
 /** anyOf options an intersection may multiply into. */
 const MAX_DISTRIBUTED = 64;
 
@@ -188,7 +194,7 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
 
   function any(): ValueSpec {
     const spec = empty();
-    spec.objects.push({ id: newId(), dialect, names: [], keyBytes: [], values: [], required: [], additional: spec, minProperties: 0, maxProperties: Infinity, flexible });
+    spec.objects.push({ id: newId(), dialect, names: [], keyBytes: [], values: [], required: [], additional: spec, keyPatterns: [], patternValues: [], minProperties: 0, maxProperties: Infinity, flexible });
     spec.arrays.push({ id: newId(), prefix: [], items: spec, minItems: 0, maxItems: Infinity, flexible });
     spec.strings.push({ id: newId(), dialect, minLength: 0, maxLength: Infinity, patterns: [] });
     spec.number = 'number';
@@ -287,8 +293,9 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
   function intersect(a0: unknown, b0: unknown, at: string, depth: number): unknown {
     const a = expand(a0, at, depth), b = expand(b0, at, depth);
     if (a === false || b === false) return false;
-    if (a === true || (isObject(a) && Object.keys(a).length === 0)) return b;
-    if (b === true || (isObject(b) && Object.keys(b).length === 0)) return a;
+    // One side asserts nothing: the other as written (a $ref stays a ref, so recursion is compiled once).
+    if (a === true || (isObject(a) && Object.keys(a).length === 0)) return b0;
+    if (b === true || (isObject(b) && Object.keys(b).length === 0)) return a0;
     if (!isObject(a) || !isObject(b)) throw new InvalidOptionError(at, 'expected JSON schema objects');
     // anyOf / oneOf distribute: (X or Y) and B = (X and B) or (Y and B), exactly one for oneOf.
     for (const [x, y] of [[a, b], [b, a]] as const) {
@@ -345,6 +352,9 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
     for (const extra of [PATTERNS, FORMATS_KEY]) {
       const all = [...((a[extra] as unknown[]) ?? []), ...((b[extra] as unknown[]) ?? []), ...((out[extra] as unknown[]) ?? [])];
       if (all.length > 0) out[extra] = all;
+    }
+    if ((a.patternProperties !== undefined && (b.properties !== undefined || b.additionalProperties !== undefined || b.patternProperties !== undefined)) || (b.patternProperties !== undefined && (a.properties !== undefined || a.additionalProperties !== undefined))) {
+      throw new InvalidOptionError(`${at}.patternProperties`, 'allOf: intersecting patternProperties with other property keywords is not supported');
     }
     // Properties: each key meets both sides' schema for it (its property schema, else additionalProperties).
     if (a.properties !== undefined || b.properties !== undefined || a.additionalProperties !== undefined || b.additionalProperties !== undefined) {
@@ -472,25 +482,44 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
     if (!isObject(properties)) throw new InvalidOptionError(`${at}.properties`, 'expected an object');
     const required = s.required ?? [];
     if (!Array.isArray(required) || required.some((r) => typeof r !== 'string')) throw new InvalidOptionError(`${at}.required`, 'expected an array of names');
-    // A property whose schema is false may not appear.
-    const names = Object.keys(properties).filter((name) => properties[name] !== false);
-    const schemas: Record<string, unknown> = { ...properties };
+    // patternProperties: a key meets the schema of every pattern it matches (a declared one too).
+    const patternProperties = s.patternProperties ?? {};
+    if (!isObject(patternProperties)) throw new InvalidOptionError(`${at}.patternProperties`, 'expected an object');
+    const sources = Object.keys(patternProperties);
+    if (sources.length > MAX_KEY_PATTERNS) throw new InvalidOptionError(`${at}.patternProperties`, `guided generation supports at most ${MAX_KEY_PATTERNS} patterns in patternProperties`);
+    const keyPatterns = sources.map((source) => compilePattern(source, `${at}.patternProperties`));
+    const matching = (name: string): unknown[] => sources.filter((source) => nativeTest(source, name)).map((source) => patternProperties[source]);
+    const withPatterns = (schema: unknown, name: string, where: string): unknown => matching(name).reduce((acc: unknown, p) => intersect(acc, p, where, 0), schema);
     const additional = s.additionalProperties;
+    const schemas: Record<string, unknown> = {};
+    for (const name of Object.keys(properties)) schemas[name] = sources.length > 0 ? withPatterns(properties[name], name, `${at}.properties.${name}`) : properties[name];
+    // A property whose schema is false may not appear.
+    const names = Object.keys(properties).filter((name) => schemas[name] !== false);
     for (const name of new Set(required as string[])) {
       if (names.includes(name)) continue;
-      if (properties[name] === false) throw new InvalidOptionError(`${at}.required`, `"${name}" is required but its schema is false`);
-      // Required but not declared: an additional property, so its schema is additionalProperties'.
-      if (additional === false) throw new InvalidOptionError(`${at}.required`, `"${name}" is required but not among the properties (and additionalProperties is false)`);
+      if (name in properties) throw new InvalidOptionError(`${at}.required`, `"${name}" is required but its schema is false`);
+      // Required but not declared: an undeclared property, whose schema is its patterns' or additionalProperties'.
+      const schema = matching(name).length > 0 ? withPatterns(true, name, `${at}.required`) : (additional ?? true);
+      if (schema === false) throw new InvalidOptionError(`${at}.required`, `"${name}" is required but not among the properties (and additionalProperties is false)`);
       names.push(name);
-      schemas[name] = additional ?? true;
+      schemas[name] = schema;
     }
     const minProperties = count(s.minProperties, `${at}.minProperties`, 0);
     const maxProperties = count(s.maxProperties, `${at}.maxProperties`, Infinity);
     const requiredCount = new Set(required as string[]).size;
     if (maxProperties < Math.max(minProperties, requiredCount)) throw new InvalidOptionError(`${at}.maxProperties`, 'is below minProperties or the required properties');
-    const freeKeys = additional !== false && (names.length === 0 || undeclared === 'schema');
+    const freeKeys = (additional !== false || sources.length > 0) && (names.length === 0 || undeclared === 'schema');
     if (!freeKeys && minProperties > names.length) throw new InvalidOptionError(`${at}.minProperties`, names.length === 0 ? 'no property may be written' : `is above the ${names.length} declared properties (weft writes declared properties only)`);
-    const additionalSpec = !freeKeys ? null : additional === undefined || additional === true ? any() : compile(additional, `${at}.additionalProperties`);
+    const additionalSpec = !freeKeys || additional === false ? null : additional === undefined || additional === true ? any() : compile(additional, `${at}.additionalProperties`);
+    // Undeclared keys by the patterns they match: mask 0 is additionalProperties, others intersect their patterns' schemas.
+    const patternValues: (ValueSpec | null)[] = [];
+    if (freeKeys && sources.length > 0) {
+      patternValues.push(additionalSpec);
+      for (let mask = 1; mask < 1 << sources.length; mask++) {
+        const schema = sources.reduce((acc: unknown, source, i) => (mask & (1 << i) ? intersect(acc, patternProperties[source], `${at}.patternProperties`, 0) : acc), true);
+        patternValues.push(schema === false ? null : compile(schema, `${at}.patternProperties`));
+      }
+    }
     return {
       id: newId(),
       dialect,
@@ -502,6 +531,8 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
       // With declared properties only those are generated (a subset of what additionalProperties
       // allows), unless undeclaredProperties is 'schema'.
       additional: additionalSpec,
+      keyPatterns: freeKeys ? keyPatterns : [],
+      patternValues,
       minProperties,
       maxProperties,
       flexible,
@@ -578,7 +609,14 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
     return true;
   }
 
-  const spec = compile(schema, where);
+  let spec: ValueSpec;
+  try {
+    spec = compile(schema, where);
+  } catch (error) {
+    // A schema too deep for the stack (a pathological one) is a typed error too.
+    if (error instanceof RangeError) throw new InvalidOptionError(where, 'the schema nests too deeply to compile');
+    throw error;
+  }
   // Kinds reach unions that copied a recursive ref's spec before it was compiled.
   for (let changed = true; changed; ) {
     changed = false;

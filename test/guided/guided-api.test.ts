@@ -132,7 +132,7 @@ describe('weft/guided', () => {
     expect(matcher.isComplete()).toBe(true);
     expect(() => matcher.fillMask(new Uint32Array(2))).toThrow(InvalidOptionError);
     expect(() => compileJsonSchema({}, { whitespace: 'loose' as 'compact' })).toThrow(InvalidOptionError);
-    expect(() => compileJsonSchema({ type: 'string', format: 'uri' }, { where: 'tools[0].parameters' })).toThrow(/tools\[0\]\.parameters\.format/);
+    expect(() => compileJsonSchema({ type: 'string', format: 'iri' }, { where: 'tools[0].parameters' })).toThrow(/tools\[0\]\.parameters\.format/);
   });
 
   it("undeclaredProperties: 'schema' takes keys additionalProperties allows; 'declared' (generation's default) only declared ones", () => {

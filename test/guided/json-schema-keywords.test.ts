@@ -53,6 +53,8 @@ const FORMAT_CHECKS: Record<string, (s: string) => boolean> = {
   uuid: (s) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s),
   email: (s) => /^[^\s@"(),:;<>[\\\]]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/.test(s) && !s.startsWith('.') && !s.includes('..') && !s.includes('.@'),
   hostname: (s) => s.length <= 253 && s.split('.').every((l) => /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(l)),
+  uri: (s) => /^[A-Za-z][A-Za-z0-9+.-]*:[^\s"<>\\^`{|}]*$/.test(s) && !/%(?![0-9a-fA-F]{2})/.test(s),
+  'uri-reference': (s) => /^[^\s"<>\\^`{|}]*$/.test(s) && !/%(?![0-9a-fA-F]{2})/.test(s),
   duration: (s) => /^P(?!$)(\d+Y)?(\d+M)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$|^P\d+W$/.test(s) && !s.endsWith('T'),
 };
 const formatsOf = (v: unknown, schema: { format?: string }): boolean => schema.format === undefined || (typeof v === 'string' && FORMAT_CHECKS[schema.format]!(v));
@@ -105,11 +107,15 @@ const CASES: { name: string; schema: Record<string, unknown>; accept: string[]; 
   { name: 'minProperties/maxProperties, free keys', schema: { type: 'object', additionalProperties: { type: 'integer' }, minProperties: 1, maxProperties: 2 }, accept: ['{"x":1}', '{"x":1,"y":2}'], refuse: ['{}', '{"x":1,"y":2,"z":3}'] },
   { name: 'minLength counts code points: a surrogate pair escape is one', schema: { type: 'string', minLength: 2, maxLength: 3 }, accept: ['"ab"', '"😀😀"', '"\\ud83d\\ude00x"', '"\\u00e9a"'], refuse: ['"\\ud83d\\ude00"', '"\\ud83da"', '"\\ude00ab"', '"a"', '"abcd"'] },
   { name: 'drafts 4-7 ignore keywords beside $ref', schema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', definitions: { n: { type: 'integer' } }, properties: { a: { $ref: '#/definitions/n', type: 'string' } }, required: ['a'] }, accept: ['{"a":10}'], refuse: ['{"a":"x"}'], check: (v) => Number.isInteger((v as { a: unknown }).a) },
+  { name: 'patternProperties', schema: { type: 'object', patternProperties: { '^x-': { type: 'string', maxLength: 3 }, 'n$': { type: 'integer', minimum: 0 } }, additionalProperties: false, maxProperties: 3 }, accept: ['{"x-a":"s"}', '{"run":3}', '{}', '{"x-":"","an":0}'], refuse: ['{"x-a":1}', '{"run":-3}', '{"x-n":3}', '{"x-n":"s"}', '{"other":1}'] },
+  { name: 'patternProperties beside additionalProperties', schema: { type: 'object', patternProperties: { '^[a-z]+$': { type: 'boolean' } }, additionalProperties: { type: 'integer' }, maxProperties: 2 }, accept: ['{"ab":true}', '{"A1":1,"b":false}'], refuse: ['{"ab":1}', '{"A1":true}'] },
+  { name: 'format uri', schema: { type: 'string', format: 'uri' }, accept: ['"https://example.com/a/b?x=1#f"', '"mailto:a@b.co"', '"urn:isbn:0451450523"', '"http://u:p@h:80/p%20q"'], refuse: ['"/relative"', '"a b"', '"http://exa mple.com"', '"1http://x"'] },
+  { name: 'format uri-reference', schema: { type: 'string', format: 'uri-reference' }, accept: ['"../x"', '"#frag"', '"//x.org/a"', '"https://e.com"', '""'], refuse: ['"a b"', '"%zz"'] },
   { name: 'enum filtered by its siblings', schema: { type: 'string', enum: ['a', 1, 'bb'], maxLength: 1 }, accept: ['"a"'], refuse: ['1', '"bb"'] },
   { name: 'non-keyword keys are annotations', schema: { type: 'integer', _format: 'uuid', 'x-kind': 1, maximum: 3 }, accept: ['3'], refuse: ['4'] },
 ];
 
-const FREE_TEXT = new Set(['pattern, unanchored', 'format email', 'allOf of two patterns']);
+const FREE_TEXT = new Set(['pattern, unanchored', 'format email', 'allOf of two patterns', 'format uri', 'format uri-reference', 'patternProperties beside additionalProperties', 'patternProperties']);
 
 describe('JSON-schema keywords (issue 30)', () => {
   for (const { name, schema, accept, refuse, check } of CASES) {
@@ -255,9 +261,9 @@ describe('JSON-schema keywords (issue 30)', () => {
       [{ type: 'string', pattern: '(a)\\1' }, /backreferences/],
       [{ type: 'string', pattern: '\\bword' }, /word-boundary/],
       [{ type: 'string', pattern: '[' }, /not a valid ECMAScript regular expression/],
-      [{ type: 'string', format: 'uri' }, /format "uri"/],
+      [{ type: 'string', format: 'iri' }, /format "iri"/],
       [{ not: { type: 'string' } }, /"not"/],
-      [{ type: 'object', patternProperties: { '^a': {} } }, /"patternProperties"/],
+      [{ type: 'object', patternProperties: { a: {}, b: {}, c: {}, d: {}, e: {} } }, /at most 4 patterns/],
       [{ type: 'object', propertyNames: { maxLength: 2 } }, /"propertyNames"/],
       [{ type: 'object', dependentRequired: { a: ['b'] } }, /"dependentRequired"/],
       [{ if: { type: 'string' }, then: { maxLength: 2 } }, /"if"/],
