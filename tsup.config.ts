@@ -5,13 +5,14 @@ import { defineConfig } from 'tsup';
 // bundles start by path (dist/<name>.js, src/runtime/entry-script.ts): ESM only.
 // No source maps: the package ships no sources to map to.
 const common = { sourcemap: false, target: 'node20', shims: true } as const;
-// The package's entry points: `weft`, `weft/ai-sdk`, `weft/langchain`, `weft/serve`, `weft/remote`.
+// The package's entry points: `weft`, `weft/ai-sdk`, `weft/langchain`, `weft/serve`, `weft/remote`, `weft/guided`.
 const library = {
   index: 'src/index.ts',
   'ai-sdk': 'src/ai-sdk/index.ts',
   langchain: 'src/langchain/index.ts',
   serve: 'src/serve/index.ts',
   remote: 'src/remote/index.ts',
+  guided: 'src/guided/public.ts',
 };
 
 export default defineConfig([

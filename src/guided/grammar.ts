@@ -169,6 +169,16 @@ export class GrammarMatcher implements TokenGrammar {
     return s;
   }
 
+  /** The automaton's state after the tokens accepted so far. */
+  get currentState(): Stack {
+    return this.state;
+  }
+
+  /** Whether the grammar may end here (an end token would be allowed). */
+  mayEnd(): boolean {
+    return !this.ended && canEnd(this.state);
+  }
+
   isFreeText(): boolean {
     return !this.ended && this.state.frame.guardBytes !== null;
   }

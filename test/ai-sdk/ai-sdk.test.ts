@@ -236,14 +236,37 @@ describe.skipIf(!present)('weft/ai-sdk with the ai package and the demo model', 
     const text = direct.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
     expect(validate(JSON.parse(text)), text).toBe(true);
     expect(direct.finishReason.unified).toBe('stop');
-    // `pattern` cannot be guided: the call runs unconstrained and says so.
+    // Numeric bounds, minLength and format are enforced now (issue 30): no warning, and the output validates.
+    const bounded = {
+      type: 'object',
+      properties: { city: { type: 'string', minLength: 1, maxLength: 20 }, days: { type: 'integer', minimum: 1, maximum: 7 }, start: { type: 'string', format: 'date' } },
+      required: ['city', 'days', 'start'],
+      additionalProperties: false,
+    } as const;
+    const validateBounded = new Ajv({ strict: false }).compile(bounded);
+    for (const seed of [1, 2, 3]) {
+      const enforced = await model.doGenerate({
+        prompt: [{ role: 'user', content: [{ type: 'text', text: 'Plan a trip.' }] }],
+        responseFormat: { type: 'json', schema: bounded },
+        temperature: 1,
+        seed,
+        maxOutputTokens: 200,
+      });
+      const out = enforced.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+      const value = JSON.parse(out) as { days: number; start: string };
+      expect(validateBounded(value), out).toBe(true);
+      expect(value.days >= 1 && value.days <= 7, out).toBe(true);
+      expect(/^\d{4}-\d{2}-\d{2}$/.test(value.start), out).toBe(true);
+      expect(enforced.warnings.filter((w) => w.type === 'unsupported' && w.feature === 'responseFormat')).toEqual([]);
+    }
+    // `not` cannot be guided: the call runs unconstrained and says so.
     const weakened = await model.doGenerate({
       prompt: [{ role: 'user', content: [{ type: 'text', text: 'Hi!' }] }],
-      responseFormat: { type: 'json', schema: { type: 'string', pattern: 'a+' } },
+      responseFormat: { type: 'json', schema: { type: 'string', not: { const: 'a' } } },
       temperature: 0,
       maxOutputTokens: 8,
     });
-    expect(weakened.warnings).toContainEqual(expect.objectContaining({ type: 'unsupported', feature: 'responseFormat', details: expect.stringMatching(/pattern/) }));
+    expect(weakened.warnings).toContainEqual(expect.objectContaining({ type: 'unsupported', feature: 'responseFormat', details: expect.stringMatching(/"not"/) }));
   });
 
   it('includeRawChunks passes weft’s own stream parts through as raw parts', async () => {

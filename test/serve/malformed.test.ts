@@ -79,7 +79,7 @@ describe.skipIf(!demoPresent)('weft serve under malformed requests', () => {
     expectOpenAiError(await chat({ messages: hi, tool_choice: 'required' }), 400, 'tool_choice');
     expectOpenAiError(await chat({ messages: hi, n: 3 }), 400, 'n');
     expectOpenAiError(await chat({ messages: hi, response_format: { type: 'json_schema', json_schema: 'x' } }), 400, 'response_format.json_schema');
-    expectOpenAiError(await chat({ messages: hi, response_format: { type: 'json_schema', json_schema: { schema: { type: 'number', minimum: 0 } } } }), 400, 'response_format.json_schema.schema.minimum');
+    expectOpenAiError(await chat({ messages: hi, response_format: { type: 'json_schema', json_schema: { schema: { type: 'number', not: { const: 0 } } } } }), 400, 'response_format.json_schema.schema.not');
     expectOpenAiError(await chat({ messages: hi, tool_choice: { type: 'function' } }), 400, 'tool_choice');
     expectOpenAiError(await post('/v1/completions', JSON.stringify({ prompt: 42 })), 400, 'prompt');
     const tooLong = expectOpenAiError(await post('/v1/completions', JSON.stringify({ prompt: 'word '.repeat(5000), max_tokens: 1 })), 400);

@@ -183,7 +183,7 @@ describe.skipIf(!demoPresent)('openai client against weft serve', () => {
     await expect(bad).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     await expect(bad).rejects.toMatchObject({ status: 400, param: 'n' });
     await expect(
-      client.chat.completions.create({ model: 'weft-demo', messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { format: 'email' } } } }),
+      client.chat.completions.create({ model: 'weft-demo', messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { format: 'iri' } } } }),
     ).rejects.toMatchObject({ status: 400, param: 'response_format.json_schema.schema.format' });
     const models = await client.models.list();
     expect(models.data.map((m) => m.id)).toEqual(['weft-demo']);

@@ -7,6 +7,7 @@
 import type { ToolDefinition } from '../../text/types.js';
 import { DONE } from '../../guided/automaton.js';
 import { choice, jsonPart, type Lead } from '../../guided/call-parts.js';
+import { InvalidOptionError } from '../../errors.js';
 import { compileSchema } from '../../guided/json-schema.js';
 import { RawText } from '../../guided/raw-text.js';
 import { Sequence, literalPart, type Choice, type Part } from '../../guided/text-frames.js';
@@ -70,7 +71,9 @@ function parameterValue(schema: unknown, where: string): Part {
     return { start: () => options.start() };
   }
   if (spec.strings.length > 0) {
-    const { minLength, maxLength } = spec.strings[0]!;
+    const { minLength, maxLength, patterns } = spec.strings[0]!;
+    // Raw text (not JSON) has no automaton for patterns yet: refused rather than weakened.
+    if (patterns.length > 0) throw new InvalidOptionError(where, 'the qwen3coder grammar writes string parameters as raw text and does not support "pattern" or "format" on them');
     const raw = new RawText(minLength, maxLength);
     return { start: () => raw.start() };
   }
