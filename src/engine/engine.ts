@@ -269,7 +269,12 @@ export class Engine {
 
   /** Runs the plan's batch. A failure (or a result token choice cannot read) fails this step's requests only: undefined. */
   private async execute(plan: StepPlan): Promise<StepResult | undefined> {
-    const batch = buildBatch(plan, this.kv, (request) => (request as LiveRequest).choice.takesArgmax);
+    const batch = buildBatch(
+      plan,
+      this.kv,
+      (request) => (request as LiveRequest).choice.takesArgmax,
+      (request) => (request as LiveRequest).choice.backendSampler,
+    );
     try {
       const result = await this.backend.execute(batch);
       const problem = resultProblem(result, batch.logitsIndices.length, this.backend.shape.vocabSize);

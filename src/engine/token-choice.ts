@@ -7,7 +7,8 @@
  * Every choice takes one of four paths, decided by the request's options:
  *   argmax     plain greedy, unguided: the backend's pick (StepBatch.argmaxRows)
  *              when it made one, else a scan of the row here;
- *   sampled    the Sampler (temperature, top-k/p, min-p, penalties, logprobs);
+ *   sampled    the Sampler (temperature, top-k/p, min-p, penalties, logprobs), or
+ *              the same chain run by the backend (StepBatch.sampling) when it ran it;
  *   masked     guided, the grammar constrains this token: the row is masked first;
  *   free text  guided, but the grammar reads free text here: drawn as if
  *              unguided, masked and drawn again only if the grammar refuses it.
@@ -46,6 +47,8 @@ export class TokenChoice {
   private maskFilled = false;
   /** Whether the token is the argmax of the model's row as is (greedy, no penalties, logprobs or grammar). */
   readonly takesArgmax: boolean;
+  /** Whether the backend may run the sampling chain for this request (sampled, unguided): see `backendSampler`. */
+  private readonly backendSamples: boolean;
   /**
    * Whether a choice may cost milliseconds (a draw over the whole vocabulary):
    * the engine lets the event loop in between such choices.
@@ -61,6 +64,7 @@ export class TokenChoice {
       this.mask = new Uint32Array((vocabSize + 31) >>> 5);
     }
     this.takesArgmax = this.sampler.isPlainGreedy && this.grammar === undefined;
+    this.backendSamples = !this.sampler.isPlainGreedy && this.grammar === undefined;
     this.isSlow = !this.sampler.isPlainGreedy;
   }
 
@@ -87,6 +91,15 @@ export class TokenChoice {
     }
   }
 
+  /**
+   * The sampler whose chain the backend may run on this request's row
+   * (StepBatch.sampling): the sampled path of an unguided request; undefined otherwise.
+   * Guided rows are sampled here, after their mask (filled while the step runs).
+   */
+  get backendSampler(): Sampler | undefined {
+    return this.backendSamples ? this.sampler : undefined;
+  }
+
   /** Advances the grammar by the chosen token; false (nothing changes) if the grammar refuses it. */
   accept(token: number): boolean {
     return this.grammar === undefined || this.grammar.acceptToken(token);
@@ -108,7 +121,14 @@ export class TokenChoice {
       if (!Number.isFinite(logits[offset + token]!)) throw new NonFiniteLogitsError();
       return { token };
     }
-    if (grammar === undefined) return sampler.sample(logits, offset, vocab);
+    if (grammar === undefined) {
+      const sampled = result.sampled;
+      const flags = this.backendSamples && sampled !== undefined ? (sampled.flags[row] ?? 0) : 0;
+      if ((flags & 1) === 0) return sampler.sample(logits, offset, vocab);
+      // The backend ran the chain (StepResult.sampled): the JS sampler's result, computed there.
+      if ((flags & 4) !== 0) throw new NonFiniteLogitsError();
+      return sampler.takeSampled(sampled!, row, logits, offset);
+    }
     if (!this.maskFilled) {
       return sampler.sample(logits, offset, vocab, {
         check: {
@@ -134,9 +154,20 @@ export class TokenChoice {
 export function resultProblem(result: StepResult, rows: number, vocab: number): string | undefined {
   const expected = rows * vocab;
   if (result.logits.length !== expected) return `backend returned ${result.logits.length} logits, expected ${expected}`;
-  const { argmax: picks } = result;
+  const { argmax: picks, sampled } = result;
   if (picks !== undefined && (picks.length !== rows || picks.some((token) => token < -1 || token >= vocab))) {
     return `backend returned an argmax of ${picks.length} values, expected ${rows} in [-1, ${vocab})`;
+  }
+  if (sampled !== undefined) {
+    const { tokens, flags, stats, top, topWidth } = sampled;
+    if (tokens.length !== rows || flags.length !== rows || stats.length !== 2 * rows || !(topWidth >= 0) || top.length !== rows * topWidth)
+      return `backend returned sampled rows of the wrong shape, expected ${rows} rows`;
+    for (let r = 0; r < rows; r++) {
+      const token = tokens[r]!;
+      const picked = (flags[r]! & 1) !== 0 && (flags[r]! & 4) === 0;
+      if (picked ? token < 0 || token >= vocab : token !== -1) return `backend returned a sampled token ${token} for row ${r}, expected ${picked ? `one in [0, ${vocab})` : '-1'}`;
+    }
+    if (top.some((token) => token < -1 || token >= vocab)) return `backend returned top-logprob tokens outside [-1, ${vocab})`;
   }
   return undefined;
 }
