@@ -3,6 +3,9 @@
 #include "sample/sampler.h"
 
 #include <cmath>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <limits>
 
 #include "kernels/argmax/argmax.h"
@@ -26,35 +29,60 @@ inline uint32_t next_pivot(uint32_t& state) {
 }
 
 // "Higher weight first, lower id on ties".
-inline bool before(const Candidate& a, double pw, int32_t pid) { return a.weight > pw || (a.weight == pw && a.id < pid); }
+// Bitwise, not ||: the comparison is a coin toss for the branch predictor.
+inline bool before(const Candidate& a, double pw, int32_t pid) {
+  return static_cast<bool>(static_cast<int>(a.weight > pw) | (static_cast<int>(a.weight == pw) & static_cast<int>(a.id < pid)));
+}
 
-// partition(): Lomuto around a pivot drawn from the stream; the swaps are
-// those of the JS loop (a swap of an entry with itself included), done
-// without a branch on the comparison.
-int32_t partition(Candidate* c, int32_t lo, int32_t hi, uint32_t& state) {
+// partition(): Lomuto around a pivot drawn from the stream, with the very
+// arrangement the JS loop leaves, computed without its chain of dependent
+// swaps. What that loop leaves, for the entries a[lo .. hi - 1) it scans:
+//  - the entries ordered before the pivot ("before"), in their order, at [lo, S);
+//  - at each position p >= S, f(p): what position p held right after the loop's
+//    step p. That is a[p] when a[p] is not "before", and otherwise what position
+//    s(p) = lo + (the number of "before" entries in [lo, p)) held, which is
+//    f(s(p)) (untouched since its own step, s(p) < p);
+//  then its last swap puts the pivot at S and f(S) at hi - 1.
+// So one pass computes f into `tmp` (each read of tmp an earlier entry) and
+// compacts the "before" entries in place; the tail is copied from tmp.
+int32_t partition(Candidate* c, int32_t lo, int32_t hi, uint32_t& state, Candidate* tmp) {
   const int32_t p = lo + static_cast<int32_t>(next_pivot(state) % static_cast<uint32_t>(hi - lo));
   std::swap(c[p], c[hi - 1]);
-  const double pw = c[hi - 1].weight;
-  const int32_t pid = c[hi - 1].id;
+  const Candidate pivot = c[hi - 1];
+  const double pw = pivot.weight;
+  const int32_t pid = pivot.id;
+  const int32_t end = hi - 1;
   int32_t store = lo;
-  for (int32_t i = lo; i < hi - 1; ++i) {
-    const Candidate x = c[i];
-    const Candidate s = c[store];
+  Candidate* f = tmp - lo;  // f[q] for q in [lo, end)
+  for (int32_t q = lo; q < end; ++q) {
+    const Candidate x = c[q];
     const bool b = before(x, pw, pid);
-    c[i] = b ? s : x;
-    c[store] = b ? x : s;
-    store += b ? 1 : 0;
+    // store == q: every entry so far was "before", the loop swaps x with itself, f[q] is x.
+    const bool moved = b & (store < q);
+#if defined(__SSE2__)
+    const __m128i xv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + q));
+    const __m128i fv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(f + store));
+    const __m128i m = _mm_set1_epi32(-static_cast<int32_t>(moved));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(f + q), _mm_or_si128(_mm_and_si128(m, fv), _mm_andnot_si128(m, xv)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(c + store), xv);
+#else
+    f[q] = moved ? f[store] : x;
+    c[store] = x;
+#endif
+    store += b;
   }
-  std::swap(c[store], c[hi - 1]);
+  for (int32_t q = store + 1; q < end; ++q) c[q] = f[q];
+  if (store < end) c[end] = f[store];
+  c[store] = pivot;
   return store;
 }
 
 // selectBest(): the best k (k < n).
-int32_t select_best(Candidate* c, int32_t n, int32_t k) {
+int32_t select_best(Candidate* c, int32_t n, int32_t k, Candidate* tmp) {
   uint32_t state = kPivotSeed;
   int32_t lo = 0, hi = n;
   while (hi - lo > 1) {
-    const int32_t at = partition(c, lo, hi, state);
+    const int32_t at = partition(c, lo, hi, state, tmp);
     if (at + 1 == k) return k;
     if (at + 1 > k) hi = at;
     else lo = at + 1;
@@ -63,12 +91,12 @@ int32_t select_best(Candidate* c, int32_t n, int32_t k) {
 }
 
 // selectMass(): the shortest best prefix weighing at least `mass`.
-int32_t select_mass(Candidate* c, int32_t n, double mass) {
+int32_t select_mass(Candidate* c, int32_t n, double mass, Candidate* tmp) {
   uint32_t state = kPivotSeed;
   int32_t lo = 0, hi = n;
   double need = mass;
   while (hi > lo) {
-    const int32_t at = partition(c, lo, hi, state);
+    const int32_t at = partition(c, lo, hi, state, tmp);
     double sum_before = 0;
     for (int32_t i = lo; i < at; ++i) sum_before += c[i].weight;
     if (sum_before >= need) {
@@ -167,14 +195,15 @@ int32_t draw(bool simd, const float* row, int32_t vocab, const double* p, Sample
   if (!std::isfinite(max)) return argmax_kernel()(row, vocab);
   const double floor = p[kLogFloor] * temperature + max;
   if (scratch.candidates.size() < static_cast<size_t>(vocab)) scratch.candidates.resize(static_cast<size_t>(vocab));
+  if (scratch.partitioned.size() < static_cast<size_t>(vocab)) scratch.partitioned.resize(static_cast<size_t>(vocab));
   Candidate* c = scratch.candidates.data();
   int32_t n = collect_candidates(simd, row, vocab, max, temperature, floor, min_p, c);
   if (n == 0) return argmax_kernel()(row, vocab);
-  if (top_k > 0 && n > top_k) n = select_best(c, n, top_k);
+  if (top_k > 0 && n > top_k) n = select_best(c, n, top_k, scratch.partitioned.data());
   double total = 0;
   for (int32_t i = 0; i < n; ++i) total += c[i].weight;
   if (top_p < 1) {
-    n = select_mass(c, n, top_p * total);
+    n = select_mass(c, n, top_p * total, scratch.partitioned.data());
     total = 0;
     for (int32_t i = 0; i < n; ++i) total += c[i].weight;
   }

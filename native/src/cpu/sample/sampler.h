@@ -79,6 +79,7 @@ class SamplerScratch {
     int32_t id;
   };
   std::vector<Candidate> candidates;
+  std::vector<Candidate> partitioned;  // partition()'s f (sampler.cc)
   std::vector<std::pair<int32_t, float>> saved;  // (token, value before a penalty)
 };
 class SamplerScratchPool {
