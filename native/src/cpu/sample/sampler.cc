@@ -45,7 +45,10 @@ inline bool before(const Candidate& a, double pw, int32_t pid) {
 //  then its last swap puts the pivot at S and f(S) at hi - 1.
 // So one pass computes f into `tmp` (each read of tmp an earlier entry) and
 // compacts the "before" entries in place; the tail is copied from tmp.
-int32_t partition(Candidate* c, int32_t lo, int32_t hi, uint32_t& state, Candidate* tmp) {
+// `before_sum` (may be null): the weights of the "before" entries added in
+// their order, which is selectMass's sum over [lo, at) after the partition
+// (adding +0.0 for the others changes no bit of a sum of positive weights).
+int32_t partition(Candidate* c, int32_t lo, int32_t hi, uint32_t& state, Candidate* tmp, double* before_sum = nullptr) {
   const int32_t p = lo + static_cast<int32_t>(next_pivot(state) % static_cast<uint32_t>(hi - lo));
   std::swap(c[p], c[hi - 1]);
   const Candidate pivot = c[hi - 1];
@@ -54,6 +57,7 @@ int32_t partition(Candidate* c, int32_t lo, int32_t hi, uint32_t& state, Candida
   const int32_t end = hi - 1;
   int32_t store = lo;
   Candidate* f = tmp - lo;  // f[q] for q in [lo, end)
+  double sum = 0;
   for (int32_t q = lo; q < end; ++q) {
     const Candidate x = c[q];
     const bool b = before(x, pw, pid);
@@ -70,7 +74,9 @@ int32_t partition(Candidate* c, int32_t lo, int32_t hi, uint32_t& state, Candida
     c[store] = x;
 #endif
     store += b;
+    sum += x.weight * static_cast<double>(b);  // w * 1 or w * 0: exact, and no branch
   }
+  if (before_sum != nullptr) *before_sum = sum;
   for (int32_t q = store + 1; q < end; ++q) c[q] = f[q];
   if (store < end) c[end] = f[store];
   c[store] = pivot;
@@ -96,9 +102,8 @@ int32_t select_mass(Candidate* c, int32_t n, double mass, Candidate* tmp) {
   int32_t lo = 0, hi = n;
   double need = mass;
   while (hi > lo) {
-    const int32_t at = partition(c, lo, hi, state, tmp);
-    double sum_before = 0;
-    for (int32_t i = lo; i < at; ++i) sum_before += c[i].weight;
+    double sum_before;
+    const int32_t at = partition(c, lo, hi, state, tmp, &sum_before);
     if (sum_before >= need) {
       hi = at;
       continue;
