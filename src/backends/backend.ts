@@ -181,6 +181,17 @@ export interface SamplingRows {
   readonly counted: Int32Array;
   readonly counts: Int32Array;
   readonly countedBegins: Int32Array;
+  /**
+   * Optional, guided rows: masks[r] is row r's grammar mask (bit t set iff token t is
+   * allowed, (vocab + 31) / 32 words) or null. The engine fills these while the
+   * step runs, then stores 1 in masksReady[0] (Atomics.store): a backend reads
+   * them only after that, applies each after its NaN / infinity check (refused
+   * tokens become -Infinity, and stay so in the logits it returns), and samples
+   * the masked row. A backend that cannot wait leaves those rows unsampled.
+   */
+  readonly masks?: readonly (Uint32Array | null)[];
+  /** [1], on a SharedArrayBuffer: 0 until the masks are filled. */
+  readonly masksReady?: Int32Array;
 }
 
 /** StepResult.sampled: per row of the step (R = logitsIndices.length). */

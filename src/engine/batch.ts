@@ -6,6 +6,13 @@
 
 import { SAMPLING_PARAMS, type SamplingRows, type StepBatch } from '../backends/backend.js';
 import type { Sampler } from '../sampling/sampler.js';
+
+/** What the backend needs to sample a request's row itself: its sampler, and a guided request's mask. */
+export interface BackendSampling {
+  readonly sampler: Sampler;
+  /** Filled while the step runs; the engine then sets StepBatch.sampling.masksReady. */
+  readonly mask?: Uint32Array;
+}
 import type { KvCacheManager } from './kv/kv-cache-manager.js';
 import type { Request } from './request.js';
 import type { StepPlan } from './scheduler.js';
@@ -21,7 +28,7 @@ export function buildBatch(
   plan: StepPlan,
   kv: KvCacheManager,
   takesArgmax: (request: Request) => boolean = () => false,
-  backendSampler: (request: Request) => Sampler | undefined = () => undefined,
+  backendSampler: (request: Request) => BackendSampling | undefined = () => undefined,
 ): StepBatch {
   const entries = plan.scheduled;
   const numSeqs = entries.length;
@@ -34,7 +41,7 @@ export function buildBatch(
   const argmaxRows = new Uint8Array(numSeqs);
   let numLogits = 0;
   let numArgmax = 0;
-  let sampled: [row: number, sampler: Sampler][] | undefined;
+  let sampled: [row: number, sampling: BackendSampling][] | undefined;
   const tables: (readonly number[])[] = new Array(numSeqs);
   let token = 0;
   let maxContextLen = 0;
@@ -95,12 +102,14 @@ export function buildBatch(
 }
 
 /** StepBatch.sampling for `rows` logits rows, of which `sampled` lists the backend's, in row order. */
-function samplingRows(rows: number, sampled: readonly [number, Sampler][]): SamplingRows {
+function samplingRows(rows: number, sampled: readonly [number, BackendSampling][]): SamplingRows {
   const flags = new Uint8Array(rows);
   const params = new Float64Array(rows * SAMPLING_PARAMS);
   let numSeen = 0;
   let numCounted = 0;
-  for (const [, sampler] of sampled) {
+  let masks: (Uint32Array | null)[] | undefined;
+  for (const [row, { sampler, mask }] of sampled) {
+    if (mask !== undefined) (masks ??= new Array<Uint32Array | null>(rows).fill(null))[row] = mask;
     numSeen += sampler.seenTokens.length;
     numCounted += sampler.outputTokenCounts.size;
   }
@@ -118,7 +127,7 @@ function samplingRows(rows: number, sampled: readonly [number, Sampler][]): Samp
     const entry = sampled[next];
     if (entry === undefined || entry[0] !== row) continue;
     next++;
-    const sampler = entry[1];
+    const { sampler } = entry[1];
     flags[row] = 1;
     sampler.writeParams(params, row * SAMPLING_PARAMS);
     for (const token of sampler.seenTokens) seen[s++] = token;
@@ -129,5 +138,6 @@ function samplingRows(rows: number, sampled: readonly [number, Sampler][]): Samp
   }
   seenBegins[rows] = s;
   countedBegins[rows] = c;
-  return { rows: flags, params, seen, seenBegins, counted, counts, countedBegins };
+  const base = { rows: flags, params, seen, seenBegins, counted, counts, countedBegins };
+  return masks === undefined ? base : { ...base, masks, masksReady: new Int32Array(new SharedArrayBuffer(4)) };
 }

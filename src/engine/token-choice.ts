@@ -27,6 +27,7 @@
 import type { StepResult } from '../backends/backend.js';
 import { applyMask, type TokenGrammar } from '../guided/grammar.js';
 import { NonFiniteLogitsError, Sampler, allFinite, argmax, type SampledToken } from '../sampling/sampler.js';
+import type { BackendSampling } from './batch.js';
 import type { RequestSpec } from './request.js';
 import { err, ok, type Result } from './result.js';
 
@@ -47,8 +48,12 @@ export class TokenChoice {
   private maskFilled = false;
   /** Whether the token is the argmax of the model's row as is (greedy, no penalties, logprobs or grammar). */
   readonly takesArgmax: boolean;
-  /** Whether the backend may run the sampling chain for this request (sampled, unguided): see `backendSampler`. */
+  /** Whether the backend may run the sampling chain for this request (sampled, unguided): see `backendSampling`. */
   private readonly backendSamples: boolean;
+  /** What the backend gets for an unguided request (constant); guided ones get theirs per step. */
+  private readonly unguidedSampling: BackendSampling | undefined;
+  /** Whether the step in flight asked the backend to sample this guided request's masked row. */
+  private maskSent = false;
   /**
    * Whether a choice may cost milliseconds (a draw over the whole vocabulary):
    * the engine lets the event loop in between such choices.
@@ -65,6 +70,7 @@ export class TokenChoice {
     }
     this.takesArgmax = this.sampler.isPlainGreedy && this.grammar === undefined;
     this.backendSamples = !this.sampler.isPlainGreedy && this.grammar === undefined;
+    this.unguidedSampling = this.backendSamples ? { sampler: this.sampler } : undefined;
     this.isSlow = !this.sampler.isPlainGreedy;
   }
 
@@ -92,12 +98,17 @@ export class TokenChoice {
   }
 
   /**
-   * The sampler whose chain the backend may run on this request's row
-   * (StepBatch.sampling): the sampled path of an unguided request; undefined otherwise.
-   * Guided rows are sampled here, after their mask (filled while the step runs).
+   * What the backend needs to run the sampling chain on this request's row this
+   * step (StepBatch.sampling), undefined when it must not: the sampled path of an
+   * unguided request; a guided one whose grammar constrains this token, with its
+   * mask (filled by `prepare` while the step runs; the grammar only changes in
+   * `accept`, so whether it is in free text is known now: T1). Guided free text is
+   * drawn here (the grammar is asked about the drawn token first). Called once per step.
    */
-  get backendSampler(): Sampler | undefined {
-    return this.backendSamples ? this.sampler : undefined;
+  backendSampling(): BackendSampling | undefined {
+    if (this.grammar === undefined) return this.unguidedSampling;
+    this.maskSent = !this.grammar.isFreeText();
+    return this.maskSent ? { sampler: this.sampler, mask: this.mask! } : undefined;
   }
 
   /** Advances the grammar by the chosen token; false (nothing changes) if the grammar refuses it. */
@@ -139,6 +150,12 @@ export class TokenChoice {
           },
         },
       });
+    }
+    const sampled = result.sampled;
+    if (this.maskSent && sampled !== undefined && ((sampled.flags[row] ?? 0) & 1) !== 0) {
+      // The backend checked the raw row (T2), applied the mask, and ran the chain.
+      if ((sampled.flags[row]! & 4) !== 0) throw new NonFiniteLogitsError();
+      return sampler.takeSampled(sampled, row, logits, offset);
     }
     if (!allFinite(logits.subarray(offset, offset + vocab))) throw new NonFiniteLogitsError(); // T2
     applyMask(logits, offset, vocab, mask!);

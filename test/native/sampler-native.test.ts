@@ -10,7 +10,8 @@ import { SAMPLING_PARAMS, type SampledRows } from '../../src/backends/backend.js
 import { loadNativeBinding } from '../../src/backends/cpu/native-binding.js';
 import { GREEDY, type SamplingParams } from '../../src/sampling/params.js';
 import { Rng } from '../../src/sampling/rng.js';
-import { NonFiniteLogitsError, Sampler, type SampledToken } from '../../src/sampling/sampler.js';
+import { applyMask } from '../../src/guided/grammar.js';
+import { NonFiniteLogitsError, Sampler, allFinite, argmax, type SampledToken } from '../../src/sampling/sampler.js';
 
 const testing = loadNativeBinding().testing;
 const KERNELS = (['baseline', 'avx2'] as const).filter((kernel) => kernel === 'baseline' || testing.supportedKernelSets().includes('avx2'));
@@ -26,7 +27,15 @@ function jsStep(sampler: Sampler, row: Float32Array): Outcome {
   }
 }
 
-function nativeStep(kernel: 'baseline' | 'avx2', sampler: Sampler, row: Float32Array): Outcome {
+/** The engine's guided path (token-choice.ts): the raw row checked, masked, then argmax or the sampler. */
+function jsMaskedStep(sampler: Sampler, row: Float32Array, mask: Uint32Array): Outcome {
+  const copy = Float32Array.from(row);
+  if (!allFinite(copy)) return 'non-finite';
+  applyMask(copy, 0, copy.length, mask);
+  return sampler.isPlainGreedy ? { token: argmax(copy, 0, copy.length) } : sampler.sample(copy, 0, copy.length, { masked: true });
+}
+
+function nativeStep(kernel: 'baseline' | 'avx2', sampler: Sampler, row: Float32Array, mask?: Uint32Array): Outcome {
   const params = new Float64Array(SAMPLING_PARAMS);
   sampler.writeParams(params, 0);
   const counts = [...sampler.outputTokenCounts];
@@ -38,9 +47,12 @@ function nativeStep(kernel: 'baseline' | 'avx2', sampler: Sampler, row: Float32A
     Int32Array.from(sampler.seenTokens),
     Int32Array.from(counts, ([token]) => token),
     Int32Array.from(counts, ([, count]) => count),
+    mask,
   )!;
-  // The penalties are undone: the logits go back to JavaScript as the model gave them.
-  expect(values).toEqual(row);
+  // The penalties are undone: the logits go back to JavaScript as the model gave them (masked, with a mask).
+  const expected = Float32Array.from(row);
+  if (mask !== undefined && allFinite(row)) applyMask(expected, 0, expected.length, mask);
+  expect(values).toEqual(expected);
   if ((result.flags & 4) !== 0) return 'non-finite';
   expect(result.flags & 1).toBe(1);
   const sampled: SampledRows = {
@@ -195,6 +207,42 @@ describe('native sampling chain', () => {
       const rows = [makeRow('flat', vocab, rng), makeRow('peaked', vocab, rng)];
       expectSame(params, rows, [10, 20, 151_935], JSON.stringify(params));
     }
+  });
+
+  it('masks guided rows before the chain as the engine does, all-masked rows included', () => {
+    const vocab = 2500;
+    const rng = new Rng(17);
+    const words = (vocab + 31) >>> 5;
+    const masks: Record<string, Uint32Array> = {
+      all: new Uint32Array(words).fill(0xffffffff),
+      half: Uint32Array.from({ length: words }, () => (rng.next() * 2 ** 32) >>> 0),
+      sparse: Uint32Array.from({ length: words }, () => (rng.next() < 0.05 ? 1 << Math.floor(rng.next() * 32) : 0)),
+      one: (() => {
+        const m = new Uint32Array(words);
+        m[40] = 1 << 7;
+        return m;
+      })(),
+      none: new Uint32Array(words),
+    };
+    for (const [name, mask] of Object.entries(masks))
+      for (const kind of ['flat', 'peaked', 'nan', 'all -inf'] as const)
+        for (const params of [
+          GREEDY,
+          base({ temperature: 0.7, topP: 0.9 }),
+          base({ temperature: 0, logprobs: 4 }),
+          base({ temperature: 1, topK: 5, minP: 0.1, logprobs: 3, repetitionPenalty: 1.4, frequencyPenalty: 0.5 }),
+          base({ temperature: 1e-7, topP: 1e-9, presencePenalty: 2 }),
+        ])
+          for (const kernel of KERNELS) {
+            const js = new Sampler(params, [1, 2, 3]);
+            const native = new Sampler(params, [1, 2, 3]);
+            for (let step = 0; step < 3; step++) {
+              const row = makeRow(kind, vocab, rng);
+              const expected = jsMaskedStep(js, row, mask);
+              const actual = nativeStep(kernel, native, row, mask);
+              if (!Object.is(expected, actual)) expect(actual, `${name} ${kind} ${kernel} ${JSON.stringify(params)} step ${step}`).toEqual(expected);
+            }
+          }
   });
 
   it('uses the random number exactly when the JS sampler draws', () => {

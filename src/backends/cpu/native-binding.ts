@@ -132,7 +132,8 @@ export interface NativeTesting {
   argmax(kernel: 'baseline' | 'avx2', values: Float32Array): number | null;
   /**
    * The native sampling chain on one row as a step runs it (native/src/cpu/sample/sampler.h), with one
-   * kernel set's exp passes; params as StepBatch.sampling.params' row. `values` is put back as it was.
+   * kernel set's exp passes; params as StepBatch.sampling.params' row. `values` is put back as it was,
+   * or masked with `mask` (a grammar mask, StepBatch.sampling.masks) when given.
    * Null when this CPU or build has no AVX2 and 'avx2' is asked for.
    */
   sampleRow(
@@ -142,6 +143,7 @@ export interface NativeTesting {
     seen: Int32Array,
     counted: Int32Array,
     counts: Int32Array,
+    mask?: Uint32Array,
   ): { token: number; flags: number; max: number; sum: number; top: Int32Array } | null;
   /** V8's Math.exp as the native sampler computes it (native/src/cpu/sample/js_math.h), with one kernel set. */
   jsExp(kernel: 'baseline' | 'avx2', x: Float64Array): Float64Array | null;

@@ -84,8 +84,10 @@ std::vector<uint8_t> read_optional_uint8s(const Napi::Object& o, const char* nam
   return std::vector<uint8_t>(a.Data(), a.Data() + a.ElementLength());
 }
 
-// batch.sampling (StepBatch.sampling), copied; absent: an empty input.
-SamplingInput read_sampling(const Napi::Object& b) {
+// batch.sampling (StepBatch.sampling), copied; absent: an empty input. Its
+// masks and masksReady are read in place, while the step runs: `keep` holds
+// references to them until the job is done.
+SamplingInput read_sampling(const Napi::Object& b, int32_t vocab, std::vector<Napi::Reference<Napi::Value>>& keep) {
   SamplingInput in;
   const Napi::Value v = b.Get("sampling");
   if (v.IsUndefined() || v.IsNull()) return in;
@@ -103,6 +105,29 @@ SamplingInput read_sampling(const Napi::Object& b) {
   in.counts = read_int32s(o, "counts");
   in.counted_begins = read_int32s(o, "countedBegins");
   if (in.rows.empty()) throw Napi::TypeError::New(b.Env(), "sampling.rows must be a Uint8Array of logitsIndices.length entries");
+  const Napi::Value masks = o.Get("masks");
+  if (!masks.IsUndefined() && !masks.IsNull()) {
+    if (!masks.IsArray()) throw Napi::TypeError::New(b.Env(), "sampling.masks must be an array");
+    const Napi::Array list = masks.As<Napi::Array>();
+    const size_t words = (static_cast<size_t>(vocab) + 31) / 32;
+    for (uint32_t i = 0; i < list.Length(); ++i) {
+      const Napi::Value m = list.Get(i);
+      if (m.IsUndefined() || m.IsNull()) {
+        in.masks.push_back(nullptr);
+        continue;
+      }
+      if (!m.IsTypedArray() || m.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array ||
+          m.As<Napi::Uint32Array>().ElementLength() < words)
+        throw Napi::TypeError::New(b.Env(), "sampling.masks entries must be Uint32Arrays of (vocab + 31) / 32 words, or null");
+      in.masks.push_back(m.As<Napi::Uint32Array>().Data());
+      keep.push_back(Napi::Persistent(m));
+    }
+    const Napi::Value ready = o.Get("masksReady");
+    if (!ready.IsTypedArray() || ready.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array || ready.As<Napi::Int32Array>().ElementLength() < 1)
+      throw Napi::TypeError::New(b.Env(), "sampling.masksReady must be an Int32Array (on a SharedArrayBuffer)");
+    in.masks_ready = ready.As<Napi::Int32Array>().Data();
+    keep.push_back(Napi::Persistent(ready));
+  }
   return in;
 }
 
@@ -155,9 +180,10 @@ class CacheJob : public Job {
 class StepJob : public Job {
  public:
   StepJob(Napi::Env env, Napi::Object owner, bool* busy, Model* model, StepInput step, std::shared_ptr<LogitsBuffers> buffers,
-          bool copy_logits, SamplingInput sampling, std::shared_ptr<SamplerScratchPool> scratch)
+          bool copy_logits, SamplingInput sampling, std::shared_ptr<SamplerScratchPool> scratch,
+          std::vector<Napi::Reference<Napi::Value>> keep)
       : Job(env, owner, busy), model_(model), step_(std::move(step)), buffers_(std::move(buffers)), copy_logits_(copy_logits),
-        sampling_(std::move(sampling)), scratch_(std::move(scratch)) {}
+        sampling_(std::move(sampling)), scratch_(std::move(scratch)), keep_(std::move(keep)) {}
   void Execute() override {
     guarded([&] {
       std::string error = validate_step(*model_, step_);
@@ -200,6 +226,7 @@ class StepJob : public Job {
   SamplingInput sampling_;       // batch.sampling; empty when absent
   std::shared_ptr<SamplerScratchPool> scratch_;
   SamplingOutput sampled_;
+  std::vector<Napi::Reference<Napi::Value>> keep_;  // the masks and masksReady sampling_ points into (released on the JS thread, with the job)
 
   // {tokens, flags, stats, top, topWidth}: StepResult.sampled.
   Napi::Object sampled_result(Napi::Env env) {
@@ -393,7 +420,9 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       step.logits_indices = read_int32s(b, "logitsIndices");
       step.block_copies = read_int32s(b, "blockCopies", true);
       step.argmax_rows = read_optional_uint8s(b, "argmaxRows");
-      SamplingInput sampling = read_sampling(b);
+      std::vector<Napi::Reference<Napi::Value>> keep;
+      require_available(env);
+      SamplingInput sampling = read_sampling(b, model_->config.vocab, keep);
       step.max_context_len = to_int64(env, b.Get("maxContextLen"), "maxContextLen", 0, 2147483647.0);
       require_available(env);
       if (!weights_ready_) {
@@ -403,7 +432,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       }
       return queue(
           new StepJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), std::move(step), logits_buffers_, copy_logits_,
-                      std::move(sampling), sampler_scratch_));
+                      std::move(sampling), sampler_scratch_, std::move(keep)));
     });
   }
 

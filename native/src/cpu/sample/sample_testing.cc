@@ -1,7 +1,7 @@
 // Test hooks of the native sampler (see sampler.h, js_math.h):
-//   sampleRow(kernel, values, params, seen, counted, counts)
+//   sampleRow(kernel, values, params, seen, counted, counts, mask?)
 //     -> {token, flags, max, sum, top: Int32Array} or null when `kernel` ('baseline' | 'avx2') cannot run here;
-//        values (Float32Array, one logits row) is sampled in place and put back as it was.
+//        values (Float32Array, one logits row) is sampled in place and put back as it was (masked, with a mask).
 //   jsExp(kernel, x: Float64Array) -> Float64Array or null; jsLog(x: Float64Array) -> Float64Array.
 #include "sample/sample_testing.h"
 
@@ -49,6 +49,12 @@ Napi::Value sample_row_js(const Napi::CallbackInfo& info) {
   Napi::Int32Array counted = typed<Napi::Int32Array>(info, 4, napi_int32_array, "counted");
   Napi::Int32Array counts = typed<Napi::Int32Array>(info, 5, napi_int32_array, "counts");
   const size_t n = values.ElementLength();
+  const uint32_t* mask = nullptr;
+  if (info.Length() > 6 && !info[6].IsUndefined()) {
+    Napi::Uint32Array m = typed<Napi::Uint32Array>(info, 6, napi_uint32_array, "mask");
+    if (m.ElementLength() < (n + 31) / 32) throw Napi::RangeError::New(env, "mask must have (values.length + 31) / 32 words");
+    mask = m.Data();
+  }
   if (n == 0 || n > 0x7FFFFFFF) throw Napi::RangeError::New(env, "values must hold 1 to 2^31 - 1 logits");
   if (counted.ElementLength() != counts.ElementLength()) throw Napi::RangeError::New(env, "counted and counts differ in length");
   SamplingInput in;
@@ -67,7 +73,7 @@ Napi::Value sample_row_js(const Napi::CallbackInfo& info) {
   double stats[2] = {0, 0};
   std::vector<int32_t> top(static_cast<size_t>(in.params[kLogprobs]), -1);
   sample_row(simd, values.Data(), static_cast<int32_t>(n), in.params.data(), in.seen.data(), in.seen.size(), in.counted.data(),
-             in.counts.data(), in.counted.size(), scratch, token, flags, stats, top.data());
+             in.counts.data(), in.counted.size(), scratch, token, flags, stats, top.data(), mask);
   Napi::Object out = Napi::Object::New(env);
   out.Set("token", Napi::Number::New(env, token));
   out.Set("flags", Napi::Number::New(env, flags));

@@ -2,7 +2,9 @@
 // src/sampling/sampler.ts or selection.ts; the comments say which.
 #include "sample/sampler.h"
 
+#include <chrono>
 #include <cmath>
+#include <thread>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -150,6 +152,7 @@ void top_logprobs(bool simd, const float* row, int32_t vocab, int32_t n, double*
     if (size == n && logprob <= best_lp[n - 1]) continue;
     int32_t at = size;
     while (at > 0 && best_lp[at - 1] < logprob) --at;
+    if (at >= n) continue;  // a NaN logprob (an all-masked row): the JS splices it in at n and pops it
     const int32_t last = size < n ? size : n - 1;
     for (int32_t j = last; j > at; --j) {
       best_lp[j] = best_lp[j - 1];
@@ -226,13 +229,22 @@ int32_t draw(bool simd, const float* row, int32_t vocab, const double* p, Sample
 
 void sample_row(bool simd, float* row, int32_t vocab, const double* p, const int32_t* seen, size_t num_seen, const int32_t* counted,
                 const int32_t* counts, size_t num_counted, SamplerScratch& scratch, int32_t& token, uint8_t& flags, double* stats,
-                int32_t* top) {
+                int32_t* top, const uint32_t* mask) {
   token = -1;
   flags = kSampled;
   if (!all_finite(row, vocab)) {
     flags |= kNonFinite;
     return;
   }
+  // applyMask() (src/guided/grammar.ts): a refused token's logit is -Infinity.
+  if (mask != nullptr)
+    for (int32_t w = 0; w * 32 < vocab; ++w) {
+      const uint32_t word = mask[w];
+      if (word == 0xFFFFFFFFu) continue;
+      const int32_t end = vocab - w * 32 < 32 ? vocab - w * 32 : 32;
+      for (int32_t b = 0; b < end; ++b)
+        if ((word & (1u << b)) == 0) row[w * 32 + b] = -std::numeric_limits<float>::infinity();
+    }
   const int32_t logprobs = static_cast<int32_t>(p[kLogprobs]);
   if (logprobs > 0) top_logprobs(simd, row, vocab, logprobs, stats, top);
   scratch.saved.clear();
@@ -260,6 +272,8 @@ std::string validate_sampling(const SamplingInput& in, size_t rows, int32_t voca
   if (e.empty()) e = check_begins(in.counted_begins, in.counted.size(), "countedBegins");
   if (!e.empty()) return e;
   if (in.counts.size() != in.counted.size()) return "sampling.counts must have one entry per sampling.counted token";
+  if (!in.masks.empty() && (in.masks.size() != rows || in.masks_ready == nullptr))
+    return "sampling.masks must have logitsIndices.length entries, with masksReady";
   for (size_t r = 0; r < rows; ++r) {
     if (in.rows[r] == 0) continue;
     const double* p = in.params.data() + r * kSamplingParams;
@@ -273,6 +287,18 @@ std::string validate_sampling(const SamplingInput& in, size_t rows, int32_t voca
   }
   (void)vocab;
   return "";
+}
+
+bool wait_for_masks(const int32_t* masks_ready, int timeout_ms) {
+  if (masks_ready == nullptr) return false;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  // Atomics.store on the main thread after the masks' plain writes: an acquire load here sees them.
+  for (int spins = 0; __atomic_load_n(masks_ready, __ATOMIC_ACQUIRE) == 0; ++spins) {
+    if (spins < 1000) continue;
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return true;
 }
 
 void SamplerScratchPool::ensure(int threads) {
@@ -291,15 +317,20 @@ void sample_rows(const SamplingInput& in, float* logits, size_t rows, int32_t vo
   out.top.assign(rows * static_cast<size_t>(width), -1);
   scratch.ensure(pool.size());
   const bool simd = exp_rows_simd();
+  // Masked rows wait for their masks; without them (a timeout) they are left to the engine.
+  bool masks_ready = true;
+  if (!in.masks.empty()) masks_ready = wait_for_masks(in.masks_ready, 10000);
   pool.parallel_for(rows, 1, [&](size_t begin, size_t end, int thread) {
     SamplerScratch& s = scratch.at(thread);
     for (size_t r = begin; r < end; ++r) {
       if (in.rows[r] == 0) continue;
+      const uint32_t* mask = in.masks.empty() ? nullptr : in.masks[r];
+      if (mask != nullptr && !masks_ready) continue;
       const size_t seen_at = static_cast<size_t>(in.seen_begins[r]), counted_at = static_cast<size_t>(in.counted_begins[r]);
       sample_row(simd, logits + r * static_cast<size_t>(vocab), vocab, in.params.data() + r * kSamplingParams, in.seen.data() + seen_at,
                  static_cast<size_t>(in.seen_begins[r + 1]) - seen_at, in.counted.data() + counted_at, in.counts.data() + counted_at,
                  static_cast<size_t>(in.counted_begins[r + 1]) - counted_at, s, out.tokens[r], out.flags[r], out.stats.data() + r * 2,
-                 out.top.data() + r * static_cast<size_t>(width));
+                 out.top.data() + r * static_cast<size_t>(width), mask);
     }
   });
 }

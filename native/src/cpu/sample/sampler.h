@@ -56,6 +56,11 @@ struct SamplingInput {
   std::vector<int32_t> counted;        // generated tokens, each once per row
   std::vector<int32_t> counts;         // their occurrences
   std::vector<int32_t> counted_begins; // [R + 1]
+  // Guided rows: masks[r] (or null) is the grammar's mask of row r, bit t set iff
+  // token t is allowed, (vocab + 31) / 32 words; JavaScript fills them while the
+  // step runs and then stores 1 in *masks_ready (see wait_for_masks).
+  std::vector<const uint32_t*> masks;  // [R] or empty
+  const int32_t* masks_ready = nullptr;
   bool empty() const { return rows.empty(); }
 };
 
@@ -92,13 +97,21 @@ class SamplerScratchPool {
   std::vector<std::unique_ptr<SamplerScratch>> per_thread_;
 };
 
+// Waits (this thread) until JavaScript has filled the step's masks: *masks_ready
+// becomes nonzero. False after `timeout_ms` (then the masked rows are not sampled
+// here, and the engine samples them).
+bool wait_for_masks(const int32_t* masks_ready, int timeout_ms);
+
 // Samples every row `in.rows` asks for, rows spread over the pool's threads.
+// A row with a mask is masked first (its logits stay masked: what the engine's
+// JS path reads too), after the check for NaN and infinities.
 void sample_rows(const SamplingInput& in, float* logits, size_t rows, int32_t vocab, ThreadPool& pool, SamplerScratchPool& scratch,
                  SamplingOutput& out);
 
 // One row (the test hook and sample_rows; simd: the AVX2 exp passes, exp_rows.h): writes token, flags, stats[2], top[params[kLogprobs]].
+// mask: null, or the row's grammar mask (applied after the finite check, as the engine's guided path).
 void sample_row(bool simd, float* row, int32_t vocab, const double* params, const int32_t* seen, size_t num_seen, const int32_t* counted,
                 const int32_t* counts, size_t num_counted, SamplerScratch& scratch, int32_t& token, uint8_t& flags, double* stats,
-                int32_t* top);
+                int32_t* top, const uint32_t* mask = nullptr);
 
 }  // namespace weft
