@@ -1,6 +1,8 @@
 // The scalar exp passes and the choice by kernel set (see exp_rows.h).
 #include "sample/exp_rows.h"
 
+#include <limits>
+
 #include "base/cpu_features.h"
 #include "sample/js_math.h"
 
@@ -36,6 +38,16 @@ bool exp_rows_simd() {
 #else
   return false;
 #endif
+}
+
+double row_max(bool simd, const float* row, int32_t n) {
+#if defined(WEFT_AVX2_KERNELS)
+  if (simd) return row_max_avx2(row, n);
+#endif
+  float max = -std::numeric_limits<float>::infinity();
+  for (int32_t i = 0; i < n; ++i)
+    if (row[i] > max) max = row[i];
+  return max;
 }
 
 double sum_exp_minus(bool simd, const float* row, int32_t n, double max) {

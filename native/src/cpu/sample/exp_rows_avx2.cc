@@ -75,6 +75,23 @@ inline __m256d widen4(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p));
 
 }  // namespace
 
+float row_max_avx2(const float* row, int32_t n) {
+  __m256 m0 = _mm256_set1_ps(-__builtin_inff()), m1 = m0;
+  int32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    m0 = _mm256_max_ps(m0, _mm256_loadu_ps(row + i));
+    m1 = _mm256_max_ps(m1, _mm256_loadu_ps(row + i + 8));
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_max_ps(m0, m1));
+  float max = lanes[0];
+  for (int l = 1; l < 8; ++l)
+    if (lanes[l] > max) max = lanes[l];
+  for (; i < n; ++i)
+    if (row[i] > max) max = row[i];
+  return max;
+}
+
 void exp_avx2(const double* x, double* out, int32_t n) {
   int32_t i = 0;
   for (; i + 4 <= n; i += 4) {

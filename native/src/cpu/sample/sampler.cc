@@ -132,9 +132,7 @@ bool all_finite(const float* row, int32_t n) {
 // lower id first). logSumExp uses fdlibm's log (js_math.h); JavaScript
 // computes the reported values from stats with its own Math.log.
 void top_logprobs(bool simd, const float* row, int32_t vocab, int32_t n, double* stats, int32_t* top) {
-  double max = -std::numeric_limits<double>::infinity();
-  for (int32_t i = 0; i < vocab; ++i)
-    if (row[i] > max) max = row[i];
+  const double max = row_max(simd, row, vocab);
   const double sum = sum_exp_minus(simd, row, vocab, max);
   const double log_sum_exp = max + jsmath::log(sum);
   stats[0] = max;
@@ -197,9 +195,7 @@ void apply_penalties(float* row, int32_t vocab, const double* p, const int32_t* 
 int32_t draw(bool simd, const float* row, int32_t vocab, const double* p, SamplerScratch& scratch, bool& drew) {
   const double temperature = p[kTemperature], top_p = p[kTopP], min_p = p[kMinP];
   const int32_t top_k = static_cast<int32_t>(p[kTopK]);
-  double max = -std::numeric_limits<double>::infinity();
-  for (int32_t i = 0; i < vocab; ++i)
-    if (row[i] > max) max = row[i];
+  const double max = row_max(simd, row, vocab);
   if (!std::isfinite(max)) return argmax_kernel()(row, vocab);
   const double floor = p[kLogFloor] * temperature + max;
   if (scratch.candidates.size() < static_cast<size_t>(vocab)) scratch.candidates.resize(static_cast<size_t>(vocab));
