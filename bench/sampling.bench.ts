@@ -9,7 +9,11 @@
  * prompts (ignoreEos), aggregate tok/s over the whole run (prefill included),
  * and the main thread's CPU time per generated token (its own schedstat, so the
  * forward pass on the worker threads is not in it). Cases alternate within a
- * round; ROUNDS rounds; medians. The ratios are of medians of the same run.
+ * round; ROUNDS rounds; medians. A ratio (x over greedy) is the median over the
+ * rounds of that round's x / greedy with the same stream count (run next to each
+ * other, so a busy host slows both). Then the chain's own cost: one row of
+ * 151,936 flat logits (the worst case: every token a candidate) sampled by the
+ * native chain (testing.sampleRow, this process's kernel set) and by the JS sampler.
  *
  * Run: npm run bench:sampling [-- --model file.gguf] [--rounds N] [--tokens N] [--threads N]
  * (default model: bench/vs-llama-cpp's Q8_0 file, the Qwen3-0.6B shape with a
@@ -24,6 +28,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Backend, StepBatch, StepResult } from '../src/backends/backend.js';
 import { CpuBackend } from '../src/backends/cpu/cpu-backend.js';
+import { SAMPLING_PARAMS } from '../src/backends/backend.js';
+import { loadNativeBinding } from '../src/backends/cpu/native-binding.js';
+import { GREEDY as GREEDY_PARAMS } from '../src/sampling/params.js';
+import { Rng } from '../src/sampling/rng.js';
+import { Sampler } from '../src/sampling/sampler.js';
 import { Pipeline } from '../src/create.js';
 import type { GenerateOptions } from '../src/index.js';
 
@@ -116,6 +125,37 @@ async function run(c: Case, salt: number): Promise<Run> {
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** ms per row of 151,936 flat logits: the native chain (this process's kernel set) and the JS sampler, per setting. */
+function rowCosts(): Record<string, { native: number; js: number }> {
+  const testing = loadNativeBinding().testing;
+  const kernel = nativeBackend.kernels === 'baseline' ? 'baseline' : 'avx2';
+  const rng = new Rng(5);
+  const row = Float32Array.from({ length: 151_936 }, () => rng.next() * 4 - 2);
+  const prompt = Array.from({ length: 48 }, (_, i) => i * 3001);
+  const out: Record<string, { native: number; js: number }> = {};
+  for (const [name, options] of [['sampled', SAMPLED], ['topK', TOP_K], ['penalties', PENALTIES]] as const) {
+    const params = { ...GREEDY_PARAMS, ...options, seed: 1 } as typeof GREEDY_PARAMS;
+    const sampler = new Sampler(params, prompt);
+    const p = new Float64Array(SAMPLING_PARAMS);
+    sampler.writeParams(p, 0);
+    const seen = Int32Array.from(sampler.seenTokens);
+    const none = new Int32Array(0);
+    const nativeMs: number[] = [];
+    const jsMs: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      let t = performance.now();
+      testing.sampleRow(kernel, row, p, seen, none, none);
+      nativeMs.push(performance.now() - t);
+      const copy = Float32Array.from(row);
+      t = performance.now();
+      new Sampler(params, prompt).sample(copy, 0, copy.length);
+      jsMs.push(performance.now() - t);
+    }
+    out[name] = { native: median(nativeMs), js: median(jsMs) };
+  }
+  return out;
+}
 try {
   for (const c of CASES) await run({ ...c, streams: Math.min(c.streams, 2) }, 0); // warm-up
   const runs = new Map<string, Run[]>(CASES.map((c) => [c.name, []]));
@@ -127,6 +167,7 @@ try {
     loads.push(loadavg()[0]!);
   }
   const tok = (name: string) => median(runs.get(name)!.map((r) => r.tokPerS));
+  const over = (name: string, base: string) => median(runs.get(name)!.map((r, i) => r.tokPerS / runs.get(base)!.at(i)!.tokPerS));
   const main = (name: string) => median(runs.get(name)!.map((r) => r.mainMsPerToken));
   console.log(`CPU: ${cpus()[0]?.model ?? 'unknown'} (${cpus().length} cores), kernels ${nativeBackend.kernels}, ${THREADS} threads; ${model}`);
   console.log(`${TOKENS} tokens a stream from 16-token prompts, aggregate tok/s (prefill included); ${ROUNDS} alternating rounds, medians; load average ${median(loads).toFixed(1)}`);
@@ -139,20 +180,23 @@ try {
     cpu: cpus()[0]?.model ?? 'unknown',
     kernels: nativeBackend.kernels,
     threads: THREADS,
-    sampledOverGreedy16: tok('sampled/16') / tok('greedy/16'),
-    sampledOverGreedy1: tok('sampled/1') / tok('greedy/1'),
-    penaltiesOverGreedy16: tok('penalties/16') / tok('greedy/16'),
-    penaltiesOverGreedy1: tok('penalties/1') / tok('greedy/1'),
-    topKOverGreedy16: tok('topK/16') / tok('greedy/16'),
-    topKOverGreedy1: tok('topK/1') / tok('greedy/1'),
-    jsSampledOverGreedy16: tok('jsSampled/16') / tok('greedy/16'),
-    jsSampledOverGreedy1: tok('jsSampled/1') / tok('greedy/1'),
-    jsPenaltiesOverGreedy16: tok('jsPenalties/16') / tok('greedy/16'),
+    sampledOverGreedy16: over('sampled/16', 'greedy/16'),
+    sampledOverGreedy1: over('sampled/1', 'greedy/1'),
+    penaltiesOverGreedy16: over('penalties/16', 'greedy/16'),
+    penaltiesOverGreedy1: over('penalties/1', 'greedy/1'),
+    topKOverGreedy16: over('topK/16', 'greedy/16'),
+    topKOverGreedy1: over('topK/1', 'greedy/1'),
+    jsSampledOverGreedy16: over('jsSampled/16', 'greedy/16'),
+    jsSampledOverGreedy1: over('jsSampled/1', 'greedy/1'),
+    jsPenaltiesOverGreedy16: over('jsPenalties/16', 'greedy/16'),
     mainMsPerSampledToken16: { native: main('sampled/16'), js: main('jsSampled/16') },
     mainMsPerSampledToken1: { native: main('sampled/1'), js: main('jsSampled/1') },
     tokPerS: Object.fromEntries(CASES.map((c) => [c.name, tok(c.name)])),
+    rowMs: rowCosts(),
     loadAverage: median(loads),
   };
+  for (const [name, cost] of Object.entries(summary.rowMs))
+    console.log(`  one flat 151,936-token row, ${name}: native ${cost.native.toFixed(2)} ms (one thread, kernels ${nativeBackend.kernels === 'baseline' ? 'baseline' : 'avx2'} exp passes), JS ${cost.js.toFixed(2)} ms`);
   console.log(
     `sampled/greedy: 16 streams ${summary.sampledOverGreedy16.toFixed(3)}x, 1 stream ${summary.sampledOverGreedy1.toFixed(3)}x; ` +
       `penalties+logprobs/greedy 16 streams ${summary.penaltiesOverGreedy16.toFixed(3)}x; JS-sampled/greedy 16 streams ${summary.jsSampledOverGreedy16.toFixed(3)}x`,

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend, StepBatch, StepResult } from '../../src/backends/backend.js';
 import { CpuBackend } from '../../src/backends/cpu/cpu-backend.js';
 import { Pipeline } from '../../src/create.js';
-import { sharedModel } from '../native/helpers.js';
+import { SAMPLING_PARAMS } from '../../src/backends/backend.js';
+import { buildBatch as stepBatch, sharedModel } from '../native/helpers.js';
 
 const model = sharedModel('stories260K');
 
@@ -18,7 +19,7 @@ class Recording implements Backend {
   readonly askedRows: number[] = [];
   readonly answered: number[] = [];
   constructor(
-    private readonly inner: CpuBackend,
+    readonly inner: CpuBackend,
     private readonly drop: boolean,
   ) {}
   get shape() {
@@ -111,5 +112,27 @@ describe.skipIf(model === undefined)('sampling on the CPU backend', () => {
     }
     // The masked steps were sampled by the backend (free text inside the string is drawn in JS).
     expect(native.answered.some((rows) => rows > 0)).toBe(true);
+  });
+
+  it('rejects a malformed StepBatch.sampling before the step runs, and keeps serving', async () => {
+    const base = stepBatch([{ tokens: [1, 2, 3], pastLen: 0, blocks: [1] }]);
+    const good = {
+      rows: Uint8Array.of(1),
+      params: new Float64Array(SAMPLING_PARAMS),
+      seen: new Int32Array(0),
+      seenBegins: new Int32Array(2),
+      counted: new Int32Array(0),
+      counts: new Int32Array(0),
+      countedBegins: new Int32Array(2),
+    };
+    const bad = [
+      { ...good, rows: Uint8Array.of(1, 1) },
+      { ...good, params: new Float64Array(3) },
+      { ...good, seenBegins: Int32Array.of(0, 5) },
+      { ...good, params: Float64Array.from({ length: SAMPLING_PARAMS }, (_, i) => (i === SAMPLING_PARAMS - 1 ? 1.5 : 0)) },
+      { ...good, masks: [new Uint32Array(1)], masksReady: new Int32Array(new SharedArrayBuffer(4)) },
+    ];
+    for (const sampling of bad) await expect(native.inner.execute({ ...base, sampling })).rejects.toThrow(/sampling/);
+    expect((await run(nativePipe, REQUESTS[0]!, 0)).tokenIds.length).toBe(24);
   });
 });
