@@ -54,6 +54,8 @@ export class TokenChoice {
   private readonly unguidedSampling: BackendSampling | undefined;
   /** Whether the step in flight asked the backend to sample this guided request's masked row. */
   private maskSent = false;
+  /** Whether it asked the backend to draw this guided request's free-text row unmasked (the grammar checks the token here). */
+  private freeTextSent = false;
   /**
    * Whether a choice may cost milliseconds (a draw over the whole vocabulary):
    * the engine lets the event loop in between such choices.
@@ -102,13 +104,16 @@ export class TokenChoice {
    * step (StepBatch.sampling), undefined when it must not: the sampled path of an
    * unguided request; a guided one whose grammar constrains this token, with its
    * mask (filled by `prepare` while the step runs; the grammar only changes in
-   * `accept`, so whether it is in free text is known now: T1). Guided free text is
-   * drawn here (the grammar is asked about the drawn token first). Called once per step.
+   * `accept`, so whether it is in free text is known now: T1); one in free text without
+   * a mask: the backend draws as if unguided, and `choose` keeps that token if the
+   * grammar allows it, else samples the row here from the start (its stream and
+   * penalties untouched by the backend's draw), mask and redraw included. Called once per step.
    */
   backendSampling(): BackendSampling | undefined {
     if (this.grammar === undefined) return this.unguidedSampling;
     this.maskSent = !this.grammar.isFreeText();
-    return this.maskSent ? { sampler: this.sampler, mask: this.mask! } : undefined;
+    this.freeTextSent = !this.maskSent;
+    return this.maskSent ? { sampler: this.sampler, mask: this.mask! } : { sampler: this.sampler };
   }
 
   /** Advances the grammar by the chosen token; false (nothing changes) if the grammar refuses it. */
@@ -141,6 +146,12 @@ export class TokenChoice {
       return sampler.takeSampled(sampled!, row, logits, offset);
     }
     if (!this.maskFilled) {
+      const sampled = result.sampled;
+      if (this.freeTextSent && sampled !== undefined && ((sampled.flags[row] ?? 0) & 1) !== 0) {
+        // The unmasked draw was the backend's: the JS sampler's first draw, so if the grammar allows it, it is the token.
+        if ((sampled.flags[row]! & 4) !== 0) throw new NonFiniteLogitsError();
+        if (grammar.allows(sampled.tokens[row]!)) return sampler.takeSampled(sampled, row, logits, offset);
+      }
       return sampler.sample(logits, offset, vocab, {
         check: {
           allows: (token) => grammar.allows(token),
