@@ -34,6 +34,8 @@ export type {
   KvPrecision,
   LoadProgress,
   ModelShape,
+  SampledRows,
+  SamplingRows,
   StepBatch,
   StepResult,
 } from './backends/backend.js';

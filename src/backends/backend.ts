@@ -129,6 +129,13 @@ export interface StepBatch {
    */
   readonly argmaxRows?: Uint8Array;
   /**
+   * Optional: the rows whose whole sampling chain the backend may run itself,
+   * each with its request's parameters and state (see SamplingRows). A backend
+   * that does answers in StepResult.sampled; one that ignores this leaves the
+   * engine to sample those rows from the logits, as always.
+   */
+  readonly sampling?: SamplingRows;
+  /**
    * Pairs (src, dst) of attention KV blocks to copy before the step
    * (copy-on-write after KvCacheManager.fork). Nothing sets it yet: its caller
    * is n > 1 sampling (issue #31), which forks a request's prompt blocks into
@@ -157,6 +164,64 @@ export interface StepResult {
    * -1 for the other rows.
    */
   readonly argmax?: Int32Array;
+  /** Optional: the answer to StepBatch.sampling (see SampledRows). */
+  readonly sampled?: SampledRows;
+}
+
+/**
+ * The per-row parameters in SamplingRows.params, SAMPLING_PARAMS doubles a row, in this order:
+ * temperature, topK, topP, minP, repetitionPenalty, presencePenalty,
+ * frequencyPenalty, logprobs, logFloor (`Math.max(Math.log(1e-10), minP > 0 ?
+ * Math.log(minP) : -Infinity)`, the candidates' floor as the JS sampler computes
+ * it) and random (the request's next Rng value, in [0, 1)).
+ */
+export const SAMPLING_PARAMS = 10;
+
+/**
+ * StepBatch.sampling: what a backend needs to run src/sampling/sampler.ts's
+ * chain (penalties, temperature, top-k, top-p, min-p, the seeded draw,
+ * logprobs) on a row itself, with the same result. R = logitsIndices.length.
+ */
+export interface SamplingRows {
+  /** [R]: nonzero for the rows to sample. */
+  readonly rows: Uint8Array;
+  /** [R * SAMPLING_PARAMS]: each row's parameters (see SAMPLING_PARAMS). */
+  readonly params: Float64Array;
+  /** The tokens the repetition penalty applies to (prompt and output), each once a row; row r's are seen[seenBegins[r]] up to seen[seenBegins[r + 1]]. */
+  readonly seen: Int32Array;
+  readonly seenBegins: Int32Array;
+  /** The generated tokens (presence / frequency penalties), each once a row, and how often each was generated; laid out as `seen`. */
+  readonly counted: Int32Array;
+  readonly counts: Int32Array;
+  readonly countedBegins: Int32Array;
+  /**
+   * Optional, guided rows: masks[r] is row r's grammar mask (bit t set iff token t is
+   * allowed, (vocab + 31) / 32 words) or null. The engine fills these while the
+   * step runs, then stores 1 in masksReady[0] (Atomics.store): a backend reads
+   * them only after that, applies each after its NaN / infinity check (refused
+   * tokens become -Infinity, and stay so in the logits it returns), and samples
+   * the masked row. A backend that cannot wait leaves those rows unsampled.
+   */
+  readonly masks?: readonly (Uint32Array | null)[];
+  /** [1], on a SharedArrayBuffer: 0 until the masks are filled. */
+  readonly masksReady?: Int32Array;
+}
+
+/** StepResult.sampled: per row of the step (R = logitsIndices.length). */
+export interface SampledRows {
+  /** [R]: the chosen token; -1 for rows not sampled, or refused. */
+  readonly tokens: Int32Array;
+  /**
+   * [R]: bit 1 the row was sampled, bit 2 its random number was used (the
+   * request's Rng advances by one), bit 4 the row was refused because it holds
+   * NaN or an infinity (the request fails, as with the JS sampler).
+   */
+  readonly flags: Uint8Array;
+  /** [R * 2]: for rows with logprobs, the raw row's max and its sum of exp(value - max) in index order: logSumExp = max + Math.log(sum). */
+  readonly stats: Float64Array;
+  /** [R * topWidth]: each row's top-logprob tokens, best first, -1 padded. */
+  readonly top: Int32Array;
+  readonly topWidth: number;
 }
 
 export interface Backend {

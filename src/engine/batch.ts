@@ -4,7 +4,15 @@
  * plan order, their positions, and each sequence's block table in every pool.
  */
 
-import type { StepBatch } from '../backends/backend.js';
+import { SAMPLING_PARAMS, type SamplingRows, type StepBatch } from '../backends/backend.js';
+import type { Sampler } from '../sampling/sampler.js';
+
+/** What the backend needs to sample a request's row itself: its sampler, and a guided request's mask. */
+export interface BackendSampling {
+  readonly sampler: Sampler;
+  /** Filled while the step runs; the engine then sets StepBatch.sampling.masksReady. */
+  readonly mask?: Uint32Array;
+}
 import type { KvCacheManager } from './kv/kv-cache-manager.js';
 import type { Request } from './request.js';
 import type { StepPlan } from './scheduler.js';
@@ -13,8 +21,15 @@ import type { StepPlan } from './scheduler.js';
  * Flattens a plan into the PagedAttention batch every backend consumes.
  * `takesArgmax` says which sampling requests take their row's argmax (greedy,
  * unmasked): the batch asks the backend for those rows' argmax (argmaxRows).
+ * `backendSampler` gives the sampler of each other request whose chain the backend
+ * may run on its row (StepBatch.sampling), undefined for those sampled here only.
  */
-export function buildBatch(plan: StepPlan, kv: KvCacheManager, takesArgmax: (request: Request) => boolean = () => false): StepBatch {
+export function buildBatch(
+  plan: StepPlan,
+  kv: KvCacheManager,
+  takesArgmax: (request: Request) => boolean = () => false,
+  backendSampler: (request: Request) => BackendSampling | undefined = () => undefined,
+): StepBatch {
   const entries = plan.scheduled;
   const numSeqs = entries.length;
   const inputIds = new Int32Array(plan.numTokens);
@@ -26,6 +41,7 @@ export function buildBatch(plan: StepPlan, kv: KvCacheManager, takesArgmax: (req
   const argmaxRows = new Uint8Array(numSeqs);
   let numLogits = 0;
   let numArgmax = 0;
+  let sampled: [row: number, sampling: BackendSampling][] | undefined;
   const tables: (readonly number[])[] = new Array(numSeqs);
   let token = 0;
   let maxContextLen = 0;
@@ -43,6 +59,9 @@ export function buildBatch(plan: StepPlan, kv: KvCacheManager, takesArgmax: (req
       if (takesArgmax(request)) {
         argmaxRows[numLogits] = 1;
         numArgmax++;
+      } else {
+        const sampler = backendSampler(request);
+        if (sampler !== undefined) (sampled ??= []).push([numLogits, sampler]);
       }
       logitsIndices[numLogits++] = token - 1;
     }
@@ -67,6 +86,7 @@ export function buildBatch(plan: StepPlan, kv: KvCacheManager, takesArgmax: (req
     maxContextLen,
     logitsIndices: numLogits === numSeqs ? logitsIndices : logitsIndices.slice(0, numLogits),
     ...(numArgmax > 0 && { argmaxRows: numLogits === numSeqs ? argmaxRows : argmaxRows.slice(0, numLogits) }),
+    ...(sampled !== undefined && { sampling: samplingRows(numLogits, sampled) }),
   };
   if (kv.specs.length === 1) return batch;
   const stateFromCheckpoint = new Uint8Array(numSeqs);
@@ -84,4 +104,45 @@ export function buildBatch(plan: StepPlan, kv: KvCacheManager, takesArgmax: (req
     extraBlockTables[kv.specs[pool]!.name] = { indices, begins };
   }
   return { ...batch, extraBlockTables, ...(resuming ? { stateFromCheckpoint } : {}) };
+}
+
+/** StepBatch.sampling for `rows` logits rows, of which `sampled` lists the backend's, in row order. */
+function samplingRows(rows: number, sampled: readonly [number, BackendSampling][]): SamplingRows {
+  const flags = new Uint8Array(rows);
+  const params = new Float64Array(rows * SAMPLING_PARAMS);
+  let numSeen = 0;
+  let numCounted = 0;
+  let masks: (Uint32Array | null)[] | undefined;
+  for (const [row, { sampler, mask }] of sampled) {
+    if (mask !== undefined) (masks ??= new Array<Uint32Array | null>(rows).fill(null))[row] = mask;
+    numSeen += sampler.seenTokens.length;
+    numCounted += sampler.outputTokenCounts.size;
+  }
+  const seen = new Int32Array(numSeen);
+  const counted = new Int32Array(numCounted);
+  const counts = new Int32Array(numCounted);
+  const seenBegins = new Int32Array(rows + 1);
+  const countedBegins = new Int32Array(rows + 1);
+  let s = 0;
+  let c = 0;
+  let next = 0;
+  for (let row = 0; row < rows; row++) {
+    seenBegins[row] = s;
+    countedBegins[row] = c;
+    const entry = sampled[next];
+    if (entry === undefined || entry[0] !== row) continue;
+    next++;
+    const { sampler } = entry[1];
+    flags[row] = 1;
+    sampler.writeParams(params, row * SAMPLING_PARAMS);
+    for (const token of sampler.seenTokens) seen[s++] = token;
+    for (const [token, count] of sampler.outputTokenCounts) {
+      counted[c] = token;
+      counts[c++] = count;
+    }
+  }
+  seenBegins[rows] = s;
+  countedBegins[rows] = c;
+  const base = { rows: flags, params, seen, seenBegins, counted, counts, countedBegins };
+  return masks === undefined ? base : { ...base, masks, masksReady: new Int32Array(new SharedArrayBuffer(4)) };
 }

@@ -135,6 +135,8 @@ export class Engine {
   private looping = false;
   private closed = false;
   private steps = 0;
+  /** The masks-ready flag of the batch in flight (StepBatch.sampling.masksReady), set once its masks are filled. */
+  private masksReady: Int32Array | undefined;
   private idleWaiters: (() => void)[] = [];
 
   constructor(options: EngineOptions) {
@@ -229,7 +231,13 @@ export class Engine {
     if (plan.scheduled.length === 0) return;
     const running = this.execute(plan);
     // While the backend computes: the grammars only change when a token is accepted (the previous step).
-    this.prepareChoices(plan);
+    try {
+      this.prepareChoices(plan);
+    } finally {
+      // The masks the batch lent the backend are filled: it may sample those rows now.
+      if (this.masksReady !== undefined) Atomics.store(this.masksReady, 0, 1);
+      this.masksReady = undefined;
+    }
     const result = await running;
     if (result === undefined) return; // the backend failed; the step's requests are finished with BackendError
     let chosen: (SampledToken | undefined)[];
@@ -269,7 +277,13 @@ export class Engine {
 
   /** Runs the plan's batch. A failure (or a result token choice cannot read) fails this step's requests only: undefined. */
   private async execute(plan: StepPlan): Promise<StepResult | undefined> {
-    const batch = buildBatch(plan, this.kv, (request) => (request as LiveRequest).choice.takesArgmax);
+    const batch = buildBatch(
+      plan,
+      this.kv,
+      (request) => (request as LiveRequest).choice.takesArgmax,
+      (request) => (request as LiveRequest).choice.backendSampling(),
+    );
+    this.masksReady = batch.sampling?.masksReady;
     try {
       const result = await this.backend.execute(batch);
       const problem = resultProblem(result, batch.logitsIndices.length, this.backend.shape.vocabSize);

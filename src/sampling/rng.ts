@@ -24,6 +24,11 @@ export class Rng {
     this.s3 = next();
   }
 
+  /** The value `next` returns next, without advancing (xoshiro128**'s output reads s1 alone). */
+  peek(): number {
+    return (Math.imul(rotl(Math.imul(this.s1, 5), 7), 9) >>> 0) / 4294967296;
+  }
+
   /** Uniform in [0, 1). */
   next(): number {
     const result = Math.imul(rotl(Math.imul(this.s1, 5), 7), 9) >>> 0;

@@ -7,6 +7,7 @@
  * raw logits (before penalties and temperature).
  */
 
+import type { SampledRows } from '../backends/backend.js';
 import type { SamplingParams } from './params.js';
 import { Rng } from './rng.js';
 import { selectBest, selectMass } from './selection.js';
@@ -49,6 +50,10 @@ export class Sampler {
   private readonly outputCounts = new Map<number, number>();
   /** Every token of prompt and output (repetition penalty). */
   private readonly seen = new Set<number>();
+  /** `seen` as a list, in insertion order (what a backend that samples gets). */
+  private readonly seenList: number[] = [];
+  /** log of the candidates' floor (draw): the value a backend that samples gets, computed by this runtime's Math.log. */
+  private readonly logFloor: number;
   private readonly penalised: boolean;
   /**
    * Plain greedy (no penalties, no logprobs): the token is the row's argmax and
@@ -62,7 +67,65 @@ export class Sampler {
     const { repetitionPenalty, presencePenalty, frequencyPenalty } = params;
     this.penalised = repetitionPenalty !== 1 || presencePenalty !== 0 || frequencyPenalty !== 0;
     this.isPlainGreedy = (params.temperature === 0 || params.topK === 1) && params.logprobs === 0 && !this.penalised;
-    if (params.repetitionPenalty !== 1) for (const token of promptTokenIds) this.seen.add(token);
+    if (params.repetitionPenalty !== 1) for (const token of promptTokenIds) this.see(token);
+    this.logFloor = Math.max(Math.log(NEGLIGIBLE), params.minP > 0 ? Math.log(params.minP) : -Infinity);
+  }
+
+  /**
+   * Writes this request's row of StepBatch.sampling's parameters (SAMPLING_PARAMS
+   * in src/backends/backend.ts) at params[at..]: what a backend needs to run
+   * `sample` on the row itself, the next random number of the stream included.
+   */
+  writeParams(params: Float64Array, at: number): void {
+    const p = this.params;
+    params[at] = p.temperature;
+    params[at + 1] = p.topK;
+    params[at + 2] = p.topP;
+    params[at + 3] = p.minP;
+    params[at + 4] = p.repetitionPenalty;
+    params[at + 5] = p.presencePenalty;
+    params[at + 6] = p.frequencyPenalty;
+    params[at + 7] = p.logprobs;
+    params[at + 8] = this.logFloor;
+    params[at + 9] = this.rng.peek();
+  }
+
+  /** The tokens the repetition penalty applies to, each once (none when it is off). */
+  get seenTokens(): readonly number[] {
+    return this.seenList;
+  }
+
+  /** The generated tokens and their counts, for the presence / frequency penalties (none when they are off). */
+  get outputTokenCounts(): ReadonlyMap<number, number> {
+    return this.params.presencePenalty !== 0 || this.params.frequencyPenalty !== 0 ? this.outputCounts : EMPTY_COUNTS;
+  }
+
+  /**
+   * Takes the token a backend sampled for this request from row `row` of a step
+   * (StepResult.sampled), as `sample` would have: the stream advances if the
+   * draw used its number, the penalties count the token, and the log
+   * probabilities come from the raw logits (logits[offset ..]) and the backend's sums.
+   */
+  takeSampled(sampled: SampledRows, row: number, logits: Float32Array, offset: number): SampledToken {
+    const token = sampled.tokens[row]!;
+    if ((sampled.flags[row]! & 2) !== 0) this.rng.next();
+    this.record(token);
+    const n = this.params.logprobs;
+    if (n === 0) return { token };
+    const logSumExp = sampled.stats[2 * row]! + Math.log(sampled.stats[2 * row + 1]!);
+    const top: TokenLogprob[] = [];
+    for (let j = 0; j < n; j++) {
+      const t = sampled.top[row * sampled.topWidth + j]!;
+      if (t < 0) break;
+      top.push({ token: t, logprob: logits[offset + t]! - logSumExp });
+    }
+    return { token, logprob: logits[offset + token]! - logSumExp, topLogprobs: top };
+  }
+
+  private see(token: number): void {
+    if (this.seen.has(token)) return;
+    this.seen.add(token);
+    this.seenList.push(token);
   }
 
   /**
@@ -94,7 +157,7 @@ export class Sampler {
   private record(token: number): void {
     if (!this.penalised) return;
     this.outputCounts.set(token, (this.outputCounts.get(token) ?? 0) + 1);
-    if (this.params.repetitionPenalty !== 1) this.seen.add(token);
+    if (this.params.repetitionPenalty !== 1) this.see(token);
   }
 
   private applyPenalties(row: Float32Array): void {
@@ -120,7 +183,7 @@ export class Sampler {
     // Candidates with their unnormalised probabilities exp((l - max) / T); the most likely has weight 1.
     // minP keeps a best prefix (weights >= minP), so it can be applied first; top-k and top-p then
     // shorten that prefix by partial selection (selection.ts), never by sorting the vocabulary.
-    const floor = Math.max(Math.log(NEGLIGIBLE), minP > 0 ? Math.log(minP) : -Infinity) * temperature + max;
+    const floor = this.logFloor * temperature + max;
     const { ids, weights } = scratch(row.length);
     let n = 0;
     for (let i = 0; i < row.length; i++) {
@@ -151,6 +214,8 @@ export class Sampler {
     return ids[n - 1]!;
   }
 }
+
+const EMPTY_COUNTS: ReadonlyMap<number, number> = new Map();
 
 /** Candidate buffers shared by every sampler (sampling is synchronous): no per-call allocation of vocabulary-sized arrays. */
 let scratchIds = new Int32Array(0);

@@ -159,6 +159,25 @@ export interface NativeTesting {
   toHalf(kernel: 'baseline' | 'f16c', values: Float32Array): Uint16Array | null;
   /** The greedy pick of a row as a step takes it (native/src/cpu/kernels/argmax/argmax.h); null when this CPU or build has no AVX2. */
   argmax(kernel: 'baseline' | 'avx2', values: Float32Array): number | null;
+  /**
+   * The native sampling chain on one row as a step runs it (native/src/cpu/sample/sampler.h), with one
+   * kernel set's exp passes; params as StepBatch.sampling.params' row. `values` is put back as it was,
+   * or masked with `mask` (a grammar mask, StepBatch.sampling.masks) when given.
+   * Null when this CPU or build has no AVX2 and 'avx2' is asked for.
+   */
+  sampleRow(
+    kernel: 'baseline' | 'avx2',
+    values: Float32Array,
+    params: Float64Array,
+    seen: Int32Array,
+    counted: Int32Array,
+    counts: Int32Array,
+    mask?: Uint32Array,
+  ): { token: number; flags: number; max: number; sum: number; top: Int32Array } | null;
+  /** V8's Math.exp as the native sampler computes it (native/src/cpu/sample/js_math.h), with one kernel set. */
+  jsExp(kernel: 'baseline' | 'avx2', x: Float64Array): Float64Array | null;
+  /** fdlibm's log (native/src/cpu/sample/js_math.h). */
+  jsLog(x: Float64Array): Float64Array;
 }
 
 export interface NativeBinding {

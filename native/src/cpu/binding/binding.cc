@@ -4,7 +4,7 @@
 //   loadTensor(kind, layer, path, offset, dtype, shape, map?) -> Promise<void>  (map: may use the file's mapping, default true)
 //   allocateCache(numBlocks, blockSize, precision, hybrid?) -> Promise<void>
 //                                                 (hybrid: {stateBlocks, checkpointBlocks, checkpointInterval}, linear_state.h)
-//   execute(batch)                              -> Promise<{logits: Float32Array, argmax?: Int32Array}>
+//   execute(batch)                              -> Promise<{logits: Float32Array, argmax?: Int32Array, sampled?: {...}}>  (sampled: sample/sampler.h)
 //                                                 (hybrid models: batch.extraBlockTables['linear-state'], one slot per
 //                                                  sequence; ['checkpoints'] and stateFromCheckpoint with prefix caching)
 //   releaseLogits(array)                        sync; hands a step's logits back for reuse (logits_transfer.h)
@@ -36,6 +36,7 @@
 #include "kernels/argmax/argmax.h"
 #include "model/model.h"
 #include "promise_job.h"
+#include "sample/sampler.h"
 
 namespace weft {
 namespace {
@@ -147,6 +148,53 @@ std::vector<int32_t> read_state_slots(const Napi::Object& batch) {
   return indices;
 }
 
+// batch.sampling (StepBatch.sampling), copied; absent: an empty input. Its
+// masks and masksReady are read in place, while the step runs: `keep` holds
+// references to them until the job is done.
+SamplingInput read_sampling(const Napi::Object& b, int32_t vocab, std::vector<Napi::Reference<Napi::Value>>& keep) {
+  SamplingInput in;
+  const Napi::Value v = b.Get("sampling");
+  if (v.IsUndefined() || v.IsNull()) return in;
+  if (!v.IsObject()) throw Napi::TypeError::New(b.Env(), "sampling must be an object");
+  const Napi::Object o = v.As<Napi::Object>();
+  in.rows = read_optional_uint8s(o, "rows");
+  const Napi::Value params = o.Get("params");
+  if (!params.IsTypedArray() || params.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+    throw Napi::TypeError::New(b.Env(), "sampling.params must be a Float64Array");
+  const Napi::Float64Array p = params.As<Napi::Float64Array>();
+  in.params.assign(p.Data(), p.Data() + p.ElementLength());
+  in.seen = read_int32s(o, "seen");
+  in.seen_begins = read_int32s(o, "seenBegins");
+  in.counted = read_int32s(o, "counted");
+  in.counts = read_int32s(o, "counts");
+  in.counted_begins = read_int32s(o, "countedBegins");
+  if (in.rows.empty()) throw Napi::TypeError::New(b.Env(), "sampling.rows must be a Uint8Array of logitsIndices.length entries");
+  const Napi::Value masks = o.Get("masks");
+  if (!masks.IsUndefined() && !masks.IsNull()) {
+    if (!masks.IsArray()) throw Napi::TypeError::New(b.Env(), "sampling.masks must be an array");
+    const Napi::Array list = masks.As<Napi::Array>();
+    const size_t words = (static_cast<size_t>(vocab) + 31) / 32;
+    for (uint32_t i = 0; i < list.Length(); ++i) {
+      const Napi::Value m = list.Get(i);
+      if (m.IsUndefined() || m.IsNull()) {
+        in.masks.push_back(nullptr);
+        continue;
+      }
+      if (!m.IsTypedArray() || m.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array ||
+          m.As<Napi::Uint32Array>().ElementLength() < words)
+        throw Napi::TypeError::New(b.Env(), "sampling.masks entries must be Uint32Arrays of (vocab + 31) / 32 words, or null");
+      in.masks.push_back(m.As<Napi::Uint32Array>().Data());
+      keep.push_back(Napi::Persistent(m));
+    }
+    const Napi::Value ready = o.Get("masksReady");
+    if (!ready.IsTypedArray() || ready.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array || ready.As<Napi::Int32Array>().ElementLength() < 1)
+      throw Napi::TypeError::New(b.Env(), "sampling.masksReady must be an Int32Array (on a SharedArrayBuffer)");
+    in.masks_ready = ready.As<Napi::Int32Array>().Data();
+    keep.push_back(Napi::Persistent(ready));
+  }
+  return in;
+}
+
 // The jobs of a model (promise_job.h), named "weft:cpu" for async_hooks.
 class Job : public PromiseJob {
  public:
@@ -213,17 +261,23 @@ class CacheJob : public Job {
 class StepJob : public Job {
  public:
   StepJob(Napi::Env env, Napi::Object owner, bool* busy, Model* model, StepInput step, std::shared_ptr<LogitsBuffers> buffers,
-          bool copy_logits)
-      : Job(env, owner, busy), model_(model), step_(std::move(step)), buffers_(std::move(buffers)), copy_logits_(copy_logits) {}
+          bool copy_logits, SamplingInput sampling, std::shared_ptr<SamplerScratchPool> scratch,
+          std::vector<Napi::Reference<Napi::Value>> keep)
+      : Job(env, owner, busy), model_(model), step_(std::move(step)), buffers_(std::move(buffers)), copy_logits_(copy_logits),
+        sampling_(std::move(sampling)), scratch_(std::move(scratch)), keep_(std::move(keep)) {}
   void Execute() override {
     guarded([&] {
-      const std::string error = validate_step(*model_, step_);
+      std::string error = validate_step(*model_, step_);
+      if (error.empty() && !sampling_.empty()) error = validate_sampling(sampling_, step_.logits_indices.size(), model_->config.vocab);
       if (!error.empty()) return error;
       floats_ = step_.logits_indices.size() * static_cast<size_t>(model_->config.vocab);
       // Not zero-filled: the LM head writes every value of the rows it is asked for.
       logits_ = buffers_->take(floats_);
       forward(*model_, step_, logits_.data.get());
       pick_argmax();
+      // The sampling chain over the rows it asks for, while the logits are in cache (sample/sampler.h).
+      if (!sampling_.empty())
+        sample_rows(sampling_, logits_.data.get(), step_.logits_indices.size(), model_->config.vocab, *model_->pool, *scratch_, sampled_);
       return std::string();
     });
   }
@@ -238,6 +292,7 @@ class StepJob : public Job {
       std::copy(argmax_.begin(), argmax_.end(), argmax.Data());
       out.Set("argmax", argmax);
     }
+    if (!sampling_.empty()) out.Set("sampled", sampled_result(env));
     return out;
   }
 
@@ -249,6 +304,29 @@ class StepJob : public Job {
   LogitsBuffers::Buffer logits_;
   size_t floats_ = 0;
   std::vector<int32_t> argmax_;  // [R] when argmaxRows was given: each asked row's argmax, -1 elsewhere
+  SamplingInput sampling_;       // batch.sampling; empty when absent
+  std::shared_ptr<SamplerScratchPool> scratch_;
+  SamplingOutput sampled_;
+  std::vector<Napi::Reference<Napi::Value>> keep_;  // the masks and masksReady sampling_ points into (released on the JS thread, with the job)
+
+  // {tokens, flags, stats, top, topWidth}: StepResult.sampled.
+  Napi::Object sampled_result(Napi::Env env) {
+    Napi::Object s = Napi::Object::New(env);
+    Napi::Int32Array tokens = Napi::Int32Array::New(env, sampled_.tokens.size());
+    std::copy(sampled_.tokens.begin(), sampled_.tokens.end(), tokens.Data());
+    Napi::Uint8Array flags = Napi::Uint8Array::New(env, sampled_.flags.size());
+    std::copy(sampled_.flags.begin(), sampled_.flags.end(), flags.Data());
+    Napi::Float64Array stats = Napi::Float64Array::New(env, sampled_.stats.size());
+    std::copy(sampled_.stats.begin(), sampled_.stats.end(), stats.Data());
+    Napi::Int32Array top = Napi::Int32Array::New(env, sampled_.top.size());
+    std::copy(sampled_.top.begin(), sampled_.top.end(), top.Data());
+    s.Set("tokens", tokens);
+    s.Set("flags", flags);
+    s.Set("stats", stats);
+    s.Set("top", top);
+    s.Set("topWidth", Napi::Number::New(env, sampled_.top_width));
+    return s;
+  }
 
   // Greedy picks (argmax.h), a row per item over the model's threads, while
   // the logits are still in their caches: the main thread scanned a row of
@@ -440,6 +518,9 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       step.state_slots = read_state_slots(b);
       read_extra_tables(b, "checkpoints", step.checkpoint_indices, step.checkpoint_begins);
       step.from_checkpoint = read_optional_uint8s(b, "stateFromCheckpoint");
+      std::vector<Napi::Reference<Napi::Value>> keep;
+      require_available(env);
+      SamplingInput sampling = read_sampling(b, model_->config.vocab, keep);
       step.max_context_len = to_int64(env, b.Get("maxContextLen"), "maxContextLen", 0, 2147483647.0);
       require_available(env);
       if (!weights_ready_) {
@@ -448,7 +529,8 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
         weights_ready_ = true;
       }
       return queue(
-          new StepJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), std::move(step), logits_buffers_, copy_logits_));
+          new StepJob(env, info.This().As<Napi::Object>(), &busy_, model_.get(), std::move(step), logits_buffers_, copy_logits_,
+                      std::move(sampling), sampler_scratch_, std::move(keep)));
     });
   }
 
@@ -525,6 +607,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
   std::unique_ptr<Model> model_;
   // Outlives the model: buffers lent to JavaScript return to it when released or collected.
   std::shared_ptr<LogitsBuffers> logits_buffers_ = std::make_shared<LogitsBuffers>();
+  std::shared_ptr<SamplerScratchPool> sampler_scratch_ = std::make_shared<SamplerScratchPool>();  // the sampler's per-thread buffers, kept across steps
   bool copy_logits_ = false;
   bool busy_ = false;  // touched on the JS thread only (set on queue, cleared in OnOK/OnError)
   bool weights_ready_ = false;

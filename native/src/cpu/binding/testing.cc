@@ -17,6 +17,7 @@
 #include "kernels/quant/quant.h"
 #include "kernels/quant/quant_formats.h"
 #include "kernels/quant/quant_repack.h"
+#include "sample/sample_testing.h"
 
 namespace weft {
 namespace {
@@ -344,6 +345,7 @@ void register_testing(Napi::Env env, Napi::Object exports) {
   t.Set("quantizeRow", Napi::Function::New(env, quantize_js));
   t.Set("toHalf", Napi::Function::New(env, to_half_js));
   t.Set("argmax", Napi::Function::New(env, argmax_js));
+  register_sample_testing(env, t);
   exports.Set("testing", t);
 }
 
