@@ -5,8 +5,10 @@
 namespace weft {
 namespace {
 
-// The one list of weights a Llama-family model has. Every other list (the
-// TypeScript load plan included) is made from this one.
+// The one list of weights a Llama-family model has, hybrid (Qwen3.5) layers
+// included: a layer slot's Mixer says whether attention layers, Gated DeltaNet
+// layers or both have it. Every other list (the TypeScript load plan included)
+// is made from this one.
 constexpr SlotSpec kModelSlots[] = {
     {"embed_tokens", false, Dim::Vocab, Dim::Hidden, false, Needed::Always},
     {"norm", false, Dim::Hidden, Dim::Hidden, true, Needed::Always, Mixer::Any, true},
