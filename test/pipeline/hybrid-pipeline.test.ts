@@ -11,6 +11,7 @@ import { CpuBackend } from '../../src/backends/cpu/index.js';
 import { CHECKPOINT_POOL, LINEAR_STATE_POOL } from '../../src/backends/cpu/cpu-backend.js';
 import { Pipeline } from '../../src/create.js';
 import { AbortError } from '../../src/errors.js';
+import { harness } from '../support/harness.js';
 import { IdTokenizer } from '../support/id-tokenizer.js';
 import { readReference, REPO_ROOT } from '../native/helpers.js';
 
@@ -125,6 +126,19 @@ describe('qwen35-tiny through the engine under cache pressure', () => {
     try {
       await expect(Pipeline.create({ backend, tokenizer: new IdTokenizer(384, [2]), kvCache: { size: 4096, blockSize: BLOCK_SIZE }, scheduler: { maxNumSeqs: 4 } }))
         .rejects.toThrow(/kvCache\.size/);
+    } finally {
+      await backend.dispose();
+    }
+  });
+});
+
+describe('kvCache.checkpointInterval', () => {
+  it('is refused for a model without linear-attention state, and when not a multiple of the block size', async () => {
+    await expect(harness({ kvCache: { checkpointInterval: 64 } })).rejects.toThrow(/kvCache\.checkpointInterval: this model keeps no linear-attention state/);
+    const backend = await CpuBackend.load(DIR, { threads: 1 });
+    try {
+      await expect(Pipeline.create({ backend, tokenizer: new IdTokenizer(384, [2]), kvCache: { size: '2MB', checkpointInterval: 40 } }))
+        .rejects.toThrow(/40 tokens is not a multiple of kvCache.blockSize \(16\); use e.g. 48/);
     } finally {
       await backend.dispose();
     }
