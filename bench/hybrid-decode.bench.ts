@@ -14,11 +14,11 @@
  * cost), both models in alternating rounds, medians. The last line is one JSON
  * object with each model's step times and its ratio 4096 / 256.
  */
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CpuBackend, LINEAR_STATE_POOL } from '../src/backends/cpu/cpu-backend.js';
 import { buildBatch } from '../test/native/helpers.js';
+import { type TensorSpec, writeRandomF16Model } from './random-f16-model.js';
 
 const args = process.argv.slice(2);
 const value = (name: string, fallback: string) => {
@@ -48,10 +48,10 @@ const MODELS = {
   },
 };
 
-/** The tensors of one model: [name, shape, is a vector]. */
-function tensorSpecs(hybrid: boolean): Array<[string, number[]]> {
+/** The tensors of one model. */
+function tensorSpecs(hybrid: boolean): TensorSpec[] {
   const q = HEADS * HEAD_DIM, kv = KV_HEADS * HEAD_DIM, lin = LIN_HEADS * LIN_DIM, conv = 3 * lin;
-  const specs: Array<[string, number[]]> = [['model.embed_tokens.weight', [VOCAB, H]]];
+  const specs: TensorSpec[] = [['model.embed_tokens.weight', [VOCAB, H]]];
   for (let l = 0; l < LAYERS; l++) {
     const p = `model.layers.${l}.`;
     specs.push([`${p}input_layernorm.weight`, [H]], [`${p}post_attention_layernorm.weight`, [H]]);
@@ -71,43 +71,9 @@ function tensorSpecs(hybrid: boolean): Array<[string, number[]]> {
   return specs;
 }
 
-/** Writes a random F16 model once (streamed tensor by tensor); returns its folder. */
+/** A random F16 model, written once; returns its folder. */
 function modelFolder(name: keyof typeof MODELS): string {
-  const dir = join(tmpdir(), `weft-bench-${name}-0.6b-f16`);
-  if (existsSync(join(dir, 'model.safetensors'))) return dir;
-  mkdirSync(dir, { recursive: true });
-  const specs = tensorSpecs(name === 'qwen35');
-  const header: Record<string, unknown> = {};
-  let offset = 0;
-  for (const [tensor, dims] of specs) {
-    const bytes = dims.reduce((a, b) => a * b, 1) * 2;
-    header[tensor] = { dtype: 'F16', shape: dims, data_offsets: [offset, offset + bytes] };
-    offset += bytes;
-  }
-  let json = JSON.stringify(header);
-  json += ' '.repeat((8 - (json.length % 8)) % 8);
-  const file = join(dir, 'model.safetensors.partial');
-  const fd = openSync(file, 'w');
-  const size = Buffer.alloc(8);
-  size.writeBigUInt64LE(BigInt(json.length));
-  writeSync(fd, size);
-  writeSync(fd, json);
-  let state = 12345;
-  for (const [, dims] of specs) {
-    const n = dims.reduce((a, b) => a * b, 1);
-    const halves = new Uint16Array(n);
-    const vector = dims.length === 1;
-    for (let i = 0; i < n; i++) {
-      state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-      // Vectors (norms, A_log, dt_bias) near 1 or small; matrices |w| < 2^-5, random sign and mantissa.
-      halves[i] = vector ? 0x3b00 + (state >>> 24) : ((state >>> 16) & 0x8000) | (0x2000 + ((state >>> 4) & 0x0fff));
-    }
-    writeSync(fd, new Uint8Array(halves.buffer));
-  }
-  closeSync(fd);
-  renameSync(file, join(dir, 'model.safetensors'));
-  writeFileSync(join(dir, 'config.json'), JSON.stringify(MODELS[name]));
-  return dir;
+  return writeRandomF16Model(join(tmpdir(), `weft-bench-${name}-0.6b-f16`), MODELS[name], tensorSpecs(name === 'qwen35'));
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;

@@ -17,12 +17,12 @@
  * kernel set, the threads and the 1-minute load average; the last line is one
  * JSON object of the ratios against F16.
  */
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CpuBackend } from '../src/backends/cpu/cpu-backend.js';
 import type { WeightQuantization } from '../src/backends/cpu/quantization.js';
 import { buildBatch } from '../test/native/helpers.js';
+import { type TensorSpec, writeRandomF16Model } from './random-f16-model.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
@@ -43,13 +43,10 @@ const config = {
   rope_theta: 1000000, tie_word_embeddings: true, torch_dtype: 'float16',
 };
 
-/** Writes the random F16 model once (streamed tensor by tensor); returns its folder. */
+/** The random F16 model, written once; returns its folder. */
 function modelFolder(): string {
-  const dir = join(tmpdir(), `weft-bench-qwen3-${quick ? 'quick' : '0.6b'}-f16`);
-  if (existsSync(join(dir, 'model.safetensors'))) return dir;
-  mkdirSync(dir, { recursive: true });
   const H = shape.hidden_size, d = shape.head_dim, q = shape.num_attention_heads * d, kv = shape.num_key_value_heads * d, I = shape.intermediate_size;
-  const specs: Array<[string, number[]]> = [['model.embed_tokens.weight', [shape.vocab_size, H]]];
+  const specs: TensorSpec[] = [['model.embed_tokens.weight', [shape.vocab_size, H]]];
   for (let l = 0; l < shape.num_hidden_layers; l++) {
     const p = `model.layers.${l}.`;
     specs.push([`${p}input_layernorm.weight`, [H]], [`${p}self_attn.q_proj.weight`, [q, H]], [`${p}self_attn.k_proj.weight`, [kv, H]],
@@ -58,37 +55,7 @@ function modelFolder(): string {
       [`${p}mlp.up_proj.weight`, [I, H]], [`${p}mlp.down_proj.weight`, [H, I]]);
   }
   specs.push(['model.norm.weight', [H]]);
-  const header: Record<string, unknown> = {};
-  let offset = 0;
-  for (const [name, dims] of specs) {
-    const bytes = dims.reduce((a, b) => a * b, 1) * 2;
-    header[name] = { dtype: 'F16', shape: dims, data_offsets: [offset, offset + bytes] };
-    offset += bytes;
-  }
-  let json = JSON.stringify(header);
-  json += ' '.repeat((8 - (json.length % 8)) % 8);
-  const file = join(dir, 'model.safetensors.partial');
-  const fd = openSync(file, 'w');
-  const size = Buffer.alloc(8);
-  size.writeBigUInt64LE(BigInt(json.length));
-  writeSync(fd, size);
-  writeSync(fd, json);
-  let state = 12345;
-  for (const [, dims] of specs) {
-    const n = dims.reduce((a, b) => a * b, 1);
-    const halves = new Uint16Array(n);
-    const norm = dims.length === 1;
-    for (let i = 0; i < n; i++) {
-      state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-      // Norms ~1 (f16 0x3c00 +- a little), matrices small: |w| < 2^-5, random sign and mantissa.
-      halves[i] = norm ? 0x3b00 + (state >>> 24) : ((state >>> 16) & 0x8000) | (0x2000 + ((state >>> 4) & 0x0fff));
-    }
-    writeSync(fd, new Uint8Array(halves.buffer));
-  }
-  closeSync(fd);
-  renameSync(file, join(dir, 'model.safetensors'));
-  writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
-  return dir;
+  return writeRandomF16Model(join(tmpdir(), `weft-bench-qwen3-${quick ? 'quick' : '0.6b'}-f16`), config, specs);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
