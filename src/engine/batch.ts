@@ -6,6 +6,9 @@
 
 import { SAMPLING_PARAMS, type SamplingRows, type StepBatch } from '../backends/backend.js';
 import type { Sampler } from '../sampling/sampler.js';
+import type { KvCacheManager } from './kv/kv-cache-manager.js';
+import type { Request } from './request.js';
+import type { StepPlan } from './scheduler.js';
 
 /** What the backend needs to sample a request's row itself: its sampler, and a guided request's mask. */
 export interface BackendSampling {
@@ -13,9 +16,6 @@ export interface BackendSampling {
   /** Filled while the step runs; the engine then sets StepBatch.sampling.masksReady. */
   readonly mask?: Uint32Array;
 }
-import type { KvCacheManager } from './kv/kv-cache-manager.js';
-import type { Request } from './request.js';
-import type { StepPlan } from './scheduler.js';
 
 /**
  * Flattens a plan into the PagedAttention batch every backend consumes.
@@ -89,11 +89,9 @@ export function buildBatch(
     ...(sampled !== undefined && { sampling: samplingRows(numLogits, sampled) }),
   };
   if (kv.specs.length === 1) return batch;
-  const stateFromCheckpoint = new Uint8Array(numSeqs);
-  let resuming = false;
-  entries.forEach(({ request }, i) => {
-    if (kv.resumesFromCheckpoint(request.id, request.numComputed)) stateFromCheckpoint[i] = 1, (resuming = true);
-  });
+  // Hybrid models: the sequences whose state slot is loaded from a checkpoint before this step.
+  const stateFromCheckpoint = Uint8Array.from(entries, ({ request }) => (kv.resumesFromCheckpoint(request.id, request.numComputed) ? 1 : 0));
+  const resuming = stateFromCheckpoint.includes(1);
   const extraBlockTables: Record<string, { indices: Int32Array; begins: Int32Array }> = {};
   for (let pool = 1; pool < kv.specs.length; pool++) {
     const poolTables = entries.map(({ request }) => kv.blockTable(request.id, pool));
