@@ -8,7 +8,10 @@
  */
 import { join } from 'node:path';
 import { ModelLoadError, UnsupportedModelError } from '../errors.js';
+import { type LinearAttentionConfig, type MixtureOfExpertsConfig, readLinearAttention, readMixtureOfExperts } from './hybrid-config.js';
 import { MAX_FILE_BYTES, parseJsonText, readModelFile } from './model-file.js';
+
+export type { LinearAttentionConfig, MixtureOfExpertsConfig } from './hybrid-config.js';
 
 export const SUPPORTED_ARCHITECTURES = [
   'LlamaForCausalLM',
@@ -17,6 +20,7 @@ export const SUPPORTED_ARCHITECTURES = [
   'Qwen3ForCausalLM',
   'Qwen3_5ForCausalLM',
   'Qwen3_5ForConditionalGeneration',
+  'Qwen3NextForCausalLM',
 ] as const;
 export type Architecture = (typeof SUPPORTED_ARCHITECTURES)[number];
 
@@ -30,23 +34,6 @@ export type RopeScaling =
       readonly highFreqFactor: number;
       readonly originalMaxPositionEmbeddings: number;
     };
-
-/**
- * The Gated DeltaNet layers of a hybrid model (Qwen3.5; tools/hybrid/NOTES.md
- * section 2). Hybrid models also gate their attention output (q_proj yields
- * per head [query | gate]) and apply every RMSNorm but the gated one as (1 + w).
- */
-export interface LinearAttentionConfig {
-  /** [numLayers]: true for a Gated DeltaNet layer, false for a (gated) full-attention one. */
-  readonly layers: readonly boolean[];
-  readonly numKeyHeads: number;
-  /** A multiple of numKeyHeads: value head h reads key head floor(h / (numValueHeads / numKeyHeads)). */
-  readonly numValueHeads: number;
-  readonly keyHeadDim: number;
-  readonly valueHeadDim: number;
-  /** Taps of the causal depthwise convolution (linear_conv_kernel_dim). */
-  readonly convKernel: number;
-}
 
 export interface ModelConfig {
   readonly architecture: Architecture;
@@ -77,8 +64,10 @@ export interface ModelConfig {
   readonly dtype: string | null;
   /** Leading dims of each head that RoPE rotates (headDim x partial_rotary_factor); headDim when absent. */
   readonly rotaryDim?: number;
-  /** A hybrid model's linear-attention layers (Qwen3.5); absent for the others. */
+  /** A hybrid model's linear-attention layers (Qwen3.5, Qwen3-Next); absent for the others. */
   readonly linearAttention?: LinearAttentionConfig;
+  /** Mixture-of-experts feed-forward layers (Qwen3-Next); absent: every MLP is dense. */
+  readonly mixtureOfExperts?: MixtureOfExpertsConfig;
   /**
    * What precedes "layers.N..." and "embed_tokens" in the safetensors' tensor
    * names: "model." (the default), "model.language_model." for Qwen3.5's
@@ -154,7 +143,9 @@ export function parseModelConfig(root: unknown, file = 'config.json'): ModelConf
   }
 
   const numLayers = positiveInt('num_hidden_layers');
-  const hybrid = architecture === 'Qwen3_5ForCausalLM' || architecture === 'Qwen3_5ForConditionalGeneration';
+  const next = architecture === 'Qwen3NextForCausalLM';
+  const hybrid = next || architecture === 'Qwen3_5ForCausalLM' || architecture === 'Qwen3_5ForConditionalGeneration';
+  const mixtureOfExperts = next ? readMixtureOfExperts(json, numLayers, file) : undefined;
   const dtype = root.dtype ?? json.dtype ?? json.torch_dtype ?? null;
   return {
     architecture,
@@ -178,7 +169,8 @@ export function parseModelConfig(root: unknown, file = 'config.json'): ModelConf
     slidingWindow,
     dtype: typeof dtype === 'string' ? dtype : null,
     ...(rotaryDim !== headDim && { rotaryDim }),
-    ...(hybrid && { linearAttention: readLinearAttention(json, numLayers, file) }),
+    ...(hybrid && { linearAttention: readLinearAttention(json, numLayers, file, next) }),
+    ...(mixtureOfExperts && { mixtureOfExperts }),
     ...(architecture === 'Qwen3_5ForConditionalGeneration' && { weightPrefix: 'model.language_model.' }),
   };
 }
@@ -189,47 +181,6 @@ function nestedTextConfig(root: Json, file: string): Json {
   return root.text_config;
 }
 
-/**
- * Which layers are Gated DeltaNet and their shape. `layer_types` when given,
- * else every `full_attention_interval`-th layer (default 4) is full attention,
- * as transformers derives it.
- */
-function readLinearAttention(json: Json, numLayers: number, file: string): LinearAttentionConfig {
-  const fail = (message: string): never => {
-    throw new ModelLoadError(`${file}: ${message}`, file);
-  };
-  const positiveInt = (key: string): number => {
-    const v = json[key];
-    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) return fail(`"${key}" must be a positive integer`);
-    return v;
-  };
-  let layers: boolean[];
-  if (json.layer_types !== undefined) {
-    const types = json.layer_types;
-    if (!Array.isArray(types) || types.length !== numLayers)
-      return fail(`"layer_types" must list one type per layer (${numLayers})`);
-    layers = types.map((type, i) => {
-      if (type !== 'linear_attention' && type !== 'full_attention')
-        return fail(`layer_types[${i}] is ${JSON.stringify(type)}: expected "linear_attention" or "full_attention"`);
-      return type === 'linear_attention';
-    });
-  } else {
-    const interval = json.full_attention_interval ?? 4;
-    if (typeof interval !== 'number' || !Number.isSafeInteger(interval) || interval <= 0)
-      return fail('"full_attention_interval" must be a positive integer');
-    layers = Array.from({ length: numLayers }, (_, i) => (i + 1) % interval !== 0);
-  }
-  const numKeyHeads = positiveInt('linear_num_key_heads');
-  const numValueHeads = positiveInt('linear_num_value_heads');
-  if (numValueHeads % numKeyHeads !== 0)
-    fail(`linear_num_value_heads (${numValueHeads}) must be a multiple of linear_num_key_heads (${numKeyHeads})`);
-  const convKernel = positiveInt('linear_conv_kernel_dim');
-  if (convKernel > 16) fail(`linear_conv_kernel_dim ${convKernel} is larger than the 16 taps weft's CPU backend supports`);
-  const valueHeadDim = positiveInt('linear_value_head_dim');
-  if (valueHeadDim > 512) fail(`linear_value_head_dim ${valueHeadDim} is larger than the 512 weft's CPU backend supports`);
-  return { layers, numKeyHeads, numValueHeads, keyHeadDim: positiveInt('linear_key_head_dim'), valueHeadDim, convKernel };
-}
-
 const MODEL_TYPES: Record<string, Architecture> = {
   llama: 'LlamaForCausalLM',
   mistral: 'MistralForCausalLM',
@@ -237,14 +188,8 @@ const MODEL_TYPES: Record<string, Architecture> = {
   qwen3: 'Qwen3ForCausalLM',
   qwen3_5_text: 'Qwen3_5ForCausalLM',
   qwen3_5: 'Qwen3_5ForConditionalGeneration',
+  qwen3_next: 'Qwen3NextForCausalLM',
 };
-
-/** Architectures weft knows of but does not run yet, with what is missing. */
-const NOT_YET: Record<string, string> = {
-  Qwen3NextForCausalLM:
-    'its Gated DeltaNet and gated attention layers are supported (as in Qwen3.5), but not its sparse mixture-of-experts feed-forward (num_experts, shared_expert); see docs/hybrid.md',
-};
-const NOT_YET_MODEL_TYPES: Record<string, string> = { qwen3_next: 'Qwen3NextForCausalLM' };
 
 function readArchitecture(json: Json, file: string): Architecture {
   const listed = json.architectures;
@@ -252,15 +197,12 @@ function readArchitecture(json: Json, file: string): Architecture {
     const name = listed[0];
     if (typeof name !== 'string') throw new ModelLoadError(`${file}: "architectures" must list strings`, file);
     if ((SUPPORTED_ARCHITECTURES as readonly string[]).includes(name)) return name as Architecture;
-    if (NOT_YET[name]) throw new UnsupportedModelError(`${file}: architecture ${name} is not supported yet: ${NOT_YET[name]}`);
     throw new UnsupportedModelError(
       `${file}: architecture ${name} is not supported (supported: ${SUPPORTED_ARCHITECTURES.join(', ')})`,
     );
   }
   const byType = typeof json.model_type === 'string' ? MODEL_TYPES[json.model_type] : undefined;
   if (byType) return byType;
-  const notYet = typeof json.model_type === 'string' ? NOT_YET_MODEL_TYPES[json.model_type] : undefined;
-  if (notYet) throw new UnsupportedModelError(`${file}: model_type ${String(json.model_type)} (${notYet}) is not supported yet: ${NOT_YET[notYet]}`);
   if (json.model_type !== undefined) throw new UnsupportedModelError(`${file}: model_type ${String(json.model_type)} is not supported`);
   throw new ModelLoadError(`${file}: missing "architectures"`, file);
 }

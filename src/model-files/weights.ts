@@ -40,7 +40,8 @@ export interface WeightSlot {
 /**
  * The Hugging Face tensor name of a slot: "q_proj" in layer 3 is
  * model.layers.3.self_attn.q_proj.weight; "linear_attn.A_log" in layer 0 is
- * model.layers.0.linear_attn.A_log (a parameter, no ".weight"). `prefix`:
+ * model.layers.0.linear_attn.A_log (a parameter, no ".weight");
+ * "mlp.experts.5.up_proj" is model.layers.N.mlp.experts.5.up_proj.weight. `prefix`:
  * ModelConfig.weightPrefix.
  */
 export function huggingFaceTensorName(kind: string, layer: number, prefix = 'model.'): string {
@@ -50,6 +51,8 @@ export function huggingFaceTensorName(kind: string, layer: number, prefix = 'mod
     const name = kind.slice('linear_attn.'.length);
     return name === 'A_log' || name === 'dt_bias' ? `${base}${kind}` : `${base}${kind}.weight`;
   }
+  // A mixture-of-experts layer's: "mlp.gate", "mlp.experts.3.up_proj", "mlp.shared_expert_gate".
+  if (kind.startsWith('mlp.')) return `${base}${kind}.weight`;
   const [module, param = 'weight'] = kind.split('.');
   const group = /^[qkvo]_(proj|norm)$/.test(module ?? '') ? 'self_attn.' : /^(gate|up|down)_proj$/.test(module ?? '') ? 'mlp.' : '';
   return `${base}${group}${module}.${param}`;

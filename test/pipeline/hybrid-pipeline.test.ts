@@ -15,25 +15,31 @@ import { harness } from '../support/harness.js';
 import { IdTokenizer } from '../support/id-tokenizer.js';
 import { readReference, REPO_ROOT } from '../native/helpers.js';
 
-const DIR = join(REPO_ROOT, 'test', 'fixtures', 'qwen35-tiny');
+const fixture = (name: string) => join(REPO_ROOT, 'test', 'fixtures', name);
+const DIR = fixture('qwen35-tiny');
 
 interface Case {
   prompt_ids: number[];
   greedy_ids: number[];
 }
 
-const cases = (readReference(DIR) as unknown as { cases: Case[] }).cases;
+const casesOf = (dir: string) => (readReference(dir) as unknown as { cases: Case[] }).cases;
+const cases = casesOf(DIR);
 // 16 requests: every reference prompt, most of them twice or more.
-const requests = Array.from({ length: 16 }, (_, i) => cases[(i * 5) % cases.length]!);
+const requestsOf = (all: Case[]) => Array.from({ length: 16 }, (_, i) => all[(i * 5) % all.length]!);
+const requests = requestsOf(cases);
 
 // f16 attention KV (the CPU default): 2 attention layers x 2 KV heads x 16 dims x 2 (K, V) x 2 bytes.
 const BLOCK_SIZE = 16;
 const KV_BLOCK_BYTES = 2 * 2 * 16 * 2 * 2 * BLOCK_SIZE;
 
-describe('qwen35-tiny through the engine under cache pressure', () => {
+// Qwen3-Next (fused projections, mixture of experts) has the same attention and state shapes.
+describe.each(['qwen35-tiny', 'qwen3next-tiny'])('%s through the engine under cache pressure', (name) => {
+  const dir = fixture(name);
+  const requests = requestsOf(casesOf(dir));
   const runs = [16, 64, 2048].flatMap((maxNumBatchedTokens) => [true, false].map((prefixCaching) => ({ maxNumBatchedTokens, prefixCaching })));
   it.each(runs)('16 generations, room for about two, maxNumBatchedTokens $maxNumBatchedTokens, prefix caching $prefixCaching, with aborts: outputs equal the reference', async ({ maxNumBatchedTokens, prefixCaching }) => {
-    const backend = await CpuBackend.load(DIR, { threads: 2 });
+    const backend = await CpuBackend.load(dir, { threads: 2 });
     const statePool = backend.shape.extraPools!.find((p) => p.name === LINEAR_STATE_POOL)!;
     // One state slot per possible running request, plus 40 KV blocks (the longest request takes 21)
     // and, with prefix caching, their share of checkpoints (one state per 32 tokens).
@@ -85,7 +91,9 @@ describe('qwen35-tiny through the engine under cache pressure', () => {
       await pipe.close();
     }
   });
+});
 
+describe('qwen35-tiny: chat turns and budgets', () => {
   it('a chat\'s later turns reuse the earlier ones from the cache, with the same output as without prefix caching', async () => {
     // Turn n's prompt is turn n-1's prompt and reply plus new tokens, as a chat template makes it.
     const turns = async (prefixCaching: boolean) => {

@@ -70,6 +70,7 @@ export function nativeModelConfig(
     invFreq,
     ...(config.rotaryDim !== undefined && { rotaryDim: config.rotaryDim }),
     ...hybridFields(config),
+    ...mixtureOfExpertsFields(config),
     threads,
     ...(quantize !== undefined && { quantize }),
     ...(copyLogits !== undefined && { copyLogits }),
@@ -89,6 +90,21 @@ function hybridFields(config: ModelConfig): Partial<NativeModelConfig> {
     convKernel: linear.convKernel,
     attnOutputGate: true,
     normPlusOne: true,
+    ...(linear.fusedProjections === true && { fusedLinearProj: true }),
+  };
+}
+
+/** A mixture-of-experts model's fields of NativeModelConfig (none for the others). */
+function mixtureOfExpertsFields(config: ModelConfig): Partial<NativeModelConfig> {
+  const moe = config.mixtureOfExperts;
+  if (moe === undefined) return {};
+  return {
+    moeLayers: Uint8Array.from(moe.layers, (routed) => (routed ? 1 : 0)),
+    experts: moe.numExperts,
+    expertsPerToken: moe.expertsPerToken,
+    expertIntermediate: moe.expertIntermediateSize,
+    sharedIntermediate: moe.sharedExpertIntermediateSize,
+    normTopkProb: moe.normTopKProb,
   };
 }
 

@@ -56,6 +56,19 @@ export interface NativeModelConfig {
   readonly attnOutputGate?: boolean;
   /** RMSNorm weights are zero-centred and applied as (1 + w): 1 is added at load. */
   readonly normPlusOne?: boolean;
+  /** Qwen3-Next: the Gated DeltaNet's projections fused per key head (in_proj_qkvz, in_proj_ba). */
+  readonly fusedLinearProj?: boolean;
+  /**
+   * Mixture-of-experts models (Qwen3-Next): [layers], 1 for a layer whose MLP
+   * routes to experts, with their shape below (native/src/cpu/model/config.h).
+   */
+  readonly moeLayers?: Uint8Array;
+  readonly experts?: number;
+  readonly expertsPerToken?: number;
+  readonly expertIntermediate?: number;
+  /** The shared expert's width; 0 or absent: none. */
+  readonly sharedIntermediate?: number;
+  readonly normTopkProb?: boolean;
   readonly threads?: number;
   /** Quantize float weight matrices at load (see quantization.ts). */
   readonly quantize?: 'q8_0' | 'q4_0';
@@ -188,7 +201,7 @@ export interface NativeBinding {
   readonly testing: NativeTesting;
 }
 
-const ABI_VERSION = 4;
+const ABI_VERSION = 5;
 const REBUILD =
   'run `npm rebuild weft` (with WEFT_BUILD_FROM_SOURCE=1 to compile even where a prebuilt binary exists), or `npm run build:native` in the weft package folder; compiling needs cmake >= 3.15 and a C++17 compiler';
 let cached: NativeBinding | undefined;

@@ -119,6 +119,27 @@ void read_hybrid_config(const Napi::Object& o, ModelConfig& c) {
   c.lin_value_dim = read_int(o, "linValueDim", 1, 512);
   c.conv_kernel = read_int(o, "convKernel", 1, 16);
   if (c.lin_value_heads % c.lin_key_heads != 0) throw Napi::RangeError::New(env, "linValueHeads must be a multiple of linKeyHeads");
+  c.fused_linear_proj = read_bool_or(o, "fusedLinearProj", false);
+}
+
+// A mixture-of-experts model's fields (Qwen3-Next): which layers route, and how.
+void read_moe_config(const Napi::Object& o, ModelConfig& c) {
+  Napi::Env env = o.Env();
+  const std::vector<uint8_t> moe = read_optional_uint8s(o, "moeLayers");
+  if (moe.empty()) return;
+  if (moe.size() != static_cast<size_t>(c.layers))
+    throw Napi::RangeError::New(env, "moeLayers must have one entry per layer (" + std::to_string(c.layers) + ")");
+  c.moe_layer.assign(moe.size(), false);
+  for (size_t l = 0; l < moe.size(); ++l) c.moe_layer[l] = moe[l] != 0;
+  if (!c.has_moe()) {
+    c.moe_layer.clear();
+    return;
+  }
+  c.experts = read_int(o, "experts", 1, 65536);
+  c.experts_per_token = read_int(o, "expertsPerToken", 1, c.experts);
+  c.expert_intermediate = read_int(o, "expertIntermediate", 1, 1 << 20);
+  c.shared_intermediate = read_int_or(o, "sharedIntermediate", 0, 1 << 20, 0);
+  c.norm_topk_prob = read_bool_or(o, "normTopkProb", false);
 }
 
 // One extra pool's block tables from batch.extraBlockTables (src/backends/backend.ts):
@@ -398,6 +419,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
         freq.As<Napi::Float64Array>().ElementLength() != static_cast<size_t>(c.rotary_dim / 2))
       throw Napi::TypeError::New(env, "invFreq must be a Float64Array of rotaryDim / 2 entries (headDim / 2 without rotaryDim)");
     read_hybrid_config(o, c);
+    read_moe_config(o, c);
     const Napi::Value quantize = o.Get("quantize");
     if (!quantize.IsUndefined()) {
       const std::string q = quantize.IsString() ? quantize.As<Napi::String>().Utf8Value() : "";
@@ -466,7 +488,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       if (!slot) throw Napi::Error::New(env, "the model has no weight " + kind + (layer >= 0 ? " in layer " + std::to_string(layer) : ""));
       weights_ready_ = false;
       return queue(new LoadJob(env, info.This().As<Napi::Object>(), &busy_, &model_->weights.arena, slot, path, offset, dtype, std::move(shape),
-                               model_->config.quantize_to, model_->pool.get(), map ? &model_->mapped_files : nullptr,
+                               slot->spec->keep_float ? WeightType::F32 : model_->config.quantize_to, model_->pool.get(), map ? &model_->mapped_files : nullptr,
                                model_->config.norm_plus_one && slot->spec->centred));
     });
   }
@@ -590,10 +612,10 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
     if (!model_) throw Napi::Error::New(env, "the model has been disposed");
     Napi::Array out = Napi::Array::New(env);
     uint32_t n = 0;
-    for_each_slot(model_->weights, [&](const SlotSpec& spec, int layer, const Tensor& t) {
+    for_each_slot(model_->weights, [&](const SlotSpec&, int layer, const Tensor& t) {
       if (!t.required) return;
       Napi::Object slot = Napi::Object::New(env);
-      slot.Set("kind", spec.kind);
+      slot.Set("kind", slot_kind(t));
       slot.Set("layer", layer);
       Napi::Array shape = Napi::Array::New(env);
       shape.Set(0u, Napi::Number::New(env, static_cast<double>(t.rows)));

@@ -32,8 +32,29 @@ struct ModelConfig {
   int conv_kernel = 0;                         // causal depthwise conv taps (4)
   bool attn_output_gate = false;  // q_proj yields per head [query | gate]; attention out *= sigmoid(gate)
   bool norm_plus_one = false;     // RMSNorm weights stored zero-centred, applied as (1 + w): added at load
+  // Qwen3-Next: the Gated DeltaNet's four input projections fused into two,
+  // grouped by key head (in_proj_qkvz, in_proj_ba; tools/hybrid/NOTES.md
+  // section 2), split into q | k | v, z, b and a after the matmul.
+  bool fused_linear_proj = false;
+
+  // Sparse mixture-of-experts feed-forward (Qwen3-Next): moe_layer[l] is true
+  // for a layer whose MLP routes each token to its experts_per_token most
+  // probable of `experts` experts (softmax, then top-k, renormalised with
+  // norm_topk_prob) and adds a shared expert scaled by a sigmoid gate
+  // (shared_intermediate 0: none). Empty: every layer is dense.
+  std::vector<bool> moe_layer;
+  int experts = 0, experts_per_token = 0;
+  int expert_intermediate = 0;  // one expert's MLP width
+  int shared_intermediate = 0;  // the shared expert's
+  bool norm_topk_prob = false;
 
   bool is_linear(int layer) const { return !linear_layer.empty() && linear_layer[layer]; }
+  bool is_moe(int layer) const { return !moe_layer.empty() && moe_layer[layer]; }
+  bool has_moe() const {
+    for (bool b : moe_layer)
+      if (b) return true;
+    return false;
+  }
   int linear_layers() const {
     int n = 0;
     for (bool b : linear_layer) n += b;

@@ -8,6 +8,8 @@
 // (Qwen3.5) replace the attention of their linear layers with a Gated DeltaNet
 // (linear_attention.cc) and gate the attention output of the others:
 //   x  += o_proj(attention(..) * sigmoid(gate)), gate from q_proj's rows.
+// Mixture-of-experts layers (Qwen3-Next) replace the MLP with a router over
+// experts and a gated shared expert (moe.cc).
 //
 // Attention reads every key and value, including the new tokens' own, from the
 // cache after they are written to it. So a token's result depends only on its
@@ -33,6 +35,7 @@
 #include "model/layer_ops.h"
 #include "model/linear_attention.h"
 #include "model/model.h"
+#include "model/moe.h"
 #include "model/step_state.h"
 
 namespace weft {
@@ -114,6 +117,25 @@ void prepare_step(StepState& st, const ModelConfig& c, const StepInput& s, int b
     grow(st.lin_b, static_cast<size_t>(T) * c.lin_value_heads);
     grow(st.lin_a, static_cast<size_t>(T) * c.lin_value_heads);
     grow(st.lin_out, T * value_total);
+    if (c.fused_linear_proj) {
+      grow(st.lin_qkvz, T * (c.conv_dim() + value_total));
+      grow(st.lin_ba, static_cast<size_t>(T) * 2 * c.lin_value_heads);
+    }
+  }
+  if (c.has_moe()) {
+    const size_t topk = c.experts_per_token;
+    grow(st.router, static_cast<size_t>(T) * c.experts);
+    grow(st.route_expert, T * topk);
+    grow(st.route_weight, T * topk);
+    grow(st.shared_gate, static_cast<size_t>(T) * c.shared_intermediate);
+    grow(st.shared_up, static_cast<size_t>(T) * c.shared_intermediate);
+    grow(st.shared_scale, T);
+    grow(st.routed_sum, static_cast<size_t>(T) * H);
+    grow(st.expert_rows, T);
+    grow(st.expert_row_weight, T);
+    grow(st.expert_io, static_cast<size_t>(T) * H);
+    grow(st.expert_gate, static_cast<size_t>(T) * c.expert_intermediate);
+    grow(st.expert_up, static_cast<size_t>(T) * c.expert_intermediate);
   }
   grow(st.head_rows, s.logits_indices.size() * H);
 }
@@ -303,7 +325,8 @@ void forward(Model& model, const StepInput& s, float* logits) {
   for (int layer = 0; layer < model.config.layers; ++layer) {
     if (model.config.is_linear(layer)) linear_attention_block(model, s, st, layer);
     else attention_block(model, s, st, layer);
-    mlp_block(model, st, layer);
+    if (model.config.is_moe(layer)) moe_block(model, st, layer);
+    else mlp_block(model, st, layer);
   }
   lm_head(model, s, st, logits);
 }

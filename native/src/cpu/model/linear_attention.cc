@@ -2,6 +2,8 @@
 // tools/hybrid/NOTES.md section 2). Per token of a sequence, in order:
 //
 //   u = in_proj_qkv(x)            [conv_dim]: q (Hk x Dk) | k (Hk x Dk) | v (Hv x Dv)
+//                                 (Qwen3-Next: split out of in_proj_qkvz, with z; b and a
+//                                 out of in_proj_ba)
 //   y = silu(causal_conv(u))      depthwise, K taps; the window's older inputs come
 //                                 from the sequence's conv state
 //   q, k = l2norm(q), l2norm(k);  q /= sqrt(Dk)
@@ -39,6 +41,31 @@ void l2_normalise(float* x, int n, float scale) {
   for (int i = 0; i < n; ++i) x[i] *= inv;
 }
 
+// Qwen3-Next's fused projections into the unfused layout: in_proj_qkvz's rows
+// come per key head j as [q_j | k_j | v of its r value heads | z of them], and
+// in_proj_ba's as [b of its r value heads | a of them] (tools/hybrid/NOTES.md
+// section 2); the conv and the rest read q | k | v of all heads in order.
+void split_fused_projections(const ModelConfig& c, StepState& st) {
+  const int Hk = c.lin_key_heads, Hv = c.lin_value_heads, Dk = c.lin_key_dim, Dv = c.lin_value_dim;
+  const int r = Hv / Hk;
+  const size_t C = c.conv_dim(), key_total = c.lin_key_total(), value_total = c.lin_value_total();
+  const size_t group = 2 * static_cast<size_t>(Dk) + 2 * static_cast<size_t>(r) * Dv, values = static_cast<size_t>(r) * Dv;
+  for (int t = 0; t < st.T; ++t) {
+    const float* qkvz = &st.lin_qkvz[t * (C + value_total)];
+    const float* ba = &st.lin_ba[static_cast<size_t>(t) * 2 * Hv];
+    float* qkv = &st.lin_qkv[t * C];
+    for (int j = 0; j < Hk; ++j) {
+      const float* from = qkvz + j * group;
+      std::copy(from, from + Dk, qkv + j * Dk);
+      std::copy(from + Dk, from + 2 * Dk, qkv + key_total + j * Dk);
+      std::copy(from + 2 * Dk, from + 2 * Dk + values, qkv + 2 * key_total + j * values);
+      std::copy(from + 2 * Dk + values, from + group, &st.lin_z[t * value_total + j * values]);
+      std::copy(ba + 2 * j * r, ba + 2 * j * r + r, &st.lin_b[static_cast<size_t>(t) * Hv + j * r]);
+      std::copy(ba + 2 * j * r + r, ba + 2 * (j + 1) * r, &st.lin_a[static_cast<size_t>(t) * Hv + j * r]);
+    }
+  }
+}
+
 }  // namespace
 
 void linear_attention_block(Model& model, const StepInput& s, StepState& st, int layer) {
@@ -54,9 +81,15 @@ void linear_attention_block(Model& model, const StepInput& s, StepState& st, int
   const size_t C = c.conv_dim(), key_total = c.lin_key_total(), value_total = c.lin_value_total();
 
   add_and_norm(model, st, l.attn_norm, layer > 0);
-  const MatmulPart in[] = {part(st.lin_qkv.data(), l.lin_qkv, nullptr), part(st.lin_z.data(), l.lin_z, nullptr),
-                           part(st.lin_b.data(), l.lin_b, nullptr), part(st.lin_a.data(), l.lin_a, nullptr)};
-  project(model, st, st.xb.data(), T, l.lin_qkv, in);
+  if (c.fused_linear_proj) {
+    const MatmulPart in[] = {part(st.lin_qkvz.data(), l.lin_qkvz, nullptr), part(st.lin_ba.data(), l.lin_ba, nullptr)};
+    project(model, st, st.xb.data(), T, l.lin_qkvz, in);
+    split_fused_projections(c, st);
+  } else {
+    const MatmulPart in[] = {part(st.lin_qkv.data(), l.lin_qkv, nullptr), part(st.lin_z.data(), l.lin_z, nullptr),
+                             part(st.lin_b.data(), l.lin_b, nullptr), part(st.lin_a.data(), l.lin_a, nullptr)};
+    project(model, st, st.xb.data(), T, l.lin_qkv, in);
+  }
 
   // Causal depthwise conv + SiLU, in place, channel by channel along each
   // sequence; the conv state keeps the last K-1 inputs for the next step.

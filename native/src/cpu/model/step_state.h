@@ -50,6 +50,18 @@ struct StepState {
   // [T][value heads] (turned in place into beta and the log decay g), and the
   // heads' outputs [T][value heads * value dim].
   std::vector<float> lin_qkv, lin_z, lin_b, lin_a, lin_out;
+  // Qwen3-Next's fused projections, as the matmul writes them (per key head;
+  // split into the five above): [T][conv_dim + value total] and [T][2 value heads].
+  std::vector<float> lin_qkvz, lin_ba;
+  // A mixture-of-experts layer (moe.cc): router logits, then probabilities
+  // [T][experts]; each token's chosen experts and their weights
+  // [T][experts_per_token]; the shared expert's gate and up rows
+  // [T][shared_intermediate] and its scalar gate [T]; the routed experts' sum
+  // [T][hidden]. One expert at a time: its tokens' rows and weights [n], their
+  // inputs (then its outputs) [n][hidden], gate and up [n][expert_intermediate].
+  std::vector<float> router, route_weight, shared_gate, shared_up, shared_scale, routed_sum;
+  std::vector<int32_t> route_expert, expert_rows;
+  std::vector<float> expert_row_weight, expert_io, expert_gate, expert_up;
   // [T] the checkpoint slot that receives the state right after this token (0: none).
   std::vector<int32_t> checkpoint_at;
   std::vector<float> head_rows;         // [rows with logits][hidden], normalised

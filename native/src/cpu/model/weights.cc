@@ -5,55 +5,75 @@
 namespace weft {
 namespace {
 
-// The one list of weights a Llama-family model has, hybrid (Qwen3.5) layers
-// included: a layer slot's Mixer says whether attention layers, Gated DeltaNet
-// layers or both have it. Every other list (the TypeScript load plan included)
+// The one list of weights a Llama-family model has, hybrid (Qwen3.5,
+// Qwen3-Next) layers included: a layer slot's Where says which layers have it
+// (attention or Gated DeltaNet mixers, dense or mixture-of-experts MLPs), its
+// Needed which configs. Every other list (the TypeScript load plan included)
 // is made from this one.
 constexpr SlotSpec kModelSlots[] = {
     {"embed_tokens", false, Dim::Vocab, Dim::Hidden, false, Needed::Always},
-    {"norm", false, Dim::Hidden, Dim::Hidden, true, Needed::Always, Mixer::Any, true},
+    {"norm", false, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, true},
     {"lm_head", false, Dim::Vocab, Dim::Hidden, false, Needed::UntiedHead},
 };
 Tensor Weights::*const kModelMembers[] = {&Weights::embed, &Weights::final_norm, &Weights::lm_head};
 
 constexpr SlotSpec kLayerSlots[] = {
-    {"input_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Mixer::Any, true},
-    {"q_proj", true, Dim::QGateDim, Dim::Hidden, false, Needed::Always, Mixer::Attention},
-    {"k_proj", true, Dim::KvDim, Dim::Hidden, false, Needed::Always, Mixer::Attention},
-    {"v_proj", true, Dim::KvDim, Dim::Hidden, false, Needed::Always, Mixer::Attention},
-    {"o_proj", true, Dim::Hidden, Dim::QDim, false, Needed::Always, Mixer::Attention},
-    {"q_proj.bias", true, Dim::QGateDim, Dim::QGateDim, true, Needed::WithQkvBias, Mixer::Attention},
-    {"k_proj.bias", true, Dim::KvDim, Dim::KvDim, true, Needed::WithQkvBias, Mixer::Attention},
-    {"v_proj.bias", true, Dim::KvDim, Dim::KvDim, true, Needed::WithQkvBias, Mixer::Attention},
-    {"o_proj.bias", true, Dim::Hidden, Dim::Hidden, true, Needed::WithOBias, Mixer::Attention},
-    {"q_norm", true, Dim::HeadDim, Dim::HeadDim, true, Needed::WithQkNorm, Mixer::Attention, true},
-    {"k_norm", true, Dim::HeadDim, Dim::HeadDim, true, Needed::WithQkNorm, Mixer::Attention, true},
-    {"linear_attn.in_proj_qkv", true, Dim::ConvDim, Dim::Hidden, false, Needed::Always, Mixer::Linear},
-    {"linear_attn.in_proj_z", true, Dim::LinValue, Dim::Hidden, false, Needed::Always, Mixer::Linear},
-    {"linear_attn.in_proj_b", true, Dim::LinHeads, Dim::Hidden, false, Needed::Always, Mixer::Linear},
-    {"linear_attn.in_proj_a", true, Dim::LinHeads, Dim::Hidden, false, Needed::Always, Mixer::Linear},
-    {"linear_attn.conv1d", true, Dim::ConvTaps, Dim::ConvTaps, true, Needed::Always, Mixer::Linear},
-    {"linear_attn.A_log", true, Dim::LinHeads, Dim::LinHeads, true, Needed::Always, Mixer::Linear},
-    {"linear_attn.dt_bias", true, Dim::LinHeads, Dim::LinHeads, true, Needed::Always, Mixer::Linear},
-    {"linear_attn.norm", true, Dim::LinHeadDim, Dim::LinHeadDim, true, Needed::Always, Mixer::Linear},
-    {"linear_attn.out_proj", true, Dim::Hidden, Dim::LinValue, false, Needed::Always, Mixer::Linear},
-    {"post_attention_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Mixer::Any, true},
-    {"gate_proj", true, Dim::Intermediate, Dim::Hidden, false, Needed::Always},
-    {"up_proj", true, Dim::Intermediate, Dim::Hidden, false, Needed::Always},
-    {"down_proj", true, Dim::Hidden, Dim::Intermediate, false, Needed::Always},
+    {"input_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, true},
+    {"q_proj", true, Dim::QGateDim, Dim::Hidden, false, Needed::Always, Where::Attention},
+    {"k_proj", true, Dim::KvDim, Dim::Hidden, false, Needed::Always, Where::Attention},
+    {"v_proj", true, Dim::KvDim, Dim::Hidden, false, Needed::Always, Where::Attention},
+    {"o_proj", true, Dim::Hidden, Dim::QDim, false, Needed::Always, Where::Attention},
+    {"q_proj.bias", true, Dim::QGateDim, Dim::QGateDim, true, Needed::WithQkvBias, Where::Attention},
+    {"k_proj.bias", true, Dim::KvDim, Dim::KvDim, true, Needed::WithQkvBias, Where::Attention},
+    {"v_proj.bias", true, Dim::KvDim, Dim::KvDim, true, Needed::WithQkvBias, Where::Attention},
+    {"o_proj.bias", true, Dim::Hidden, Dim::Hidden, true, Needed::WithOBias, Where::Attention},
+    {"q_norm", true, Dim::HeadDim, Dim::HeadDim, true, Needed::WithQkNorm, Where::Attention, true},
+    {"k_norm", true, Dim::HeadDim, Dim::HeadDim, true, Needed::WithQkNorm, Where::Attention, true},
+    {"linear_attn.in_proj_qkv", true, Dim::ConvDim, Dim::Hidden, false, Needed::SplitLinearProj, Where::Linear},
+    {"linear_attn.in_proj_z", true, Dim::LinValue, Dim::Hidden, false, Needed::SplitLinearProj, Where::Linear},
+    {"linear_attn.in_proj_b", true, Dim::LinHeads, Dim::Hidden, false, Needed::SplitLinearProj, Where::Linear},
+    {"linear_attn.in_proj_a", true, Dim::LinHeads, Dim::Hidden, false, Needed::SplitLinearProj, Where::Linear},
+    {"linear_attn.in_proj_qkvz", true, Dim::LinQkvz, Dim::Hidden, false, Needed::FusedLinearProj, Where::Linear},
+    {"linear_attn.in_proj_ba", true, Dim::LinBa, Dim::Hidden, false, Needed::FusedLinearProj, Where::Linear},
+    {"linear_attn.conv1d", true, Dim::ConvTaps, Dim::ConvTaps, true, Needed::Always, Where::Linear},
+    {"linear_attn.A_log", true, Dim::LinHeads, Dim::LinHeads, true, Needed::Always, Where::Linear},
+    {"linear_attn.dt_bias", true, Dim::LinHeads, Dim::LinHeads, true, Needed::Always, Where::Linear},
+    {"linear_attn.norm", true, Dim::LinHeadDim, Dim::LinHeadDim, true, Needed::Always, Where::Linear},
+    {"linear_attn.out_proj", true, Dim::Hidden, Dim::LinValue, false, Needed::Always, Where::Linear},
+    {"post_attention_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, true},
+    {"gate_proj", true, Dim::Intermediate, Dim::Hidden, false, Needed::Always, Where::DenseMlp},
+    {"up_proj", true, Dim::Intermediate, Dim::Hidden, false, Needed::Always, Where::DenseMlp},
+    {"down_proj", true, Dim::Hidden, Dim::Intermediate, false, Needed::Always, Where::DenseMlp},
+    {"mlp.gate", true, Dim::Experts, Dim::Hidden, false, Needed::Always, Where::Moe, false, true},
+    {"mlp.shared_expert.gate_proj", true, Dim::SharedWidth, Dim::Hidden, false, Needed::WithSharedExpert, Where::Moe},
+    {"mlp.shared_expert.up_proj", true, Dim::SharedWidth, Dim::Hidden, false, Needed::WithSharedExpert, Where::Moe},
+    {"mlp.shared_expert.down_proj", true, Dim::Hidden, Dim::SharedWidth, false, Needed::WithSharedExpert, Where::Moe},
+    {"mlp.shared_expert_gate", true, Dim::One, Dim::Hidden, false, Needed::WithSharedExpert, Where::Moe, false, true},
 };
 Tensor LayerWeights::*const kLayerMembers[] = {
-    &LayerWeights::attn_norm,  &LayerWeights::wq,          &LayerWeights::wk,        &LayerWeights::wv,
-    &LayerWeights::wo,         &LayerWeights::bq,          &LayerWeights::bk,        &LayerWeights::bv,
-    &LayerWeights::bo,         &LayerWeights::q_norm,      &LayerWeights::k_norm,    &LayerWeights::lin_qkv,
-    &LayerWeights::lin_z,      &LayerWeights::lin_b,       &LayerWeights::lin_a,     &LayerWeights::lin_conv,
-    &LayerWeights::lin_a_log,  &LayerWeights::lin_dt_bias, &LayerWeights::lin_norm,  &LayerWeights::lin_out,
-    &LayerWeights::ffn_norm,   &LayerWeights::w_gate,      &LayerWeights::w_up,      &LayerWeights::w_down,
+    &LayerWeights::attn_norm,   &LayerWeights::wq,          &LayerWeights::wk,          &LayerWeights::wv,
+    &LayerWeights::wo,          &LayerWeights::bq,          &LayerWeights::bk,          &LayerWeights::bv,
+    &LayerWeights::bo,          &LayerWeights::q_norm,      &LayerWeights::k_norm,      &LayerWeights::lin_qkv,
+    &LayerWeights::lin_z,       &LayerWeights::lin_b,       &LayerWeights::lin_a,       &LayerWeights::lin_qkvz,
+    &LayerWeights::lin_ba,      &LayerWeights::lin_conv,    &LayerWeights::lin_a_log,   &LayerWeights::lin_dt_bias,
+    &LayerWeights::lin_norm,    &LayerWeights::lin_out,     &LayerWeights::ffn_norm,    &LayerWeights::w_gate,
+    &LayerWeights::w_up,        &LayerWeights::w_down,      &LayerWeights::router,      &LayerWeights::shared_gate,
+    &LayerWeights::shared_up,   &LayerWeights::shared_down, &LayerWeights::shared_expert_gate,
 };
-static_assert(sizeof(kModelSlots) / sizeof(kModelSlots[0]) == sizeof(kModelMembers) / sizeof(kModelMembers[0]),
-              "one member per model slot");
-static_assert(sizeof(kLayerSlots) / sizeof(kLayerSlots[0]) == sizeof(kLayerMembers) / sizeof(kLayerMembers[0]),
-              "one member per layer slot");
+
+// Each routed expert's slots, in every mixture-of-experts layer (named by slot_kind()).
+constexpr SlotSpec kExpertSlots[] = {
+    {"gate_proj", true, Dim::ExpertWidth, Dim::Hidden, false, Needed::Always, Where::Moe},
+    {"up_proj", true, Dim::ExpertWidth, Dim::Hidden, false, Needed::Always, Where::Moe},
+    {"down_proj", true, Dim::Hidden, Dim::ExpertWidth, false, Needed::Always, Where::Moe},
+};
+Tensor ExpertWeights::*const kExpertMembers[] = {&ExpertWeights::w_gate, &ExpertWeights::w_up, &ExpertWeights::w_down};
+
+template <typename T, size_t N>
+constexpr size_t count_of(const T (&)[N]) { return N; }
+static_assert(count_of(kModelSlots) == count_of(kModelMembers), "one member per model slot");
+static_assert(count_of(kLayerSlots) == count_of(kLayerMembers), "one member per layer slot");
+static_assert(count_of(kExpertSlots) == count_of(kExpertMembers), "one member per expert slot");
 
 int64_t size_of(Dim d, const ModelConfig& c) {
   switch (d) {
@@ -69,18 +89,38 @@ int64_t size_of(Dim d, const ModelConfig& c) {
     case Dim::LinHeads: return c.lin_value_heads;
     case Dim::LinHeadDim: return c.lin_value_dim;
     case Dim::ConvTaps: return static_cast<int64_t>(c.conv_dim()) * c.conv_kernel;
+    case Dim::LinQkvz: return static_cast<int64_t>(c.conv_dim()) + c.lin_value_total();
+    case Dim::LinBa: return 2 * static_cast<int64_t>(c.lin_value_heads);
+    case Dim::Experts: return c.experts;
+    case Dim::ExpertWidth: return c.expert_intermediate;
+    case Dim::SharedWidth: return c.shared_intermediate;
+    case Dim::One: return 1;
   }
   return 0;
 }
 
+bool in_layer(Where where, int layer, const ModelConfig& c) {
+  switch (where) {
+    case Where::Any: return true;
+    case Where::Attention: return !c.is_linear(layer);
+    case Where::Linear: return c.is_linear(layer);
+    case Where::DenseMlp: return !c.is_moe(layer);
+    case Where::Moe: return c.is_moe(layer);
+  }
+  return false;
+}
+
 bool is_needed(const SlotSpec& spec, int layer, const ModelConfig& c) {
-  if (spec.mixer != Mixer::Any && layer >= 0 && c.is_linear(layer) != (spec.mixer == Mixer::Linear)) return false;
+  if (layer >= 0 && !in_layer(spec.where, layer, c)) return false;
   switch (spec.needed) {
     case Needed::Always: return true;
     case Needed::WithQkvBias: return c.qkv_bias;
     case Needed::WithOBias: return c.o_bias;
     case Needed::WithQkNorm: return c.qk_norm;
     case Needed::UntiedHead: return !c.tied_embeddings;
+    case Needed::SplitLinearProj: return !c.fused_linear_proj;
+    case Needed::FusedLinearProj: return c.fused_linear_proj;
+    case Needed::WithSharedExpert: return c.shared_intermediate > 0;
   }
   return false;
 }
@@ -88,10 +128,13 @@ bool is_needed(const SlotSpec& spec, int layer, const ModelConfig& c) {
 }  // namespace
 
 void for_each_slot(Weights& w, const std::function<void(const SlotSpec&, int, Tensor&)>& fn) {
-  for (size_t i = 0; i < sizeof(kModelSlots) / sizeof(kModelSlots[0]); ++i) fn(kModelSlots[i], -1, w.*kModelMembers[i]);
-  for (size_t layer = 0; layer < w.layers.size(); ++layer)
-    for (size_t i = 0; i < sizeof(kLayerSlots) / sizeof(kLayerSlots[0]); ++i)
-      fn(kLayerSlots[i], static_cast<int>(layer), w.layers[layer].*kLayerMembers[i]);
+  for (size_t i = 0; i < count_of(kModelSlots); ++i) fn(kModelSlots[i], -1, w.*kModelMembers[i]);
+  for (size_t layer = 0; layer < w.layers.size(); ++layer) {
+    LayerWeights& l = w.layers[layer];
+    for (size_t i = 0; i < count_of(kLayerSlots); ++i) fn(kLayerSlots[i], static_cast<int>(layer), l.*kLayerMembers[i]);
+    for (ExpertWeights& e : l.experts)
+      for (size_t i = 0; i < count_of(kExpertSlots); ++i) fn(kExpertSlots[i], static_cast<int>(layer), e.*kExpertMembers[i]);
+  }
 }
 
 void for_each_slot(const Weights& w, const std::function<void(const SlotSpec&, int, const Tensor&)>& fn) {
@@ -101,6 +144,8 @@ void for_each_slot(const Weights& w, const std::function<void(const SlotSpec&, i
 void init_weight_slots(Weights& w, const ModelConfig& c) {
   // Every slot starts empty (the arena, filled by loads, is kept).
   w.layers.assign(c.layers, LayerWeights{});
+  for (int layer = 0; layer < c.layers; ++layer)
+    if (c.is_moe(layer)) w.layers[layer].experts.resize(c.experts);
   for_each_slot(w, [&](const SlotSpec& spec, int layer, Tensor& t) {
     t = Tensor{};
     t.spec = &spec;
@@ -109,25 +154,51 @@ void init_weight_slots(Weights& w, const ModelConfig& c) {
     t.vector = spec.vector;
     t.required = is_needed(spec, layer, c);
   });
+  for (LayerWeights& l : w.layers)
+    for (size_t e = 0; e < l.experts.size(); ++e)
+      for (Tensor ExpertWeights::*member : kExpertMembers) (l.experts[e].*member).expert = static_cast<int>(e);
+}
+
+std::string slot_kind(const Tensor& t) {
+  if (t.expert < 0) return t.spec->kind;
+  return "mlp.experts." + std::to_string(t.expert) + "." + t.spec->kind;
 }
 
 Tensor* find_weight_slot(Weights& w, const std::string& kind, int layer) {
+  // Looked up directly rather than by a walk over every slot: a large
+  // mixture-of-experts model has tens of thousands of them, one load each.
+  auto required = [](Tensor& t) { return t.required ? &t : nullptr; };
+  if (layer < 0) {
+    for (size_t i = 0; i < count_of(kModelSlots); ++i)
+      if (kind == kModelSlots[i].kind) return required(w.*kModelMembers[i]);
+    return nullptr;
+  }
   if (layer >= static_cast<int>(w.layers.size())) return nullptr;
-  Tensor* found = nullptr;
-  for_each_slot(w, [&](const SlotSpec& spec, int l, Tensor& t) {
-    if (l == layer && t.required && kind == spec.kind) found = &t;
-  });
-  return found;
+  LayerWeights& l = w.layers[layer];
+  const std::string experts = "mlp.experts.";
+  if (kind.compare(0, experts.size(), experts) == 0) {
+    const size_t dot = kind.find('.', experts.size());
+    const std::string index = kind.substr(experts.size(), dot == std::string::npos ? 0 : dot - experts.size());
+    if (index.empty() || index.size() > 6 || index.find_first_not_of("0123456789") != std::string::npos) return nullptr;
+    const size_t e = std::stoul(index);
+    if (e >= l.experts.size()) return nullptr;
+    for (size_t i = 0; i < count_of(kExpertSlots); ++i)
+      if (kind.compare(dot + 1, std::string::npos, kExpertSlots[i].kind) == 0) return required(l.experts[e].*kExpertMembers[i]);
+    return nullptr;
+  }
+  for (size_t i = 0; i < count_of(kLayerSlots); ++i)
+    if (kind == kLayerSlots[i].kind) return required(l.*kLayerMembers[i]);
+  return nullptr;
 }
 
 std::string missing_weights(const Weights& w) {
   std::string missing;
   int count = 0;
-  for_each_slot(w, [&](const SlotSpec& spec, int layer, const Tensor& t) {
+  for_each_slot(w, [&](const SlotSpec&, int layer, const Tensor& t) {
     if (!t.required || t.loaded) return;
     if (++count <= 3) {
       if (!missing.empty()) missing += ", ";
-      missing += spec.kind;
+      missing += slot_kind(t);
       if (layer >= 0) missing += " (layer " + std::to_string(layer) + ")";
     }
   });

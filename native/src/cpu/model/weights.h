@@ -22,17 +22,25 @@ namespace weft {
 // QGateDim: q_proj's rows (QDim, twice that with attn_output_gate). The Lin*
 // dims are a Gated DeltaNet layer's (config.h): ConvDim its q|k|v channels,
 // LinValue all value heads, LinHeads the value heads, LinHeadDim one value
-// head, ConvTaps the conv weights flattened [ConvDim][conv_kernel].
-enum class Dim { Hidden, QDim, QGateDim, KvDim, HeadDim, Intermediate, Vocab, ConvDim, LinValue, LinHeads, LinHeadDim, ConvTaps };
+// head, ConvTaps the conv weights flattened [ConvDim][conv_kernel], LinQkvz
+// and LinBa the rows of Qwen3-Next's fused projections. Experts, ExpertWidth
+// and SharedWidth are a mixture-of-experts layer's; One is a single row.
+enum class Dim {
+  Hidden, QDim, QGateDim, KvDim, HeadDim, Intermediate, Vocab,
+  ConvDim, LinValue, LinHeads, LinHeadDim, ConvTaps, LinQkvz, LinBa,
+  Experts, ExpertWidth, SharedWidth, One
+};
 
 // When a slot is part of the model.
-enum class Needed { Always, WithQkvBias, WithOBias, WithQkNorm, UntiedHead };
+enum class Needed { Always, WithQkvBias, WithOBias, WithQkNorm, UntiedHead, SplitLinearProj, FusedLinearProj, WithSharedExpert };
 
-// Which layers have a layer slot: all, the attention layers, or the linear-attention ones.
-enum class Mixer { Any, Attention, Linear };
+// Which layers have a layer slot: all; the attention or the linear-attention
+// (Gated DeltaNet) ones; those with a dense MLP or a mixture of experts.
+enum class Where { Any, Attention, Linear, DenseMlp, Moe };
 
 // One row of the slot table. `kind` is the name the loader uses (Hugging
-// Face's tensor name without prefix and ".weight": "q_proj", "q_proj.bias").
+// Face's tensor name without prefix and ".weight": "q_proj", "q_proj.bias";
+// an expert's slots are named by slot_kind(), "mlp.experts.3.gate_proj").
 struct SlotSpec {
   const char* kind;
   bool per_layer;
@@ -40,15 +48,20 @@ struct SlotSpec {
   Dim cols;     // ignored for vectors
   bool vector;  // shape [rows] (norm, bias), as opposed to a matrix that may have one column
   Needed needed;
-  Mixer mixer = Mixer::Any;
+  Where where = Where::Any;
   // A zero-centred RMSNorm weight: models with norm_plus_one apply it as
   // (1 + w), so the loader adds 1 to it once (the GGUF converter does the same).
   bool centred = false;
+  // Kept in float when the model is quantized at load: a router's choice of
+  // experts is discrete, and a rounded logit would change it (llama.cpp keeps
+  // its routers unquantized too).
+  bool keep_float = false;
 };
 
 // One weight tensor, row-major [rows, cols] (PyTorch's [out, in]).
 struct Tensor {
   const SlotSpec* spec = nullptr;
+  int expert = -1;  // an expert's slot: which expert of its layer
   WeightType type = WeightType::F32;
   std::vector<float> data;  // vectors (norms, biases), always float32
   // A matrix read into memory: its bytes in the Weights' arena (weight_arena.h),
@@ -102,11 +115,21 @@ struct Tensor {
   }
 };
 
+// One routed expert of a mixture-of-experts layer: a SwiGLU MLP of its own.
+struct ExpertWeights {
+  Tensor w_gate, w_up, w_down;
+};
+
 struct LayerWeights {
   Tensor attn_norm, wq, wk, wv, wo, bq, bk, bv, bo, q_norm, k_norm;
-  // A Gated DeltaNet layer's instead of the attention ones (linear_attention.h).
-  Tensor lin_qkv, lin_z, lin_b, lin_a, lin_conv, lin_a_log, lin_dt_bias, lin_norm, lin_out;
+  // A Gated DeltaNet layer's instead of the attention ones (linear_attention.h);
+  // lin_qkvz and lin_ba instead of the four projections with fused_linear_proj.
+  Tensor lin_qkv, lin_z, lin_b, lin_a, lin_qkvz, lin_ba, lin_conv, lin_a_log, lin_dt_bias, lin_norm, lin_out;
   Tensor ffn_norm, w_gate, w_up, w_down;
+  // A mixture-of-experts layer's instead of the dense MLP (moe.h): the router,
+  // the shared expert and its gate, and the routed experts.
+  Tensor router, shared_gate, shared_up, shared_down, shared_expert_gate;
+  std::vector<ExpertWeights> experts;
 };
 
 struct Weights {
@@ -123,8 +146,13 @@ void init_weight_slots(Weights& w, const ModelConfig& c);
 void for_each_slot(Weights& w, const std::function<void(const SlotSpec&, int, Tensor&)>& fn);
 void for_each_slot(const Weights& w, const std::function<void(const SlotSpec&, int, const Tensor&)>& fn);
 
-// The required slot for a tensor kind and layer (-1: model-level); nullptr
-// when the model has no such slot (e.g. a bias on a bias-free model).
+// The name the loader uses for a slot's tensor: spec->kind, or for an expert's
+// "mlp.experts.<expert>.<kind>".
+std::string slot_kind(const Tensor& t);
+
+// The required slot for a tensor kind (as slot_kind names it) and layer (-1:
+// model-level); nullptr when the model has no such slot (e.g. a bias on a
+// bias-free model).
 Tensor* find_weight_slot(Weights& w, const std::string& kind, int layer);
 
 // Names of required tensors not loaded yet, for an error message ("" = complete).
