@@ -71,6 +71,12 @@ export interface ModelShape {
    * CPU backend: f16). Absent: f32.
    */
   readonly defaultKvPrecision?: KvPrecision;
+  /**
+   * Width of the model's final hidden state, when the backend can return it
+   * (StepBatch.hiddenIndices): what embeddings are pooled from. Absent: the
+   * backend cannot embed.
+   */
+  readonly hiddenSize?: number;
 }
 
 /** The cache the engine asks the backend to allocate, once, before the first step. */
@@ -152,6 +158,12 @@ export interface StepBatch {
    * continues its slot's state (or starts from zero state at pastLen 0).
    */
   readonly stateFromCheckpoint?: Uint8Array;
+  /**
+   * Indices into the flattened tokens whose final hidden state (after the
+   * model's final norm, before the LM head) the engine needs: embedding
+   * requests' pooled tokens. Only sent to a backend whose shape has hiddenSize.
+   */
+  readonly hiddenIndices?: Int32Array;
 }
 
 export interface StepResult {
@@ -166,6 +178,8 @@ export interface StepResult {
   readonly argmax?: Int32Array;
   /** Optional: the answer to StepBatch.sampling (see SampledRows). */
   readonly sampled?: SampledRows;
+  /** [hiddenIndices.length * hiddenSize] row-major, float32: present when StepBatch.hiddenIndices was. */
+  readonly hidden?: Float32Array;
 }
 
 /**

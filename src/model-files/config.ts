@@ -75,6 +75,13 @@ export interface ModelConfig {
    * prediction weights, mtp.*, are not loaded: image input is not supported).
    */
   readonly weightPrefix?: string;
+  /**
+   * The folder holds the transformer without its LM head, as embedding models
+   * are saved (`Qwen3Model`, ...; tensors without the "model." prefix): it
+   * embeds, it does not generate. The backend runs it as a tied model (the
+   * head it would compute is never asked for).
+   */
+  readonly baseModel?: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -97,6 +104,7 @@ export function parseModelConfig(root: unknown, file = 'config.json'): ModelConf
     throw new ModelLoadError(`${file}: ${message}`, file);
   };
   const architecture = readArchitecture(root, file);
+  const baseModel = Array.isArray(root.architectures) && BASE_MODELS[root.architectures[0] as string] !== undefined;
   // The fields read below: the text model's.
   const json = architecture === 'Qwen3_5ForConditionalGeneration' ? nestedTextConfig(root, file) : root;
 
@@ -160,7 +168,7 @@ export function parseModelConfig(root: unknown, file = 'config.json'): ModelConf
     ropeTheta: theta,
     ropeScaling: scaling,
     // The published Qwen3.5 layout says it at the top level (its lm_head is outside the text model).
-    tieWordEmbeddings: typeof root.tie_word_embeddings === 'boolean' ? root.tie_word_embeddings : bool('tie_word_embeddings', false),
+    tieWordEmbeddings: baseModel || (typeof root.tie_word_embeddings === 'boolean' ? root.tie_word_embeddings : bool('tie_word_embeddings', false)),
     maxPositionEmbeddings: positiveInt('max_position_embeddings'),
     attentionBias,
     qkvBias: architecture === 'Qwen2ForCausalLM' || attentionBias,
@@ -172,6 +180,7 @@ export function parseModelConfig(root: unknown, file = 'config.json'): ModelConf
     ...(hybrid && { linearAttention: readLinearAttention(json, numLayers, file, next) }),
     ...(mixtureOfExperts && { mixtureOfExperts }),
     ...(architecture === 'Qwen3_5ForConditionalGeneration' && { weightPrefix: 'model.language_model.' }),
+    ...(baseModel && { baseModel, weightPrefix: '' }),
   };
 }
 
@@ -191,12 +200,21 @@ const MODEL_TYPES: Record<string, Architecture> = {
   qwen3_next: 'Qwen3NextForCausalLM',
 };
 
+/** Folders of the transformer alone (no LM head), as embedding models are saved: run as their causal LM. */
+const BASE_MODELS: Record<string, Architecture> = {
+  LlamaModel: 'LlamaForCausalLM',
+  MistralModel: 'MistralForCausalLM',
+  Qwen2Model: 'Qwen2ForCausalLM',
+  Qwen3Model: 'Qwen3ForCausalLM',
+};
+
 function readArchitecture(json: Json, file: string): Architecture {
   const listed = json.architectures;
   if (Array.isArray(listed) && listed.length > 0) {
     const name = listed[0];
     if (typeof name !== 'string') throw new ModelLoadError(`${file}: "architectures" must list strings`, file);
     if ((SUPPORTED_ARCHITECTURES as readonly string[]).includes(name)) return name as Architecture;
+    if (BASE_MODELS[name] !== undefined) return BASE_MODELS[name];
     throw new UnsupportedModelError(
       `${file}: architecture ${name} is not supported (supported: ${SUPPORTED_ARCHITECTURES.join(', ')})`,
     );

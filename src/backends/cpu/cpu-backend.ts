@@ -223,6 +223,7 @@ export class CpuBackend implements Backend {
       stepBytesPerToken: stepBytesPerToken(config),
       // Half the memory of f32 for no difference in greedy output on the fixtures (docs/cpu-backend.md).
       defaultKvPrecision: 'f16',
+      hiddenSize: config.hiddenSize,
       ...(config.linearAttention !== undefined && { extraPools: linearStatePools(config) }),
     };
   }

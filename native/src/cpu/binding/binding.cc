@@ -294,7 +294,8 @@ class StepJob : public Job {
       floats_ = step_.logits_indices.size() * static_cast<size_t>(model_->config.vocab);
       // Not zero-filled: the LM head writes every value of the rows it is asked for.
       logits_ = buffers_->take(floats_);
-      forward(*model_, step_, logits_.data.get());
+      hidden_.resize(step_.hidden_indices.size() * static_cast<size_t>(model_->config.hidden));
+      forward(*model_, step_, logits_.data.get(), hidden_.data());
       pick_argmax();
       // The sampling chain over the rows it asks for, while the logits are in cache (sample/sampler.h).
       if (!sampling_.empty())
@@ -314,6 +315,11 @@ class StepJob : public Job {
       out.Set("argmax", argmax);
     }
     if (!sampling_.empty()) out.Set("sampled", sampled_result(env));
+    if (!step_.hidden_indices.empty()) {
+      Napi::Float32Array hidden = Napi::Float32Array::New(env, hidden_.size());
+      std::copy(hidden_.begin(), hidden_.end(), hidden.Data());
+      out.Set("hidden", hidden);
+    }
     return out;
   }
 
@@ -325,6 +331,7 @@ class StepJob : public Job {
   LogitsBuffers::Buffer logits_;
   size_t floats_ = 0;
   std::vector<int32_t> argmax_;  // [R] when argmaxRows was given: each asked row's argmax, -1 elsewhere
+  std::vector<float> hidden_;    // [E][hidden]: the final hidden states hiddenIndices asked for
   SamplingInput sampling_;       // batch.sampling; empty when absent
   std::shared_ptr<SamplerScratchPool> scratch_;
   SamplingOutput sampled_;
@@ -537,6 +544,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       step.logits_indices = read_int32s(b, "logitsIndices");
       step.block_copies = read_int32s(b, "blockCopies", true);
       step.argmax_rows = read_optional_uint8s(b, "argmaxRows");
+      step.hidden_indices = read_int32s(b, "hiddenIndices", true);
       step.state_slots = read_state_slots(b);
       read_extra_tables(b, "checkpoints", step.checkpoint_indices, step.checkpoint_begins);
       step.from_checkpoint = read_optional_uint8s(b, "stateFromCheckpoint");

@@ -297,6 +297,20 @@ void mlp_block(Model& model, StepState& st, int layer) {
 // Final norm and LM head, only for the rows whose logits are wanted, after
 // adding the last layer's output (in xb) to those rows of x. Not inlined, so
 // that profiles (bench/profile-step) can tell the LM head apart.
+// The final hidden state (x + the last layer's output, then the final norm) of
+// each token in hidden_indices, for embeddings; x is left as it is.
+void final_hidden(Model& model, const StepInput& s, StepState& st, float* hidden) {
+  const ModelConfig& c = model.config;
+  const size_t H = c.hidden;
+  std::vector<float>& row = st.hidden_row;
+  grow(row, H);
+  for (size_t e = 0; e < s.hidden_indices.size(); ++e) {
+    const size_t t = static_cast<size_t>(s.hidden_indices[e]);
+    for (size_t i = 0; i < H; ++i) row[i] = st.x[t * H + i] + st.xb[t * H + i];
+    rmsnorm(hidden + e * H, row.data(), model.weights.final_norm.data.data(), static_cast<int>(H), c.rms_eps);
+  }
+}
+
 __attribute__((noinline)) void lm_head(Model& model, const StepInput& s, StepState& st, float* logits) {
   const ModelConfig& c = model.config;
   const Weights& w = model.weights;
@@ -315,7 +329,7 @@ __attribute__((noinline)) void lm_head(Model& model, const StepInput& s, StepSta
 
 }  // namespace
 
-void forward(Model& model, const StepInput& s, float* logits) {
+void forward(Model& model, const StepInput& s, float* logits, float* hidden) {
   // Copy-on-write block copies come first: this step may read the copies.
   for (size_t k = 0; k + 1 < s.block_copies.size(); k += 2) model.cache.copy_block(s.block_copies[k], s.block_copies[k + 1]);
   StepState& st = model.step;
@@ -328,6 +342,7 @@ void forward(Model& model, const StepInput& s, float* logits) {
     if (model.config.is_moe(layer)) moe_block(model, st, layer);
     else mlp_block(model, st, layer);
   }
+  final_hidden(model, s, st, hidden);  // before the LM head, which adds the last output into x in place
   lm_head(model, s, st, logits);
 }
 

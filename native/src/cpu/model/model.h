@@ -28,6 +28,7 @@ struct StepInput {
   int64_t max_context_len = 0;
   std::vector<int32_t> logits_indices;                  // [R], strictly ascending token indices
   std::vector<uint8_t> argmax_rows;                     // [R] or empty: nonzero where the caller wants that row's argmax
+  std::vector<int32_t> hidden_indices;                  // [E] token indices whose final hidden state is wanted (embeddings)
   std::vector<int32_t> block_copies;                    // (src, dst) pairs
   std::vector<int32_t> state_slots;                     // [B] linear-state slot per sequence (hybrid models), else empty
   // Hybrid models with checkpoints: each sequence's checkpoint table (block j:
@@ -55,7 +56,9 @@ struct Model {
 // Returns "" when forward() may run it, else a message naming the first problem.
 std::string validate_step(const Model& model, const StepInput& step);
 
-// Runs a validated step; writes [logits_indices.size() * vocab] floats.
-void forward(Model& model, const StepInput& step, float* logits);
+// Runs a validated step; writes [logits_indices.size() * vocab] floats to
+// logits and [hidden_indices.size() * hidden] to hidden: each asked token's
+// hidden state after the final norm (what the LM head reads; embeddings).
+void forward(Model& model, const StepInput& step, float* logits, float* hidden);
 
 }  // namespace weft

@@ -137,6 +137,9 @@ std::string validate_step(const Model& model, const StepInput& s) {
       return at("logitsIndices", r) + " = " + std::to_string(v) + " is outside [0, " + std::to_string(T) + ")";
     if (r > 0 && v <= s.logits_indices[r - 1]) return "logitsIndices must be strictly ascending";
   }
+  for (size_t e = 0; e < s.hidden_indices.size(); ++e)
+    if (s.hidden_indices[e] < 0 || s.hidden_indices[e] >= T)
+      return at("hiddenIndices", e) + " = " + std::to_string(s.hidden_indices[e]) + " is outside [0, " + std::to_string(T) + ")";
   if (!s.argmax_rows.empty() && s.argmax_rows.size() != s.logits_indices.size())
     return "argmaxRows has " + std::to_string(s.argmax_rows.size()) + " entries, logitsIndices has " +
            std::to_string(s.logits_indices.size());

@@ -65,6 +65,7 @@ struct StepState {
   // [T] the checkpoint slot that receives the state right after this token (0: none).
   std::vector<int32_t> checkpoint_at;
   std::vector<float> head_rows;         // [rows with logits][hidden], normalised
+  std::vector<float> hidden_row;        // [hidden]: one token's x + last output, before the final norm (embeddings)
   std::vector<uint8_t> embed_row;       // one GGUF row of a row-grouped embedding table
   MatmulScratch matmul;                 // the matmuls' quantized inputs
 };
