@@ -6,6 +6,7 @@
 
 import { SAMPLING_PARAMS, type SamplingRows, type StepBatch } from '../backends/backend.js';
 import type { Sampler } from '../sampling/sampler.js';
+import { pooledOffsets } from './embedding.js';
 import type { KvCacheManager } from './kv/kv-cache-manager.js';
 import type { Request } from './request.js';
 import type { StepPlan } from './scheduler.js';
@@ -42,6 +43,7 @@ export function buildBatch(
   let numLogits = 0;
   let numArgmax = 0;
   let sampled: [row: number, sampling: BackendSampling][] | undefined;
+  let hiddenIndices: number[] | undefined;
   const tables: (readonly number[])[] = new Array(numSeqs);
   let token = 0;
   let maxContextLen = 0;
@@ -55,6 +57,11 @@ export function buildBatch(
     }
     pastLens[i] = start;
     subsequenceBegins[i + 1] = token;
+    const embedding = request.spec.embedding;
+    if (embedding !== undefined) {
+      const first = token - numTokens;
+      for (const offset of pooledOffsets(embedding.pooling, start, numTokens, request.tokens.length)) (hiddenIndices ??= []).push(first + offset);
+    }
     if (samples) {
       if (takesArgmax(request)) {
         argmaxRows[numLogits] = 1;
@@ -87,6 +94,7 @@ export function buildBatch(
     logitsIndices: numLogits === numSeqs ? logitsIndices : logitsIndices.slice(0, numLogits),
     ...(numArgmax > 0 && { argmaxRows: numLogits === numSeqs ? argmaxRows : argmaxRows.slice(0, numLogits) }),
     ...(sampled !== undefined && { sampling: samplingRows(numLogits, sampled) }),
+    ...(hiddenIndices !== undefined && { hiddenIndices: Int32Array.from(hiddenIndices) }),
   };
   if (kv.specs.length === 1) return batch;
   // Hybrid models: the sequences whose state slot is loaded from a checkpoint before this step.

@@ -20,6 +20,7 @@ import type { Backend, StepResult } from '../backends/backend.js';
 import { BackendError, EngineError, GrammarDeadEndError } from '../errors.js';
 import type { SampledToken } from '../sampling/sampler.js';
 import { buildBatch } from './batch.js';
+import { PooledEmbedding, pooledOffsets } from './embedding.js';
 import type { KvCacheManager, PoolStats } from './kv/kv-cache-manager.js';
 import { IncrementalDetokenizer, type TokenDecoder } from './detokenizer.js';
 import { StopStringMatcher } from './stop-strings.js';
@@ -43,6 +44,8 @@ export interface FinishInfo {
   readonly finalText: string;
   /** Prompt tokens served from the prefix cache at the request's last admission. */
   readonly cachedPromptTokens: number;
+  /** An embedding request that finished with 'stop': its pooled vector (not normalised). */
+  readonly embedding?: Float32Array;
 }
 
 /** Where a request's outputs go. Called synchronously from the loop; must not throw. */
@@ -83,7 +86,8 @@ export interface EngineObserver {
 
 export type AddError =
   | { readonly kind: 'PromptTooLong'; readonly message: string }
-  | { readonly kind: 'Closed'; readonly message: string };
+  | { readonly kind: 'Closed'; readonly message: string }
+  | { readonly kind: 'CannotEmbed'; readonly message: string };
 
 export interface EngineOptions {
   readonly backend: Backend;
@@ -110,8 +114,10 @@ class LiveRequest extends Request {
   readonly checksStopTokens: boolean;
   /** Token count that ends it with 'length': the prompt plus maxTokens, or the model's context. */
   readonly lengthLimit: number;
+  /** An embedding request's pooling (embedding.ts); undefined for the others. */
+  readonly pooled: PooledEmbedding | undefined;
 
-  constructor(id: number, spec: RequestSpec, sink: RequestSink, decoder: TokenDecoder, maxContextLength: number, eos: ReadonlySet<number>, vocabSize: number) {
+  constructor(id: number, spec: RequestSpec, sink: RequestSink, decoder: TokenDecoder, maxContextLength: number, eos: ReadonlySet<number>, vocabSize: number, hiddenSize: number) {
     super(id, id, spec);
     this.sink = sink;
     this.choice = new TokenChoice(spec, eos, vocabSize);
@@ -119,6 +125,7 @@ class LiveRequest extends Request {
     this.stops = new StopStringMatcher(spec.stop.stopStrings);
     this.checksStopTokens = spec.stop.stopTokenIds.length > 0 || !spec.stop.ignoreEos;
     this.lengthLimit = Math.min(spec.promptTokenIds.length + spec.stop.maxTokens, maxContextLength);
+    this.pooled = spec.embedding === undefined ? undefined : new PooledEmbedding(spec.embedding.pooling, hiddenSize);
   }
 }
 
@@ -166,6 +173,9 @@ export class Engine {
     const prompt = spec.promptTokenIds.length;
     const maxContext = this.backend.shape.maxContextLength;
     if (prompt === 0) return err({ kind: 'PromptTooLong', message: 'the prompt has no tokens' });
+    const hiddenSize = this.backend.shape.hiddenSize;
+    if (spec.embedding !== undefined && hiddenSize === undefined)
+      return err({ kind: 'CannotEmbed', message: 'this backend cannot return hidden states (its shape has no hiddenSize), so it cannot embed' });
     if (prompt >= maxContext) {
       return err({ kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the model's context is ${maxContext}` });
     }
@@ -173,7 +183,7 @@ export class Engine {
       return err({ kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the whole KV cache cannot hold ${prompt + 1}` });
     }
     const id = this.nextId++;
-    const request = new LiveRequest(id, spec, sink, this.decoder, maxContext, this.eos, this.backend.shape.vocabSize);
+    const request = new LiveRequest(id, spec, sink, this.decoder, maxContext, this.eos, this.backend.shape.vocabSize, hiddenSize ?? 0);
     this.live.set(id, request);
     this.scheduler.add(request);
     this.kick();
@@ -242,6 +252,7 @@ export class Engine {
     if (result === undefined) return; // the backend failed; the step's requests are finished with BackendError
     let chosen: (SampledToken | undefined)[];
     try {
+      this.collectPooled(plan, result);
       this.advance(plan);
       chosen = await this.chooseTokens(plan, result);
     } finally {
@@ -286,7 +297,9 @@ export class Engine {
     this.masksReady = batch.sampling?.masksReady;
     try {
       const result = await this.backend.execute(batch);
-      const problem = resultProblem(result, batch.logitsIndices.length, this.backend.shape.vocabSize);
+      const problem =
+        resultProblem(result, batch.logitsIndices.length, this.backend.shape.vocabSize) ??
+        hiddenProblem(result, batch.hiddenIndices?.length ?? 0, this.backend.shape.hiddenSize ?? 0);
       if (problem !== undefined) {
         this.releaseResult(result);
         throw new Error(problem);
@@ -323,6 +336,23 @@ export class Engine {
     }
   }
 
+  /** Gives each embedding request the hidden rows of its tokens this step computed, in plan order (embedding.ts, E2). */
+  private collectPooled(plan: StepPlan, result: StepResult): void {
+    const { hidden } = result;
+    let row = 0;
+    for (const entry of plan.scheduled) {
+      const request = entry.request as LiveRequest;
+      const { pooled } = request;
+      if (pooled === undefined) continue;
+      const rows = pooledOffsets(request.spec.embedding!.pooling, request.numComputed, entry.numTokens, request.tokens.length).length;
+      if (request.status !== 'finished' && hidden !== undefined) {
+        pooled.beginChunk(request.numComputed);
+        for (let i = 0; i < rows; i++) pooled.add(hidden, row + i);
+      }
+      row += rows;
+    }
+  }
+
   /** Counts the step's tokens as computed and caches the blocks they completed. Requests finished meanwhile are skipped. */
   private advance(plan: StepPlan): void {
     const caching = this.kv.prefixCaching;
@@ -338,6 +368,8 @@ export class Engine {
       if (caching && Math.floor(after / blockSize) > Math.floor(before / blockSize)) {
         this.kv.cacheComputed(request.id, request.tokens, after);
       }
+      // An embedding request is done once its whole prompt is computed.
+      if (request.pooled !== undefined && after === request.tokens.length) this.finish(request, 'stop', undefined, false, request.pooled.result());
     }
   }
 
@@ -412,13 +444,13 @@ export class Engine {
     return stop.stopTokenIds.includes(token) || (!stop.ignoreEos && this.eos.has(token));
   }
 
-  private finish(request: LiveRequest, reason: FinishReason, error: Error | undefined, flush: boolean): void {
+  private finish(request: LiveRequest, reason: FinishReason, error: Error | undefined, flush: boolean, embedding?: Float32Array): void {
     if (!request.finish(reason, error)) return;
     this.live.delete(request.id);
     this.scheduler.remove(request);
     this.kv.free(request.id);
     const finalText = flush ? finalTextOf(request) : '';
-    request.sink.onFinish({ reason, ...(error && { error }), finalText, cachedPromptTokens: request.numCachedPrefix });
+    request.sink.onFinish({ reason, ...(error && { error }), finalText, cachedPromptTokens: request.numCachedPrefix, ...(embedding && { embedding }) });
   }
 
   private log(message: string): void {
@@ -436,6 +468,13 @@ export class Engine {
       // Deliberately ignored: an observer's failure is not the engine's.
     }
   }
+}
+
+/** Why a step's hidden states cannot be read (StepBatch.hiddenIndices asked for `rows`), or undefined. */
+function hiddenProblem(result: StepResult, rows: number, hiddenSize: number): string | undefined {
+  if (rows === 0) return undefined;
+  const got = result.hidden?.length;
+  return got === rows * hiddenSize ? undefined : `backend returned ${got ?? 'no'} hidden values, expected ${rows * hiddenSize}`;
 }
 
 /** Longest stretch of sampling in one step before the loop lets timers and other requests run. */

@@ -12,6 +12,7 @@
  */
 
 import type { GrammarSource } from '../guided/grammar.js';
+import type { EmbeddingSpec } from './embedding.js';
 import type { SamplingParams } from '../sampling/params.js';
 import { EngineError } from '../errors.js';
 
@@ -43,6 +44,8 @@ export interface RequestSpec {
   readonly skipSpecialTokens?: boolean;
   /** Constrains what may be sampled (guided generation); each request gets its own matcher. */
   readonly grammar?: GrammarSource;
+  /** An embedding request (embedding.ts): the prompt only, pooled; it never samples. */
+  readonly embedding?: EmbeddingSpec;
 }
 
 export class Request {

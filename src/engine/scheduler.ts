@@ -18,7 +18,7 @@
  * transition that cannot happen throws EngineError (see request.ts).
  */
 
-import type { KvCacheManager, KvError } from './kv/kv-cache-manager.js';
+import { NO_PREFIX_HIT, type KvCacheManager, type KvError } from './kv/kv-cache-manager.js';
 import type { Request } from './request.js';
 
 export type SchedulingPolicy = 'fcfs' | 'priority';
@@ -33,7 +33,7 @@ export interface ScheduledRequest {
   readonly request: Request;
   /** Tokens of this request computed in this step, starting at request.numComputed. */
   readonly numTokens: number;
-  /** Whether this step completes every known token, so a new one is sampled. */
+  /** Whether this step completes every known token, so a new one is sampled (never for an embedding request). */
   readonly samples: boolean;
 }
 
@@ -147,7 +147,9 @@ export class Scheduler {
   private admitWaiting(draft: Draft): void {
     while (this.waiting.length > 0 && this.running.length < this.config.maxNumSeqs && draft.budget > 0) {
       const request = this.nextWaiting();
-      const hit = this.kv.findPrefix(request.tokens);
+      // Pooling over every token (or the first) needs them all computed here (embedding.ts, E1).
+      const pooling = request.spec.embedding?.pooling;
+      const hit = pooling === undefined || pooling === 'last' ? this.kv.findPrefix(request.tokens) : NO_PREFIX_HIT;
       const numTokens = Math.min(request.tokens.length - hit.numTokens, draft.budget);
       const admitted = this.kv.allocate(request.id, hit, hit.numTokens + numTokens);
       if (!admitted.ok) {
@@ -170,7 +172,8 @@ export class Scheduler {
   }
 
   private entry(request: Request, numTokens: number): ScheduledRequest {
-    return { request, numTokens, samples: request.numComputed + numTokens === request.tokens.length };
+    const completes = request.numComputed + numTokens === request.tokens.length;
+    return { request, numTokens, samples: completes && request.spec.embedding === undefined };
   }
 
   /** Takes a failing running request out, freeing its blocks now so admission below can use them. */

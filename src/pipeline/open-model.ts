@@ -18,6 +18,8 @@ import { checkModelFolder } from '../model-files/model-folder.js';
 import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer } from '../text/types.js';
 import { TextSandbox } from '../text/sandbox/text-sandbox.js';
+import type { CpuBackend } from '../backends/cpu/cpu-backend.js';
+import { DEFAULT_EMBEDDING_CONFIG, readEmbeddingConfig, withEmbeddingOptions, type EmbeddingConfig } from '../embeddings/embedding-config.js';
 import type { PipelineOptions, ResolvedPipelineOptions } from './options.js';
 import { inlinePromptText, type PromptText } from './prompt-text.js';
 
@@ -31,6 +33,14 @@ export interface OpenedModel {
   /** Where prompts are encoded and rendered: the text sandbox for a model folder's files, inline for the user's. */
   readonly promptText: PromptText;
   readonly kv: KvCacheManager;
+  /**
+   * How embed() pools: the folder's sentence-transformers settings with the
+   * pipeline's overrides; or why they cannot be read, said by embed() (a
+   * generation model is not refused for a broken modules.json).
+   */
+  readonly embedding: EmbeddingConfig | Error;
+  /** The folder holds a base model without an LM head (ModelConfig.baseModel): it embeds, it does not generate. */
+  readonly baseModel: boolean;
 }
 
 type ModelParts = Omit<OpenedModel, 'kv' | 'maxNumBatchedTokens'>;
@@ -41,7 +51,8 @@ export async function openModel(options: PipelineOptions, resolved: ResolvedPipe
   try {
     checkTokenizerFits(parts.tokenizer, parts.backend.shape.vocabSize, options);
     const maxNumBatchedTokens = stepTokenBudget(parts.backend, options, resolved);
-    return { ...parts, maxNumBatchedTokens, kv: await allocateKvCache(parts.backend, options, resolved) };
+    const embedding = parts.embedding instanceof Error ? parts.embedding : withEmbeddingOptions(parts.embedding, options.embedding);
+    return { ...parts, embedding, maxNumBatchedTokens, kv: await allocateKvCache(parts.backend, options, resolved) };
   } catch (error) {
     await parts.promptText.close();
     if (options.backend === undefined) await parts.backend.dispose();
@@ -203,6 +214,8 @@ function customParts(options: PipelineOptions): ModelParts {
     chatTemplate: options.chatTemplate,
     generationDefaults: options.generationDefaults ?? {},
     promptText: inlinePromptText(options.tokenizer!, options.chatTemplate),
+    embedding: DEFAULT_EMBEDDING_CONFIG,
+    baseModel: false,
   };
 }
 
@@ -213,13 +226,17 @@ async function loadModelParts(options: PipelineOptions, resolved: ResolvedPipeli
   const device = chooseDevice(options.device, modelDir);
   const { loadText } = await import('../text/load-text.js');
   const text = await loadText(modelDir);
-  const backend = device === 'cpu' ? await loadCpuBackend(modelDir, options, resolved) : await loadOpenVinoBackend(modelDir, device, options, resolved);
+  const embedding = await readEmbeddingConfig(modelDir).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+  const cpu = device === 'cpu' ? await loadCpuBackend(modelDir, options, resolved) : undefined;
+  const backend = cpu ?? (await loadOpenVinoBackend(modelDir, device, options, resolved));
   return {
     backend,
     tokenizer: text.tokenizer,
     chatTemplate: text.chatTemplate,
     generationDefaults: text.generationDefaults,
     promptText: new TextSandbox(text.source, resolved.textLimits),
+    embedding,
+    baseModel: cpu?.config.baseModel === true,
   };
 }
 
@@ -249,10 +266,12 @@ async function loadGgufParts(file: string, options: PipelineOptions, resolved: R
     chatTemplate: text.chatTemplate,
     generationDefaults: text.generationDefaults,
     promptText: new TextSandbox(text.source, resolved.textLimits),
+    embedding: DEFAULT_EMBEDDING_CONFIG,
+    baseModel: false,
   };
 }
 
-async function loadCpuBackend(modelDir: string, options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<Backend> {
+async function loadCpuBackend(modelDir: string, options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<CpuBackend> {
   const { CpuBackend } = await import('../backends/cpu/cpu-backend.js');
   return CpuBackend.load(modelDir, {
     ...(resolved.threads !== undefined && { threads: resolved.threads }),

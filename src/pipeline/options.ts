@@ -4,6 +4,7 @@
  * before anything is loaded, rendered or queued.
  */
 
+import { checkEmbeddingOptions, type EmbeddingOptions } from '../embeddings/embedding-config.js';
 import type { Backend, KvPrecision, LoadProgress } from '../backends/backend.js';
 import { checkQuantization, type WeightQuantization } from '../backends/cpu/quantization.js';
 import type { SchedulingPolicy } from '../engine/scheduler.js';
@@ -119,6 +120,11 @@ export interface PipelineOptions {
    * and a new child serves the next ones (docs/pipeline.md). Default "none".
    */
   isolation?: 'none' | 'process';
+  /**
+   * How embed() pools and normalises, over what the model folder's
+   * sentence-transformers files say (docs/embeddings.md).
+   */
+  embedding?: EmbeddingOptions;
 }
 
 export interface TextSandboxOptions {
@@ -203,6 +209,7 @@ function keysOf<T>(keys: Record<keyof Required<T>, true>): readonly string[] {
 
 const PIPELINE_KEYS = keysOf<PipelineOptions>({
   model: true,
+  embedding: true,
   device: true,
   threads: true,
   quantize: true,
@@ -279,6 +286,7 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
     if (options[name] !== undefined && typeof options[name] !== 'function') throw new InvalidOptionError(name, 'expected a function');
   }
   checkParsers('parsers', options.parsers);
+  checkEmbeddingOptions(options.embedding);
   if (options.guidedTools === true && options.parsers?.tool !== undefined && options.parsers.tool !== NO_PARSER && !isGuidedToolParser(options.parsers.tool)) {
     throw new InvalidOptionError('guidedTools', `the ${options.parsers.tool} tool parser has no guided grammar yet (guided: ${GUIDED_TOOL_PARSERS.join(', ')})`);
   }

@@ -14,7 +14,8 @@
 import type { Backend } from '../backends/backend.js';
 import { Engine } from '../engine/engine.js';
 import type { SchedulerConfig } from '../engine/scheduler.js';
-import { InvalidOptionError, PipelineClosedError } from '../errors.js';
+import { embedTexts, type EmbedContext, type EmbedOptions, type EmbedResult } from '../embeddings/embed.js';
+import { InvalidOptionError, PipelineClosedError, UnsupportedModelError } from '../errors.js';
 import { Guide } from '../guided/guide.js';
 import { detectStartsInReasoning } from '../parsers/reasoning/think.js';
 import { activeParsers, inferParsers } from '../tool-formats/infer.js';
@@ -44,6 +45,9 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
   private readonly engine: Engine;
   private readonly options: PipelineOptions;
   private readonly runContext: RunContext;
+  private readonly embedContext: EmbedContext;
+  /** A base-model folder (no LM head): it embeds, it does not generate. */
+  private readonly baseModel: boolean;
   private readonly promptText: PromptText;
   private readonly promptLimits: PromptLimits;
   /** Guided generation's vocabulary and grammars, built on the first guided request. */
@@ -98,6 +102,15 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
         },
       },
     });
+    this.baseModel = model.baseModel;
+    this.embedContext = {
+      engine: this.engine,
+      promptText: model.promptText,
+      config: model.embedding,
+      maxContextLength: model.backend.shape.maxContextLength,
+      hiddenSize: model.backend.shape.hiddenSize,
+      isClosed: () => this.closed,
+    };
     this.runContext = {
       engine: this.engine,
       maxContextLength: model.backend.shape.maxContextLength,
@@ -124,6 +137,15 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
    */
   runParts(input: unknown, options: ChatOptions, chat: boolean): AsyncGenerator<RequestPart> {
     return this.request(input, options, chat)();
+  }
+
+  /**
+   * One vector per text (a string: one vector), through the same engine as
+   * generation: the texts run in the same steps as other requests, pooled and
+   * normalised as the model folder says (docs/embeddings.md).
+   */
+  embed(input: string | readonly string[], options: EmbedOptions = {}): Promise<EmbedResult> {
+    return embedTexts(this.embedContext, input, options);
   }
 
   /** Cache usage per pool, queue lengths and counters. */
@@ -156,6 +178,8 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
    * them), unless the request says otherwise.
    */
   protected override request(input: unknown, options: ChatOptions, chat: boolean): PartRun {
+    if (this.baseModel)
+      throw new UnsupportedModelError('this model folder holds a base model without an LM head (e.g. Qwen3Model, as embedding models are saved): it can embed(), not generate');
     const resolved = resolveRequestOptions(options, this.generationDefaults, chat);
     const names = chat ? activeParsers(this.options.parsers, options.parsers) : {};
     if (chat && (resolved.tools?.length ?? 0) > 0 && { ...this.options.parsers, ...options.parsers }.tool === undefined) this.warnNoToolParser();

@@ -64,6 +64,27 @@ def tokenizer_with_eos(path):
     return vocab, eos["id"]
 
 
+README = """# qwen3-embed-tiny: a random-weight decoder embedder
+
+A test fixture for weft's embeddings (issue #32), laid out as Qwen3-Embedding publishes its
+models: a bare `Qwen3Model` (`config.json` architectures `[Qwen3Model]`, tensors without the
+`model.` prefix, no LM head) saved by sentence-transformers with a Transformer -> Pooling (last
+token) -> Normalize pipeline (`modules.json`, `1_Pooling/config.json`, `2_Normalize/`), named
+prompts `query` and `document` in `config_sentence_transformers.json`, and weft-demo's tokenizer
+with a post-processor that appends `<|endoftext|>`.
+
+Hidden 64, 3 layers, 4 query / 2 KV heads of 16, MLP 128, vocabulary 1,491, random float32
+weights (seed {seed}). Made by
+
+    {command}
+
+with sentence-transformers {st}, transformers {tf}, torch {torch}, on the CPU in float32.
+`reference.json` holds, per text, sentence-transformers' `encode()` (as saved, and with the
+`query` prompt) and the same hidden states pooled by mean and by last token without
+normalisation; its `conventions` say exactly how each was computed.
+"""
+
+
 def randomize(model, gen):
     """Weights large enough that the hidden states spread; norms away from 1 so a skipped one shows."""
     with torch.no_grad():
@@ -139,6 +160,10 @@ def build_qwen3(out_dir, seed):
     }
     with open(os.path.join(path, "reference.json"), "w") as f:
         json.dump(ref, f, separators=(",", ":"))
+    # sentence-transformers writes a model card of its own; the fixture's README says what it is instead.
+    with open(os.path.join(path, "README.md"), "w") as f:
+        f.write(README.format(st=sentence_transformers.__version__, tf=transformers.__version__, torch=torch.__version__,
+                              command=COMMAND, seed=seed))
     print("qwen3-embed-tiny:", sorted(os.listdir(path)))
 
 

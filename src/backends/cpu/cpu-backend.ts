@@ -221,8 +221,9 @@ export class CpuBackend implements Backend {
       headDim: config.headDim,
       maxContextLength: config.maxPositionEmbeddings,
       stepBytesPerToken: stepBytesPerToken(config),
-      // Half the memory of f32 for no difference in greedy output on the fixtures (docs/cpu-backend.md).
-      defaultKvPrecision: 'f16',
+      // Half the memory of f32 for no difference in greedy output on the fixtures (docs/cpu-backend.md);
+      // an embedding model's cache only lives while a text is read, and its vectors are compared to 1e-4.
+      defaultKvPrecision: config.baseModel === true ? 'f32' : 'f16',
       hiddenSize: config.hiddenSize,
       ...(config.linearAttention !== undefined && { extraPools: linearStatePools(config) }),
     };
