@@ -7,7 +7,7 @@ export { Pipeline } from './create.js';
 export type { ModelPipeline, PipelineApi, PipelineEvents, PipelineStats } from './pipeline/face.js';
 export type { IsolatedPipeline } from './isolation/host.js';
 export type { ChatResult, GenerateResult } from './pipeline/results.js';
-export type { EmbedOptions, EmbedResult } from './embeddings/embed.js';
+export type { EmbedInput, EmbedOptions, EmbedResult } from './embeddings/embed.js';
 export type { EmbeddingOptions } from './embeddings/embedding-config.js';
 export type { Pooling } from './engine/embedding.js';
 export type { ChatInputMessage, OpenAIChatMessage, OpenAIToolCall, TextContentPart } from './pipeline/messages.js';

@@ -7,9 +7,10 @@
  */
 
 import { basename } from 'node:path';
-import type { EmbeddingModelV3, ImageModelV3, ProviderV3 } from '@ai-sdk/provider';
+import type { ImageModelV3, ProviderV3 } from '@ai-sdk/provider';
 import { UnsupportedModelError } from '../errors.js';
 import type { PipelineApi } from '../pipeline/face.js';
+import { WeftEmbeddingModel, type WeftEmbeddingSettings } from './embedding-model.js';
 import { WeftLanguageModel, type WeftModelSettings } from './language-model.js';
 import { borrowed, isPipeline, pipelineSource, type PipelineInput, type PipelineSource } from '../integrations/pipeline-source.js';
 
@@ -24,6 +25,10 @@ export interface WeftProvider extends ProviderV3, AsyncDisposable {
   /** The language model over this provider's pipeline; `modelId` is only a label. */
   (modelId?: string): WeftLanguageModel;
   languageModel(modelId?: string): WeftLanguageModel;
+  /** The embedding model over this provider's pipeline (its embed()); `modelId` is only a label. */
+  embeddingModel(modelId?: string, settings?: WeftEmbeddingSettings): WeftEmbeddingModel;
+  /** The AI SDK's older name for embeddingModel. */
+  textEmbeddingModel(modelId?: string, settings?: WeftEmbeddingSettings): WeftEmbeddingModel;
   /** The pipeline (opened now if the provider was given options). */
   pipeline(): Promise<PipelineApi>;
   /** Closes the pipeline if the provider opened it; a Pipeline you passed in stays open. */
@@ -38,12 +43,15 @@ export function createWeft(settings: WeftProviderSettings): WeftProvider {
   const defaultId = settings.modelId ?? modelName(settings.pipeline);
   const languageModel = (modelId?: string): WeftLanguageModel => new WeftLanguageModel(modelId ?? defaultId, shared, settings);
   const unsupported = (kind: string) => (): never => {
-    throw new UnsupportedModelError(`weft serves language models only; it has no ${kind} models`);
+    throw new UnsupportedModelError(`weft serves language and embedding models only; it has no ${kind} models`);
   };
+  const embeddingModel = (modelId?: string, embeddingSettings?: WeftEmbeddingSettings): WeftEmbeddingModel =>
+    new WeftEmbeddingModel(modelId ?? defaultId, shared, embeddingSettings);
   return Object.assign(languageModel, {
     specificationVersion: 'v3' as const,
     languageModel,
-    embeddingModel: unsupported('embedding') as (modelId: string) => EmbeddingModelV3,
+    embeddingModel,
+    textEmbeddingModel: embeddingModel,
     imageModel: unsupported('image') as (modelId: string) => ImageModelV3,
     pipeline: () => source.get(),
     close: () => source.close(),
@@ -59,6 +67,17 @@ export function createWeft(settings: WeftProviderSettings): WeftProvider {
 export function weft(modelOrPipeline: PipelineInput, settings: WeftModelSettings & { modelId?: string } = {}): WeftLanguageModel {
   const source = pipelineSource(modelOrPipeline, 'weft', settings);
   return new WeftLanguageModel(settings.modelId ?? modelName(modelOrPipeline), source, settings);
+}
+
+/**
+ * One embedding model, as weft() is one language model: `weftEmbedding(pipeline)`
+ * on a Pipeline you opened, or `weftEmbedding('models/my-embedder')`, which opens one
+ * on first use and closes it in the model's close().
+ */
+export function weftEmbedding(modelOrPipeline: PipelineInput, settings: WeftEmbeddingSettings & { modelId?: string } = {}): WeftEmbeddingModel {
+  const { modelId, ...rest } = settings;
+  const source = pipelineSource(modelOrPipeline, 'weft', {});
+  return new WeftEmbeddingModel(modelId ?? modelName(modelOrPipeline), source, rest);
 }
 
 function modelName(input: PipelineInput): string {

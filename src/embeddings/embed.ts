@@ -40,6 +40,8 @@ export interface EmbedContext {
   /** The model's embedding settings, or why they could not be read (thrown by embed()). */
   readonly config: EmbeddingConfig | Error;
   readonly maxContextLength: number;
+  /** Token ids given as input must be below this. */
+  readonly vocabSize: number;
   /** The backend's hidden width; undefined: the backend cannot embed. */
   readonly hiddenSize: number | undefined;
   isClosed(): boolean;
@@ -47,15 +49,20 @@ export interface EmbedContext {
 
 const EMBED_OPTIONS = new Set(['signal', 'dimensions', 'promptName', 'prompt', 'normalize', 'truncate', 'priority']);
 
-export async function embedTexts(ctx: EmbedContext, input: unknown, options: EmbedOptions = {}): Promise<EmbedResult> {
+export async function embedTexts(ctx: EmbedContext, input: EmbedInput, options: EmbedOptions = {}): Promise<EmbedResult> {
   const { config } = ctx;
   if (config instanceof Error) throw config;
-  const texts = checkInput(input);
+  const items = checkInput(input, ctx.vocabSize);
   const settings = checkOptions(ctx.hiddenSize, config, options);
+  if (settings.prefix !== '' && items.some((item) => typeof item !== 'string'))
+    throw new InvalidOptionError(options.prompt !== undefined ? 'prompt' : 'promptName', 'applies to texts, not to token ids (put the prompt\'s ids before them)');
   if (ctx.isClosed()) throw new PipelineClosedError();
   if (options.signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: options.signal.reason });
   const limit = ctx.maxContextLength - 1;
-  const prompts = await Promise.all(texts.map((text, i) => encode(ctx.promptText, settings.prefix + text, i, limit, options.truncate === true)));
+  const truncate = options.truncate === true;
+  const prompts = await Promise.all(
+    items.map((item, i) => (typeof item === 'string' ? encode(ctx.promptText, settings.prefix + item, i, limit, truncate) : idsWithin([...item], i, limit, truncate))),
+  );
   const vectors = await runAll(ctx.engine, config, prompts, options);
   return {
     embeddings: vectors.map((v) => finish(v, settings.dimensions, settings.normalize)),
@@ -63,14 +70,31 @@ export async function embedTexts(ctx: EmbedContext, input: unknown, options: Emb
   };
 }
 
-function checkInput(input: unknown): readonly string[] {
-  const texts = typeof input === 'string' ? [input] : input;
-  if (!Array.isArray(texts)) throw new InvalidOptionError('input', `expected a string or an array of strings, got ${input === null ? 'null' : typeof input}`);
-  texts.forEach((text, i) => {
-    if (typeof text !== 'string') throw new InvalidOptionError(`input[${i}]`, `expected a string, got ${text === null ? 'null' : typeof text}`);
-    if (text.length === 0) throw new InvalidOptionError(`input[${i}]`, 'is empty; an embedding needs some text');
+/** Texts, or token ids used as they are (an array of ids is one input; an array of such arrays, several). */
+export type EmbedInput = string | readonly string[] | readonly number[] | readonly (string | readonly number[])[];
+
+const isIds = (v: unknown): v is readonly number[] => Array.isArray(v) && v.length > 0 && v.every((id) => typeof id === 'number');
+
+function checkInput(input: unknown, vocabSize: number): readonly (string | readonly number[])[] {
+  const items = typeof input === 'string' || isIds(input) ? [input] : input;
+  if (!Array.isArray(items)) throw new InvalidOptionError('input', `expected a string, an array of strings or token ids, got ${input === null ? 'null' : typeof input}`);
+  items.forEach((item, i) => {
+    if (typeof item === 'string') {
+      if (item.length === 0) throw new InvalidOptionError(`input[${i}]`, 'is empty; an embedding needs some text');
+    } else if (Array.isArray(item)) {
+      if (item.length === 0) throw new InvalidOptionError(`input[${i}]`, 'is empty; an embedding needs some tokens');
+      const bad = item.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= vocabSize);
+      if (bad >= 0) throw new InvalidOptionError(`input[${i}][${bad}]`, `${JSON.stringify(item[bad])} is not a token id in [0, ${vocabSize})`);
+    } else throw new InvalidOptionError(`input[${i}]`, `expected a string or token ids, got ${item === null ? 'null' : typeof item}`);
   });
-  return texts as readonly string[];
+  return items as readonly (string | readonly number[])[];
+}
+
+/** Token ids given as they are: cut to `limit` when `truncate`, else PromptTooLongError. */
+function idsWithin(ids: number[], index: number, limit: number, truncate: boolean): number[] {
+  if (ids.length <= limit) return ids;
+  if (!truncate) throw new PromptTooLongError(`input[${index}] has ${ids.length} tokens; the model's context holds ${limit} (set truncate: true to cut it)`);
+  return ids.slice(0, limit);
 }
 
 function checkOptions(hiddenSize: number | undefined, config: EmbeddingConfig, options: EmbedOptions): { prefix: string; dimensions: number | undefined; normalize: boolean } {

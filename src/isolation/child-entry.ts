@@ -5,6 +5,7 @@
  * its stats. When the host goes away (its channel closes) this process ends.
  */
 
+import type { EmbedInput } from '../embeddings/embed.js';
 import { InProcessPipeline } from '../pipeline/pipeline.js';
 import { toErrorData } from './errors.js';
 import type { ChildMessage, HostMessage } from './protocol.js';
@@ -36,6 +37,9 @@ process.on('message', (message: HostMessage) => {
       return;
     case 'request':
       void run(message.id, message.input, message.options, message.chat);
+      return;
+    case 'embed':
+      void embed(message.id, message.input, message.options);
       return;
     case 'abort':
       runs.get(message.id)?.abort();
@@ -74,6 +78,20 @@ async function run(id: number, input: unknown, options: Record<string, unknown>,
     if (pipe === undefined) throw new Error('the pipeline is not open');
     for await (const part of pipe.runParts(input, { ...options, signal: controller.signal }, chat)) sendBatched({ kind: 'part', id, part });
     sendBatched({ kind: 'end', id });
+  } catch (error) {
+    sendBatched({ kind: 'failed', id, error: toErrorData(error) });
+  } finally {
+    runs.delete(id);
+  }
+}
+
+async function embed(id: number, input: unknown, options: Record<string, unknown>): Promise<void> {
+  const controller = new AbortController();
+  runs.set(id, controller);
+  try {
+    if (pipe === undefined) throw new Error('the pipeline is not open');
+    const result = await pipe.embed(input as EmbedInput, { ...options, signal: controller.signal });
+    sendBatched({ kind: 'embedded', id, result });
   } catch (error) {
     sendBatched({ kind: 'failed', id, error: toErrorData(error) });
   } finally {

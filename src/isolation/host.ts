@@ -13,6 +13,7 @@
  * child's exit).
  */
 
+import type { EmbedInput, EmbedOptions, EmbedResult } from '../embeddings/embed.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { AbortError, BackendCrashedError, InvalidOptionError, PipelineClosedError } from '../errors.js';
 import { PipelineFace, type ModelPipeline, type PartRun, type PipelineEvents, type PipelineStats } from '../pipeline/face.js';
@@ -35,6 +36,8 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
   private child: ChildProcess | undefined;
   private opening: Promise<ChildProcess> | undefined;
   private readonly runs = new Map<number, PartChannel>();
+  /** embed() calls in flight, by id (the same ids as runs). */
+  private readonly embeds = new Map<number, { resolve(result: EmbedResult): void; reject(error: Error): void }>();
   private nextId = 1;
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -99,6 +102,34 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
     return this.closing;
   }
 
+  /** pipe.embed() in the child: the same checks, vectors and errors as in process. */
+  async embed(input: EmbedInput, options: EmbedOptions = {}): Promise<EmbedResult> {
+    if (this.closed) throw new PipelineClosedError();
+    const { signal, ...rest } = options;
+    if (signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: signal.reason });
+    const child = await this.ensureChild();
+    const id = this.nextId++;
+    const result = new Promise<EmbedResult>((resolve, reject) => this.embeds.set(id, { resolve, reject }));
+    try {
+      child.send({ kind: 'embed', id, input, options: rest } satisfies HostMessage);
+    } catch (error) {
+      this.embeds.delete(id);
+      throw new InvalidOptionError('options', `cannot be sent to the isolated engine: ${(error as Error).message}`);
+    }
+    setChildRef(child, true);
+    const abort = (): void => {
+      if (this.child === child && this.embeds.has(id)) child.send({ kind: 'abort', id } satisfies HostMessage);
+    };
+    signal?.addEventListener('abort', abort, { once: true });
+    try {
+      return await result;
+    } finally {
+      signal?.removeEventListener('abort', abort);
+      this.embeds.delete(id);
+      if (this.runs.size === 0 && this.embeds.size === 0 && this.child) setChildRef(this.child, false);
+    }
+  }
+
   /** Checks options at once (as in process); the run starts when first read. */
   protected override request(input: unknown, options: ChatOptions, chat: boolean): PartRun {
     resolveRequestOptions(options, this.generationDefaults, chat);
@@ -130,7 +161,7 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
       // A consumer that leaves early (break, return, throw) cancels the request.
       if (!channel.isSettled) abort();
       this.runs.delete(id);
-      if (this.runs.size === 0 && this.child) setChildRef(this.child, false);
+      if (this.runs.size === 0 && this.embeds.size === 0 && this.child) setChildRef(this.child, false);
     }
   }
 
@@ -163,7 +194,7 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
       // Start the replacement now, so the next request does not wait for the model to load.
       this.ensureChild().catch((error: unknown) => this.log(`the engine process could not be restarted: ${String(error)}`));
     });
-    if (this.runs.size === 0) setChildRef(child, false);
+    if (this.runs.size === 0 && this.embeds.size === 0) setChildRef(child, false);
   }
 
   private onMessage(message: ChildMessage): void {
@@ -179,6 +210,10 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
         return;
       case 'failed':
         this.runs.get(message.id)?.fail(fromErrorData(message.error));
+        this.embeds.get(message.id)?.reject(fromErrorData(message.error));
+        return;
+      case 'embedded':
+        this.embeds.get(message.id)?.resolve(message.result);
         return;
       case 'event':
         this.latestStats = message.stats as PipelineStats;
@@ -192,6 +227,7 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
 
   private failRuns(error: Error): void {
     for (const channel of this.runs.values()) channel.fail(error);
+    for (const pending of this.embeds.values()) pending.reject(error);
   }
 
   private log(message: string): void {

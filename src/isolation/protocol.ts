@@ -5,6 +5,7 @@
  * back one message each, ending in exactly one `end` or `failed`.
  */
 
+import type { EmbedResult } from '../embeddings/embed.js';
 import type { RequestPart } from '../pipeline/run-request.js';
 import type { GenerationDefaults } from '../text/types.js';
 
@@ -21,6 +22,8 @@ export interface ErrorData {
 export type HostMessage =
   | { readonly kind: 'open'; readonly options: ChildPipelineOptions }
   | { readonly kind: 'request'; readonly id: number; readonly input: unknown; readonly options: Record<string, unknown>; readonly chat: boolean }
+  /** An embed() call: answered by one `embedded` or `failed`. */
+  | { readonly kind: 'embed'; readonly id: number; readonly input: unknown; readonly options: Record<string, unknown> }
   | { readonly kind: 'abort'; readonly id: number }
   | { readonly kind: 'close' };
 
@@ -31,6 +34,7 @@ export type ChildMessage =
   | { readonly kind: 'part'; readonly id: number; readonly part: RequestPart }
   | { readonly kind: 'end'; readonly id: number }
   | { readonly kind: 'failed'; readonly id: number; readonly error: ErrorData }
+  | { readonly kind: 'embedded'; readonly id: number; readonly result: EmbedResult }
   /** A pipeline event, with the pipeline's stats just after it (the host's stats() reads the latest). */
   | { readonly kind: 'event'; readonly name: string; readonly args: unknown[]; readonly stats: unknown }
   | { readonly kind: 'closed' }

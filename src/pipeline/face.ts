@@ -12,6 +12,7 @@
  * give cannot disagree, and neither can the three pipelines.
  */
 
+import type { EmbedInput, EmbedOptions, EmbedResult } from '../embeddings/embed.js';
 import { EventEmitter } from 'eventemitter3';
 import type { StepInfo } from '../engine/engine.js';
 import type { PoolStats } from '../engine/kv/kv-cache-manager.js';
@@ -33,6 +34,8 @@ export interface PipelineApi extends AsyncDisposable {
   chat(messages: readonly ChatInputMessage[], options?: ChatOptions): Promise<ChatResult>;
   /** Typed parts of a completion (a string or token ids) or a chat reply (an array of messages). */
   stream(input: string | readonly number[] | readonly ChatInputMessage[], options?: ChatOptions): AsyncIterable<StreamPart>;
+  /** One vector per text, pooled and normalised as the model says (docs/embeddings.md). */
+  embed(input: EmbedInput, options?: EmbedOptions): Promise<EmbedResult>;
   /** Ends every pending request with PipelineClosedError and frees what the pipeline holds. Idempotent. */
   close(): Promise<void>;
 }
@@ -105,6 +108,8 @@ export abstract class PipelineFace<Events extends EventEmitter.ValidEventTypes =
       },
     };
   }
+
+  abstract embed(input: EmbedInput, options?: EmbedOptions): Promise<EmbedResult>;
 
   abstract close(): Promise<void>;
 

@@ -14,7 +14,7 @@
 import type { Backend } from '../backends/backend.js';
 import { Engine } from '../engine/engine.js';
 import type { SchedulerConfig } from '../engine/scheduler.js';
-import { embedTexts, type EmbedContext, type EmbedOptions, type EmbedResult } from '../embeddings/embed.js';
+import { embedTexts, type EmbedContext, type EmbedInput, type EmbedOptions, type EmbedResult } from '../embeddings/embed.js';
 import { InvalidOptionError, PipelineClosedError, UnsupportedModelError } from '../errors.js';
 import { Guide } from '../guided/guide.js';
 import { detectStartsInReasoning } from '../parsers/reasoning/think.js';
@@ -108,6 +108,7 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
       promptText: model.promptText,
       config: model.embedding,
       maxContextLength: model.backend.shape.maxContextLength,
+      vocabSize: model.backend.shape.vocabSize,
       hiddenSize: model.backend.shape.hiddenSize,
       isClosed: () => this.closed,
     };
@@ -144,7 +145,7 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
    * generation: the texts run in the same steps as other requests, pooled and
    * normalised as the model folder says (docs/embeddings.md).
    */
-  embed(input: string | readonly string[], options: EmbedOptions = {}): Promise<EmbedResult> {
+  embed(input: EmbedInput, options: EmbedOptions = {}): Promise<EmbedResult> {
     return embedTexts(this.embedContext, input, options);
   }
 

@@ -22,6 +22,7 @@ import { normalizeMessages } from '../pipeline/messages.js';
 import type { ChatOptions, ParserOptions } from '../pipeline/options.js';
 import type { RequestPart } from '../pipeline/run-request.js';
 import type { ToolDefinition } from '../text/types.js';
+import type { EmbedInput, EmbedOptions, EmbedResult } from '../embeddings/embed.js';
 import { ChunkReader } from './chunk-parts.js';
 import { remoteError } from './remote-errors.js';
 import { chatBody, completionBody } from './request-body.js';
@@ -79,6 +80,34 @@ export class RemotePipeline extends PipelineFace<NoEvents> {
   /** Cancels every running request (PipelineClosedError); later calls throw it at once. Idempotent. */
   override async close(): Promise<void> {
     this.closer.abort(new PipelineClosedError('the remote pipeline was closed while the request ran'));
+  }
+
+  /**
+   * POST /embeddings: the vectors the server computes (sent as base64 float32).
+   * weft serve also takes prompt_name, prompt, normalize and truncate; other
+   * servers may refuse those fields, so they are sent only when given.
+   */
+  async embed(input: EmbedInput, options: EmbedOptions = {}): Promise<EmbedResult> {
+    if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
+    if (this.closer.signal.aborted) throw new PipelineClosedError();
+    const { signal, dimensions, promptName, prompt, normalize, truncate, priority: _priority } = options;
+    if (signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: signal.reason });
+    const body = {
+      model: this.model,
+      input,
+      encoding_format: 'base64',
+      ...(dimensions !== undefined && { dimensions }),
+      ...(promptName !== undefined && { prompt_name: promptName }),
+      ...(prompt !== undefined && { prompt }),
+      ...(normalize !== undefined && { normalize }),
+      ...(truncate !== undefined && { truncate }),
+    };
+    try {
+      const response = await this.post('/embeddings', body, AbortSignal.any([this.closer.signal, ...(signal ? [signal] : [])]));
+      return embeddingsOf(await jsonOf(response));
+    } catch (error) {
+      throw this.typed(error, signal);
+    }
   }
 
   /** Checks what can be checked here (the server checks the rest); the HTTP request starts when the run is read. */
@@ -174,6 +203,24 @@ export class RemotePipeline extends PipelineFace<NoEvents> {
     const cause = (error as { cause?: { message?: string; code?: string } }).cause;
     return new RemoteError(`could not reach ${this.baseURL}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, undefined, { cause: error });
   }
+}
+
+/** An OpenAI embeddings answer (vectors as float arrays or base64 float32) as weft's result. */
+function embeddingsOf(answer: unknown): EmbedResult {
+  const data = (answer as { data?: unknown })?.data;
+  if (!Array.isArray(data)) throw new RemoteError('the server\'s embeddings answer has no data list');
+  const ordered = [...data].sort((a: { index?: number }, b: { index?: number }) => (a?.index ?? 0) - (b?.index ?? 0));
+  const embeddings = ordered.map((item: { embedding?: unknown }, i) => {
+    const value = item?.embedding;
+    if (typeof value === 'string') {
+      const bytes = Buffer.from(value, 'base64');
+      return Float32Array.from({ length: bytes.length / 4 }, (_, j) => bytes.readFloatLE(j * 4));
+    }
+    if (Array.isArray(value) && value.every((v) => typeof v === 'number')) return Float32Array.from(value as number[]);
+    throw new RemoteError(`the server's embedding ${i} is neither a float list nor base64`);
+  });
+  const promptTokens = (answer as { usage?: { prompt_tokens?: unknown } }).usage?.prompt_tokens;
+  return { embeddings, usage: { promptTokens: typeof promptTokens === 'number' ? promptTokens : 0 } };
 }
 
 async function jsonOf(response: Response): Promise<unknown> {

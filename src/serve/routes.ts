@@ -4,6 +4,7 @@
  *
  *   POST /v1/chat/completions   GET /v1/models   GET /health
  *   POST /v1/completions        GET /metrics
+ *   POST /v1/embeddings
  */
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
@@ -17,6 +18,7 @@ import { ChatChunker, ChatReply, type ResponseIds } from './chat-response.js';
 import { parseChatRequest } from './chat-request.js';
 import { CompletionChunker, CompletionReply } from './completion-response.js';
 import { parseCompletionRequest } from './completion-request.js';
+import { embeddingsResponse, parseEmbeddingsRequest } from './embeddings.js';
 import { ApiError, toApiError } from './errors.js';
 import { runGeneration, type Shape } from './generation.js';
 import { PROMETHEUS_CONTENT_TYPE, toPrometheusText } from './metrics-text.js';
@@ -73,6 +75,8 @@ async function route(ctx: RouteContext, req: IncomingMessage, res: ServerRespons
       return only(req, 'POST', () => chatCompletions(ctx, req, res));
     case 'completions':
       return only(req, 'POST', () => completions(ctx, req, res));
+    case 'embeddings':
+      return only(req, 'POST', () => embeddings(ctx, req, res));
     default:
       throw new ApiError(404, 'not_found_error', `no route ${req.method} ${path}`, null, 'unknown_route');
   }
@@ -95,6 +99,24 @@ async function completions(ctx: RouteContext, req: IncomingMessage, res: ServerR
   await generate(ctx, req, res, (signal) => ctx.pipeline.stream(request.prompt, { ...request.options, signal }), request.stream
     ? { stream: true, chunker: new CompletionChunker(ids, request.logprobs, text), includeUsage: request.includeUsage }
     : { stream: false, collector: new CompletionReply(ids, request.logprobs, text, echo) });
+}
+
+async function embeddings(ctx: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const request = parseEmbeddingsRequest(await readJsonBody(req, ctx.limits), { name: ctx.modelName });
+  if (ctx.draining()) throw new ApiError(503, 'service_unavailable', 'the server is shutting down', null, 'shutting_down');
+  // A client that goes away cancels the texts it asked for.
+  const controller = new AbortController();
+  const onClose = (): void => {
+    if (!res.writableEnded) controller.abort();
+  };
+  res.once('close', onClose);
+  const run = ctx.pipeline.embed(request.input, { ...request.options, signal: controller.signal });
+  ctx.track(controller, run.then(() => {}, () => {}));
+  try {
+    sendJson(res, 200, embeddingsResponse(await run, ctx.modelName, request.base64));
+  } finally {
+    res.off('close', onClose);
+  }
 }
 
 async function generate(

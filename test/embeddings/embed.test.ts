@@ -98,7 +98,7 @@ describe('qwen3-embed-tiny', () => {
   it('refuses bad input with a typed error naming it', async () => {
     await expect(pipe.embed(['fine', ''])).rejects.toThrow(new InvalidOptionError('input[1]', 'is empty; an embedding needs some text'));
     await expect(pipe.embed(['fine', 3 as unknown as string])).rejects.toThrow(InvalidOptionError);
-    await expect(pipe.embed(null as unknown as string)).rejects.toThrow(/input: expected a string or an array of strings/);
+    await expect(pipe.embed(null as unknown as string)).rejects.toThrow(/input: expected a string, an array of strings or token ids/);
     await expect(pipe.embed('x', { promptName: 'passage' })).rejects.toThrow(/promptName: "passage" is not one of the model's prompts \(document, query\)/);
     await expect(pipe.embed('x', { dimensions: 65 })).rejects.toThrow(/dimensions: must be an integer in \[1, 64\]/);
     await expect(pipe.embed('x', { prompt: 'a', promptName: 'query' })).rejects.toThrow(InvalidOptionError);

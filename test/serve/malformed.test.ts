@@ -89,7 +89,7 @@ describe.skipIf(!demoPresent)('weft serve under malformed requests', () => {
 
   it('answers unknown models with 404, unknown routes with 404 and wrong methods with 405', async () => {
     expect(expectOpenAiError(await chat({ model: 'gpt-4o', messages: hi }), 404, 'model').code).toBe('model_not_found');
-    expectOpenAiError(await post('/v1/embeddings', '{}'), 404);
+    expectOpenAiError(await post('/v1/audio/speech', '{}'), 404);
     expectOpenAiError(await post('/nowhere', '{}'), 404);
     expectOpenAiError(await post('/v1/models', '{}'), 405);
     // OVMS's /v3 prefix serves the same routes.
