@@ -1,5 +1,5 @@
 /**
- * `weft/langchain`: weft as a LangChain.js chat model (`@langchain/core` 1.x).
+ * `weft/langchain`: weft as a LangChain.js chat model and embeddings (`@langchain/core` 1.x).
  *
  *   import { ChatWeft } from 'weft/langchain';
  *   const model = new ChatWeft({ pipeline, temperature: 0 }).bindTools(tools);
@@ -10,3 +10,5 @@
 export { ChatWeft } from './chat-model.js';
 export type { ChatWeftCallOptions, ChatWeftFields, WeftRequestOptions } from './chat-model.js';
 export { toChatMessages } from './messages.js';
+export { WeftEmbeddings } from './embeddings.js';
+export type { WeftEmbeddingsFields } from './embeddings.js';

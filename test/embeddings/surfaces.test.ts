@@ -116,3 +116,16 @@ describe('embeddings beyond the in-process pipeline', () => {
     await expect(isolated.embed(['a', ''])).rejects.toThrow(InvalidOptionError);
   });
 });
+
+describe('weft/langchain WeftEmbeddings', () => {
+  it('embedDocuments and embedQuery, with the named prompts, on a folder it opens and closes', async () => {
+    const { WeftEmbeddings } = await import('../../src/langchain/index.js');
+    await using embeddings = new WeftEmbeddings({ pipeline: { model: DIR, threads: 2 }, queryPromptName: 'query' });
+    const documents = await embeddings.embedDocuments(ref.texts);
+    await using pipe = await Pipeline.create({ model: DIR, threads: 2 });
+    expect(documents).toEqual(asArrays((await pipe.embed(ref.texts)).embeddings));
+    const query = await embeddings.embedQuery(ref.texts[2]!);
+    query.forEach((v, j) => expect(Math.abs(v - ref.query_embeddings[2]![j]!)).toBeLessThan(1e-4));
+    expect(() => new WeftEmbeddings({ pipeline: DIR, colour: 'red' } as never)).toThrow(InvalidOptionError);
+  });
+});
