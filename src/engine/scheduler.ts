@@ -220,7 +220,7 @@ function removeFrom(list: Request[], request: Request): void {
   if (at !== -1) list.splice(at, 1);
 }
 
-function describe(error: KvError): string {
+export function describe(error: KvError): string {
   switch (error.kind) {
     case 'NoCapacity':
       return `the ${error.pool} pool needs ${error.needed} blocks but has ${error.free} free`;
@@ -228,5 +228,11 @@ function describe(error: KvError): string {
       return `request ${error.requestId} holds no blocks`;
     case 'AlreadyAllocated':
       return `request ${error.requestId} already holds blocks`;
+    case 'NotTruncatable':
+      return `the ${error.pool} pool holds recurrent state, which cannot be rolled back`;
+    case 'SharedBlock':
+      return `request ${error.requestId} shares block ${error.block}, so it cannot rewrite it`;
+    case 'BeyondEnd':
+      return `request ${error.requestId} holds fewer than ${error.numTokens} tokens`;
   }
 }
