@@ -13,6 +13,7 @@
 
 import type { GrammarSource } from '../guided/grammar.js';
 import type { SamplingParams } from '../sampling/params.js';
+import type { SpeculativeConfig } from './speculative.js';
 import { EngineError } from '../errors.js';
 
 export type RequestStatus = 'waiting' | 'running' | 'preempted' | 'finished';
@@ -43,7 +44,11 @@ export interface RequestSpec {
   readonly skipSpecialTokens?: boolean;
   /** Constrains what may be sampled (guided generation); each request gets its own matcher. */
   readonly grammar?: GrammarSource;
+  /** Speculative decoding (speculative.ts); used only where the token is its row's argmax (S1). */
+  readonly speculative?: SpeculativeConfig;
 }
+
+const NO_DRAFT: readonly number[] = Object.freeze([]);
 
 export class Request {
   readonly id: number;
@@ -59,6 +64,14 @@ export class Request {
   numComputed = 0;
   /** Tokens of the prefix that came from the prefix cache at the last admission. */
   numCachedPrefix = 0;
+  /**
+   * Speculative decoding: the tokens proposed to follow `tokens` in the coming
+   * step (never part of `tokens`; the scheduler may use fewer). Empty when none.
+   */
+  draft: readonly number[] = NO_DRAFT;
+  /** Draft tokens verified, and of those accepted, over the request's life. */
+  drafted = 0;
+  accepted = 0;
 
   constructor(id: number, arrival: number, spec: RequestSpec) {
     this.id = id;
@@ -96,5 +109,6 @@ export class Request {
     this.transition('preempted');
     this.numComputed = 0;
     this.numCachedPrefix = 0;
+    this.draft = NO_DRAFT;
   }
 }
