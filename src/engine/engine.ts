@@ -285,7 +285,8 @@ export class Engine {
       if (!request.speculates) continue;
       const config = request.spec.speculative!;
       const room = request.lengthLimit - request.tokens.length - 1;
-      request.draft = request.numPending === 1 ? lookupDraft(request.tokens, config.ngram, Math.min(config.tokens, room)) : [];
+      const limit = request.draftLimit ?? config.tokens;
+      request.draft = request.numPending === 1 ? lookupDraft(request.tokens, config.ngram, Math.min(limit, room)) : [];
     }
   }
 
@@ -432,6 +433,9 @@ export class Engine {
     }
     request.drafted += numDraft;
     request.accepted += run.length - 1;
+    // S5: longer drafts while they are accepted whole, shorter while they are not.
+    const limit = request.draftLimit ?? request.spec.speculative!.tokens;
+    request.draftLimit = run.length - 1 === numDraft ? Math.min(request.spec.speculative!.tokens, limit + 2) : Math.max(1, limit - 1);
     this.drafted += numDraft;
     this.accepted += run.length - 1;
     return run;

@@ -72,6 +72,12 @@ export class Request {
   /** Draft tokens verified, and of those accepted, over the request's life. */
   drafted = 0;
   accepted = 0;
+  /**
+   * Most draft tokens the next draft may have (speculative.ts, S5): grows by 2
+   * after a draft accepted whole, shrinks by 1 after one that was not.
+   * Undefined: the request's configured maximum.
+   */
+  draftLimit: number | undefined;
 
   constructor(id: number, arrival: number, spec: RequestSpec) {
     this.id = id;

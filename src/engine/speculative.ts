@@ -30,6 +30,11 @@
  *  S4. Speculation never preempts: a draft that does not fit in the cache or
  *      the step's token budget is shortened or dropped, and the request is
  *      scheduled as without one.
+ *  S5. Draft length adapts per request (as Hugging Face's assisted
+ *      generation does): starting at `tokens`, 2 more after a draft accepted
+ *      whole, 1 fewer (at least 1) after one that was not, never above
+ *      `tokens`. It changes how many tokens a step verifies, never which
+ *      tokens are output (S1).
  */
 
 /** `speculative` of a request or pipeline: prompt lookup (n-gram) drafting. */
