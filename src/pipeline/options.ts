@@ -61,7 +61,7 @@ export interface SchedulerOptions {
  */
 export interface SpeculativeOptions {
   method: 'prompt-lookup';
-  /** Most draft tokens verified per step (1-64). Default 8. */
+  /** Most draft tokens verified per step (1-64). Default 4. */
   tokens?: number;
   /** Tokens matched to find a draft (1-32). Default 3. */
   ngram?: number;
@@ -377,7 +377,7 @@ function checkSpeculative(option: string, value: unknown): SpeculativeConfig | u
   }
   return {
     method: 'prompt-lookup',
-    tokens: integer(`${option}.tokens`, value.tokens, 8, { min: 1, max: 64 }),
+    tokens: integer(`${option}.tokens`, value.tokens, 4, { min: 1, max: 64 }),
     ngram: integer(`${option}.ngram`, value.ngram, 3, { min: 1, max: 32 }),
   };
 }
