@@ -117,13 +117,14 @@ export class Scheduler {
    * Schedules a running request's pending tokens (as many as the budget
    * allows), preempting from the end of `running` until its blocks fit.
    * Returns whether the request is still running. `later`: running requests
-   * after it, for each of which a draft leaves a free block.
+   * after it, for each of which a draft leaves a token of the budget and a free block.
    */
   private growRunning(request: Request, draft: Draft, later: number): boolean {
     const numTokens = Math.min(request.numPending, draft.budget);
     if (numTokens <= 0) return true;
-    // A decode may verify draft tokens with it, as far as the budget allows (they count in it).
-    const numDraft = request.numPending === 1 ? Math.min(request.draft.length, draft.budget - 1) : 0;
+    // A decode may verify draft tokens with it, as far as the budget allows (they count in it),
+    // leaving a token for each running request after it: a draft never starves another's decode.
+    const numDraft = request.numPending === 1 ? Math.max(0, Math.min(request.draft.length, draft.budget - 1 - later)) : 0;
     if (numDraft > 0 && this.draftFits(request, request.numComputed + numTokens + numDraft, later)) {
       // Speculation never preempts (S4): without room for the draft, the request runs without it.
       const grown = this.kv.appendSlots(request.id, request.numComputed + numTokens + numDraft);

@@ -27,9 +27,10 @@
  *      the rejected draft positions are truncated before anything else
  *      allocates (drafts live only in the plan of one step; a preempted or
  *      aborted request's draft is dropped with its blocks).
- *  S4. Speculation never preempts: a draft that does not fit in the cache or
- *      the step's token budget is shortened or dropped, and the request is
- *      scheduled as without one.
+ *  S4. Speculation never preempts or starves: a draft that does not fit in
+ *      the cache or the step's token budget, leaving a token and a block for
+ *      each running request after it, is shortened or dropped, and the
+ *      request is scheduled as without one.
  *  S5. Draft length adapts per request (as Hugging Face's assisted
  *      generation does): starting at `tokens`, 2 more after a draft accepted
  *      whole, 1 fewer (at least 1) after one that was not, never above
