@@ -38,8 +38,11 @@ export function buildBatch(
   const pastLens = new Int32Array(numSeqs);
   const subsequenceBegins = new Int32Array(numSeqs + 1);
   const blockIndicesBegins = new Int32Array(numSeqs + 1);
-  const logitsIndices = new Int32Array(numSeqs);
-  const argmaxRows = new Uint8Array(numSeqs);
+  // One logits row per sampling sequence, plus one per draft token it verifies.
+  let numRows = numSeqs;
+  for (let i = 0; i < numSeqs; i++) numRows += entries[i]!.numDraft ?? 0;
+  const logitsIndices = new Int32Array(numRows);
+  const argmaxRows = new Uint8Array(numRows);
   let numLogits = 0;
   let numArgmax = 0;
   let sampled: [row: number, sampling: BackendSampling][] | undefined;
@@ -49,10 +52,22 @@ export function buildBatch(
   let maxContextLen = 0;
   for (let i = 0; i < numSeqs; i++) {
     const { request, numTokens, samples } = entries[i]!;
+    const numDraft = entries[i]!.numDraft ?? 0;
     const start = request.numComputed;
-    for (let j = 0; j < numTokens; j++) {
+    const known = numTokens - numDraft;
+    for (let j = 0; j < known; j++) {
       inputIds[token] = request.tokens[start + j]!;
       positions[token] = start + j;
+      token++;
+    }
+    // Speculative decoding: the draft follows the pending token in the same chunk, each
+    // position with its row (verified by argmax: only argmax requests draft, S1).
+    for (let j = 0; j < numDraft; j++) {
+      inputIds[token] = request.draft[j]!;
+      positions[token] = start + known + j;
+      argmaxRows[numLogits] = 1;
+      numArgmax++;
+      logitsIndices[numLogits++] = token - 1;
       token++;
     }
     pastLens[i] = start;
@@ -91,8 +106,8 @@ export function buildBatch(
     blockIndices,
     blockIndicesBegins,
     maxContextLen,
-    logitsIndices: numLogits === numSeqs ? logitsIndices : logitsIndices.slice(0, numLogits),
-    ...(numArgmax > 0 && { argmaxRows: numLogits === numSeqs ? argmaxRows : argmaxRows.slice(0, numLogits) }),
+    logitsIndices: numLogits === numRows ? logitsIndices : logitsIndices.slice(0, numLogits),
+    ...(numArgmax > 0 && { argmaxRows: numLogits === numRows ? argmaxRows : argmaxRows.slice(0, numLogits) }),
     ...(sampled !== undefined && { sampling: samplingRows(numLogits, sampled) }),
     ...(hiddenIndices !== undefined && { hiddenIndices: Int32Array.from(hiddenIndices) }),
   };

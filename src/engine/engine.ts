@@ -26,7 +26,8 @@ import { IncrementalDetokenizer, type TokenDecoder } from './detokenizer.js';
 import { StopStringMatcher } from './stop-strings.js';
 import { Request, type FinishReason, type RequestSpec, type StopCriteria } from './request.js';
 import { err, ok, type Result } from './result.js';
-import { Scheduler, type SchedulerConfig, type StepPlan } from './scheduler.js';
+import { Scheduler, describe, type SchedulerConfig, type StepPlan } from './scheduler.js';
+import { lookupDraft, type SpeculativeCounts } from './speculative.js';
 import { TokenChoice, resultProblem } from './token-choice.js';
 
 /** What one step produced for one request. */
@@ -46,6 +47,8 @@ export interface FinishInfo {
   readonly cachedPromptTokens: number;
   /** An embedding request that finished with 'stop': its pooled vector (not normalised). */
   readonly embedding?: Float32Array;
+  /** Speculative decoding's draft tokens verified and accepted, for a request that speculated (speculative.ts). */
+  readonly speculative?: SpeculativeCounts;
 }
 
 /** Where a request's outputs go. Called synchronously from the loop; must not throw. */
@@ -76,6 +79,8 @@ export interface EngineStats {
   readonly preemptions: number;
   /** Steps completed (a step whose backend call failed is not counted). */
   readonly steps: number;
+  /** Speculative decoding since the engine started: draft tokens verified, and accepted. */
+  readonly speculative: SpeculativeCounts;
 }
 
 export interface EngineObserver {
@@ -116,8 +121,10 @@ class LiveRequest extends Request {
   readonly lengthLimit: number;
   /** An embedding request's pooling (embedding.ts); undefined for the others. */
   readonly pooled: PooledEmbedding | undefined;
+  /** Whether it drafts tokens (speculative decoding): asked for, and its token is its row's argmax (S1) on a cache that can roll back (K7). */
+  readonly speculates: boolean;
 
-  constructor(id: number, spec: RequestSpec, sink: RequestSink, decoder: TokenDecoder, maxContextLength: number, eos: ReadonlySet<number>, vocabSize: number, hiddenSize: number) {
+  constructor(id: number, spec: RequestSpec, sink: RequestSink, decoder: TokenDecoder, maxContextLength: number, eos: ReadonlySet<number>, vocabSize: number, hiddenSize: number, truncatable: boolean) {
     super(id, id, spec);
     this.sink = sink;
     this.choice = new TokenChoice(spec, eos, vocabSize);
@@ -126,6 +133,7 @@ class LiveRequest extends Request {
     this.checksStopTokens = spec.stop.stopTokenIds.length > 0 || !spec.stop.ignoreEos;
     this.lengthLimit = Math.min(spec.promptTokenIds.length + spec.stop.maxTokens, maxContextLength);
     this.pooled = spec.embedding === undefined ? undefined : new PooledEmbedding(spec.embedding.pooling, hiddenSize);
+    this.speculates = spec.speculative !== undefined && this.choice.takesArgmax && truncatable;
   }
 }
 
@@ -142,6 +150,8 @@ export class Engine {
   private looping = false;
   private closed = false;
   private steps = 0;
+  private drafted = 0;
+  private accepted = 0;
   /** The masks-ready flag of the batch in flight (StepBatch.sampling.masksReady), set once its masks are filled. */
   private masksReady: Int32Array | undefined;
   private idleWaiters: (() => void)[] = [];
@@ -164,6 +174,7 @@ export class Engine {
       waiting: scheduler.waiting.length,
       preemptions: scheduler.preemptions,
       steps: this.steps,
+      speculative: { drafted: this.drafted, accepted: this.accepted },
     };
   }
 
@@ -183,7 +194,7 @@ export class Engine {
       return err({ kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the whole KV cache cannot hold ${prompt + 1}` });
     }
     const id = this.nextId++;
-    const request = new LiveRequest(id, spec, sink, this.decoder, maxContext, this.eos, this.backend.shape.vocabSize, hiddenSize ?? 0);
+    const request = new LiveRequest(id, spec, sink, this.decoder, maxContext, this.eos, this.backend.shape.vocabSize, hiddenSize ?? 0, this.kv.specs.length === 1);
     this.live.set(id, request);
     this.scheduler.add(request);
     this.kick();
@@ -237,6 +248,7 @@ export class Engine {
 
   private async step(): Promise<void> {
     const started = performance.now();
+    this.proposeDrafts();
     const plan = this.schedule();
     if (plan.scheduled.length === 0) return;
     const running = this.execute(plan);
@@ -250,7 +262,7 @@ export class Engine {
     }
     const result = await running;
     if (result === undefined) return; // the backend failed; the step's requests are finished with BackendError
-    let chosen: (SampledToken | undefined)[];
+    let chosen: Chosen;
     try {
       this.collectPooled(plan, result);
       this.advance(plan);
@@ -271,6 +283,22 @@ export class Engine {
       durationMs: performance.now() - started,
     };
     this.notify(() => this.observer.onStep?.(info));
+  }
+
+  /**
+   * Speculative decoding: each running request that speculates and decodes
+   * (one pending token) gets its prompt-lookup draft for this step, no longer
+   * than its length limit leaves room for (S2); the others none.
+   */
+  private proposeDrafts(): void {
+    for (const running of this.scheduler.running) {
+      const request = running as LiveRequest;
+      if (!request.speculates) continue;
+      const config = request.spec.speculative!;
+      const room = request.lengthLimit - request.tokens.length - 1;
+      const limit = request.draftLimit ?? config.tokens;
+      request.draft = request.numPending === 1 ? lookupDraft(request.tokens, config.ngram, Math.min(limit, room)) : [];
+    }
   }
 
   /** The scheduler's plan; the requests it preempted are reported, those it failed are finished. */
@@ -361,7 +389,8 @@ export class Engine {
       const request = entry.request as LiveRequest;
       if (request.status === 'finished') continue; // aborted while the step ran: discard its output
       const before = request.numComputed;
-      const after = before + entry.numTokens;
+      // Draft tokens count as computed only once verified (settleDraft).
+      const after = before + entry.numTokens - (entry.numDraft ?? 0);
       request.numComputed = after;
       // The cache's hashes cover every full block computed before this step, so
       // only a step that completes a block has anything to cache.
@@ -381,21 +410,28 @@ export class Engine {
    * APPLY_SLICE_MS have passed. Safe because nothing allocates while a step is
    * in flight (aborts only free; requests that finish meanwhile are skipped).
    */
-  private async chooseTokens(plan: StepPlan, result: StepResult): Promise<(SampledToken | undefined)[]> {
+  private async chooseTokens(plan: StepPlan, result: StepResult): Promise<Chosen> {
     const vocab = this.backend.shape.vocabSize;
     const entries = plan.scheduled;
-    const chosen: (SampledToken | undefined)[] = new Array(entries.length);
+    const chosen: Chosen = { tokens: new Array(entries.length), runs: undefined };
     let row = 0;
     let sliceStart = performance.now();
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
       if (!entry.samples) continue;
-      const logitsRow = row++;
+      const logitsRow = row;
+      const numDraft = entry.numDraft ?? 0;
+      row += 1 + numDraft;
       const request = entry.request as LiveRequest;
       if (request.status === 'finished') continue;
+      if (numDraft > 0) {
+        const run = this.verifyDraft(request, result, logitsRow, numDraft);
+        if (run !== undefined) (chosen.runs ??= new Array(entries.length))[i] = run;
+        continue;
+      }
       const { choice } = request;
       const picked = choice.choose(result, logitsRow, vocab);
-      if (picked.ok) chosen[i] = picked.value;
+      if (picked.ok) chosen.tokens[i] = picked.value;
       else {
         this.log(`request ${request.id} failed: ${picked.error.message}`);
         this.finish(request, 'error', new BackendError(picked.error.message), false);
@@ -408,14 +444,77 @@ export class Engine {
     return chosen;
   }
 
+  /**
+   * A draft's verification: the model's token at each of the draft's rows, in
+   * order, up to and including the first that differs from the draft (the
+   * model's own token there), or all of them and the token after the draft.
+   * Each is its row's argmax (S1). Undefined if the request failed (broken logits).
+   */
+  private verifyDraft(request: LiveRequest, result: StepResult, firstRow: number, numDraft: number): number[] | undefined {
+    const vocab = this.backend.shape.vocabSize;
+    const run: number[] = [];
+    for (let r = 0; r <= numDraft; r++) {
+      const picked = request.choice.choose(result, firstRow + r, vocab);
+      if (!picked.ok) {
+        this.log(`request ${request.id} failed: ${picked.error.message}`);
+        this.finish(request, 'error', new BackendError(picked.error.message), false);
+        return undefined;
+      }
+      run.push(picked.value.token);
+      if (r < numDraft && picked.value.token !== request.draft[r]) break;
+    }
+    request.drafted += numDraft;
+    request.accepted += run.length - 1;
+    // S5: longer drafts while they are accepted whole, shorter while they are not.
+    const limit = request.draftLimit ?? request.spec.speculative!.tokens;
+    request.draftLimit = run.length - 1 === numDraft ? Math.min(request.spec.speculative!.tokens, limit + 2) : Math.max(1, limit - 1);
+    this.drafted += numDraft;
+    this.accepted += run.length - 1;
+    return run;
+  }
+
   /** Hands each chosen token to its request (text, stop rules, sink), in plan order. */
-  private emit(plan: StepPlan, chosen: readonly (SampledToken | undefined)[]): void {
+  private emit(plan: StepPlan, chosen: Chosen): void {
     const entries = plan.scheduled;
+    const { tokens, runs } = chosen;
     for (let i = 0; i < entries.length; i++) {
-      const sampled = chosen[i];
       const request = entries[i]!.request as LiveRequest;
+      const run = runs?.[i];
+      if (run !== undefined) {
+        this.emitRun(request, run);
+        continue;
+      }
+      const sampled = tokens[i];
       if (sampled === undefined || request.status === 'finished') continue;
       this.accept(request, sampled.token, sampled.logprob === undefined ? undefined : [sampled]);
+    }
+  }
+
+  /**
+   * A verified draft's tokens, one by one, so a stop or the length limit inside
+   * the run ends the request there (S2); then the cache is rolled back to what
+   * is computed: the pending token and the accepted draft tokens (S3, K7).
+   */
+  private emitRun(request: LiveRequest, run: readonly number[]): void {
+    for (const token of run) {
+      if (request.status === 'finished') return; // ended inside the run (or aborted meanwhile): freed whole
+      this.accept(request, token, undefined);
+    }
+    if (request.status === 'finished') return;
+    const before = request.numComputed;
+    const after = before + run.length - 1;
+    request.numComputed = after;
+    request.draft = [];
+    const rolledBack = this.kv.truncate(request.id, after);
+    if (!rolledBack.ok) {
+      const message = `request ${request.id}: rejected draft tokens could not leave the cache: ${describe(rolledBack.error)}`;
+      this.log(message);
+      this.finish(request, 'error', new EngineError(message), false);
+      return;
+    }
+    const blockSize = this.kv.blockSize;
+    if (this.kv.prefixCaching && Math.floor(after / blockSize) > Math.floor(before / blockSize)) {
+      this.kv.cacheComputed(request.id, request.tokens, after);
     }
   }
 
@@ -450,7 +549,8 @@ export class Engine {
     this.scheduler.remove(request);
     this.kv.free(request.id);
     const finalText = flush ? finalTextOf(request) : '';
-    request.sink.onFinish({ reason, ...(error && { error }), finalText, cachedPromptTokens: request.numCachedPrefix, ...(embedding && { embedding }) });
+    const speculative = request.speculates ? { speculative: { drafted: request.drafted, accepted: request.accepted } } : undefined;
+    request.sink.onFinish({ reason, ...(error && { error }), finalText, cachedPromptTokens: request.numCachedPrefix, ...(embedding && { embedding }), ...speculative });
   }
 
   private log(message: string): void {
@@ -475,6 +575,16 @@ function hiddenProblem(result: StepResult, rows: number, hiddenSize: number): st
   if (rows === 0) return undefined;
   const got = result.hidden?.length;
   return got === rows * hiddenSize ? undefined : `backend returned ${got ?? 'no'} hidden values, expected ${rows * hiddenSize}`;
+}
+
+/**
+ * One step's chosen tokens by plan entry: `tokens` for plain entries (undefined:
+ * it does not sample, or its request finished), `runs` for those that verified
+ * a draft (speculative decoding), allocated only in a step that had one.
+ */
+interface Chosen {
+  readonly tokens: (SampledToken | undefined)[];
+  runs: (number[] | undefined)[] | undefined;
 }
 
 /** Longest stretch of sampling in one step before the loop lets timers and other requests run. */

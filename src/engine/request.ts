@@ -14,6 +14,7 @@
 import type { GrammarSource } from '../guided/grammar.js';
 import type { EmbeddingSpec } from './embedding.js';
 import type { SamplingParams } from '../sampling/params.js';
+import type { SpeculativeConfig } from './speculative.js';
 import { EngineError } from '../errors.js';
 
 export type RequestStatus = 'waiting' | 'running' | 'preempted' | 'finished';
@@ -46,7 +47,11 @@ export interface RequestSpec {
   readonly grammar?: GrammarSource;
   /** An embedding request (embedding.ts): the prompt only, pooled; it never samples. */
   readonly embedding?: EmbeddingSpec;
+  /** Speculative decoding (speculative.ts); used only where the token is its row's argmax (S1). */
+  readonly speculative?: SpeculativeConfig;
 }
+
+const NO_DRAFT: readonly number[] = Object.freeze([]);
 
 export class Request {
   readonly id: number;
@@ -62,6 +67,20 @@ export class Request {
   numComputed = 0;
   /** Tokens of the prefix that came from the prefix cache at the last admission. */
   numCachedPrefix = 0;
+  /**
+   * Speculative decoding: the tokens proposed to follow `tokens` in the coming
+   * step (never part of `tokens`; the scheduler may use fewer). Empty when none.
+   */
+  draft: readonly number[] = NO_DRAFT;
+  /** Draft tokens verified, and of those accepted, over the request's life. */
+  drafted = 0;
+  accepted = 0;
+  /**
+   * Most draft tokens the next draft may have (speculative.ts, S5): grows by 2
+   * after a draft accepted whole, shrinks by 1 after one that was not.
+   * Undefined: the request's configured maximum.
+   */
+  draftLimit: number | undefined;
 
   constructor(id: number, arrival: number, spec: RequestSpec) {
     this.id = id;
@@ -99,5 +118,6 @@ export class Request {
     this.transition('preempted');
     this.numComputed = 0;
     this.numCachedPrefix = 0;
+    this.draft = NO_DRAFT;
   }
 }

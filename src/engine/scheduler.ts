@@ -31,8 +31,13 @@ export interface SchedulerConfig {
 
 export interface ScheduledRequest {
   readonly request: Request;
-  /** Tokens of this request computed in this step, starting at request.numComputed. */
+  /** Tokens of this request computed in this step, starting at request.numComputed (draft tokens included). */
   readonly numTokens: number;
+  /**
+   * Of numTokens, the last ones that are draft tokens (request.draft's first
+   * ones), verified in this step; absent or 0 without speculation.
+   */
+  readonly numDraft?: number;
   /** Whether this step completes every known token, so a new one is sampled (never for an embedding request). */
   readonly samples: boolean;
 }
@@ -104,18 +109,31 @@ export class Scheduler {
   private scheduleRunning(draft: Draft): void {
     const running = this.running;
     for (let i = 0; i < running.length; ) {
-      if (this.growRunning(running[i]!, draft)) i++;
+      if (this.growRunning(running[i]!, draft, running.length - i - 1)) i++;
     }
   }
 
   /**
    * Schedules a running request's pending tokens (as many as the budget
    * allows), preempting from the end of `running` until its blocks fit.
-   * Returns whether the request is still running.
+   * Returns whether the request is still running. `later`: running requests
+   * after it, for each of which a draft leaves a token of the budget and a free block.
    */
-  private growRunning(request: Request, draft: Draft): boolean {
+  private growRunning(request: Request, draft: Draft, later: number): boolean {
     const numTokens = Math.min(request.numPending, draft.budget);
     if (numTokens <= 0) return true;
+    // A decode may verify draft tokens with it, as far as the budget allows (they count in it),
+    // leaving a token for each running request after it: a draft never starves another's decode.
+    const numDraft = request.numPending === 1 ? Math.max(0, Math.min(request.draft.length, draft.budget - 1 - later)) : 0;
+    if (numDraft > 0 && this.draftFits(request, request.numComputed + numTokens + numDraft, later)) {
+      // Speculation never preempts (S4): without room for the draft, the request runs without it.
+      const grown = this.kv.appendSlots(request.id, request.numComputed + numTokens + numDraft);
+      if (grown.ok) {
+        draft.scheduled.push({ request, numTokens: numTokens + numDraft, samples: true, numDraft });
+        draft.budget -= numTokens + numDraft;
+        return true;
+      }
+    }
     for (;;) {
       const grown = this.kv.appendSlots(request.id, request.numComputed + numTokens);
       if (grown.ok) {
@@ -141,6 +159,17 @@ export class Scheduler {
       draft.preempted.push(victim);
       if (victim === request) return false;
     }
+  }
+
+  /**
+   * Whether growing `request` to `numTokens` for a draft leaves a free block
+   * for each of the `later` running requests (a decode needs at most one), so
+   * that no draft causes a preemption (S4). Speculation runs on attention-only
+   * caches (K7), so the attention pool is the only one.
+   */
+  private draftFits(request: Request, numTokens: number, later: number): boolean {
+    const needed = this.kv.blocksFor(0, numTokens) - this.kv.blockTable(request.id).length;
+    return needed <= 0 || needed + later <= this.kv.pools[0]!.numFree;
   }
 
   /** Phase 2: waiting requests in policy order, while maxNumSeqs, the budget and the cache allow. */
@@ -223,7 +252,7 @@ function removeFrom(list: Request[], request: Request): void {
   if (at !== -1) list.splice(at, 1);
 }
 
-function describe(error: KvError): string {
+export function describe(error: KvError): string {
   switch (error.kind) {
     case 'NoCapacity':
       return `the ${error.pool} pool needs ${error.needed} blocks but has ${error.free} free`;
@@ -231,5 +260,11 @@ function describe(error: KvError): string {
       return `request ${error.requestId} holds no blocks`;
     case 'AlreadyAllocated':
       return `request ${error.requestId} already holds blocks`;
+    case 'NotTruncatable':
+      return `the ${error.pool} pool holds recurrent state, which cannot be rolled back`;
+    case 'SharedBlock':
+      return `request ${error.requestId} shares block ${error.block}, so it cannot rewrite it`;
+    case 'BeyondEnd':
+      return `request ${error.requestId} holds fewer than ${error.numTokens} tokens`;
   }
 }

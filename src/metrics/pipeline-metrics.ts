@@ -29,6 +29,9 @@ export interface MetricsSnapshot {
   /** Prompt tokens served from the prefix cache (at each request's last admission). */
   readonly prefixCacheHitTokens: number;
   readonly generationTokens: number;
+  /** Speculative decoding: draft tokens verified, and accepted (0 where the pipeline reports none). */
+  readonly speculativeDraftedTokens: number;
+  readonly speculativeAcceptedTokens: number;
   /** Seconds from a request's start to its first tokens. */
   readonly timeToFirstToken: HistogramSnapshot;
   /** Seconds per output token after the first, per request that made more than one. */
@@ -104,6 +107,8 @@ export class PipelineMetrics {
       promptTokens: this.promptTokens,
       prefixCacheHitTokens: this.prefixCacheHitTokens,
       generationTokens: this.generationTokens,
+      speculativeDraftedTokens: stats.speculative?.drafted ?? 0,
+      speculativeAcceptedTokens: stats.speculative?.accepted ?? 0,
       timeToFirstToken: this.ttft.snapshot(),
       timePerOutputToken: this.tpot.snapshot(),
       requestLatency: this.latency.snapshot(),

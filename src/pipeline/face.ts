@@ -48,6 +48,8 @@ export interface PipelineStats {
   readonly steps: number;
   readonly requests: { readonly started: number; readonly finished: number };
   readonly generatedTokens: number;
+  /** Speculative decoding since the pipeline started: draft tokens verified, and accepted (in-process pipelines). */
+  readonly speculative?: { readonly drafted: number; readonly accepted: number };
 }
 
 export interface PipelineEvents {

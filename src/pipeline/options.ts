@@ -8,6 +8,7 @@ import { checkEmbeddingOptions, type EmbeddingOptions } from '../embeddings/embe
 import type { Backend, KvPrecision, LoadProgress } from '../backends/backend.js';
 import { checkQuantization, type WeightQuantization } from '../backends/cpu/quantization.js';
 import type { SchedulingPolicy } from '../engine/scheduler.js';
+import type { SpeculativeConfig } from '../engine/speculative.js';
 import { InvalidOptionError } from '../errors.js';
 import { reasoningParserNames } from '../parsers/registry.js';
 import type { ResponseFormat, ToolChoice } from '../guided/guide.js';
@@ -51,6 +52,20 @@ export interface SchedulerOptions {
   prefixCaching?: boolean;
   /** "fcfs" (default) or "priority" (higher `priority` first; the lowest is preempted first). */
   policy?: SchedulingPolicy;
+}
+
+/**
+ * Speculative decoding (docs/speculative.md). Prompt lookup: up to `tokens`
+ * draft tokens a step, copied from where the last `ngram` tokens occurred
+ * before in the prompt or output, verified by the model in one step. Greedy
+ * requests only (the output is the same, token for token, as without it).
+ */
+export interface SpeculativeOptions {
+  method: 'prompt-lookup';
+  /** Most draft tokens verified per step (1-64). Default 4. */
+  tokens?: number;
+  /** Tokens matched to find a draft (1-32). Default 3. */
+  ngram?: number;
 }
 
 export interface ParserOptions {
@@ -112,6 +127,11 @@ export interface PipelineOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** Receives the engine's log lines (a request failed, a step failed). Default: none. */
   logger?: (message: string) => void;
+  /**
+   * Default speculative decoding of greedy requests (docs/speculative.md); sampled or
+   * guided requests run without it. Refused for hybrid (linear-attention) models.
+   */
+  speculative?: SpeculativeOptions;
   /** Bounds on the model folder's chat template and tokenizer, which run in a sandbox process (docs/security.md). */
   textSandbox?: TextSandboxOptions;
   /**
@@ -173,6 +193,11 @@ export interface GenerateOptions {
    * `{ type: 'json_object' }` (any object). See docs/guided.md for the schema keywords supported.
    */
   responseFormat?: ResponseFormat;
+  /**
+   * Speculative decoding for this request (docs/speculative.md), or false for none; default: the
+   * pipeline's. Greedy only: refused with temperature > 0, penalties, logprobs or responseFormat.
+   */
+  speculative?: SpeculativeOptions | false;
 }
 
 export interface ChatOptions extends GenerateOptions {
@@ -227,7 +252,9 @@ const PIPELINE_KEYS = keysOf<PipelineOptions>({
   textSandbox: true,
   isolation: true,
   openvino: true,
+  speculative: true,
 });
+const SPECULATIVE_KEYS = keysOf<SpeculativeOptions>({ method: true, tokens: true, ngram: true });
 const TEXT_SANDBOX_KEYS = keysOf<TextSandboxOptions>({ timeoutMs: true, maxHeapMb: true });
 const OPENVINO_KEYS = keysOf<OpenVinoOptions>({ inferencePrecision: true, properties: true });
 const KV_CACHE_KEYS = keysOf<KvCacheOptions>({ size: true, precision: true, blockSize: true, checkpointInterval: true });
@@ -252,6 +279,7 @@ const GENERATE_KEYS = keysOf<GenerateOptions>({
   skipSpecialTokens: true,
   parsers: true,
   responseFormat: true,
+  speculative: true,
 });
 const CHAT_KEYS = keysOf<ChatOptions>({ ...Object.fromEntries(GENERATE_KEYS.map((key) => [key, true])), tools: true, templateKwargs: true, toolChoice: true, guidedTools: true, parallelToolCalls: true } as Record<keyof Required<ChatOptions>, true>);
 
@@ -272,6 +300,8 @@ export interface ResolvedPipelineOptions {
   readonly mmap: boolean | undefined;
   readonly textLimits: TextSandboxLimits;
   readonly guidedTools: boolean;
+  /** undefined: no speculative decoding by default. */
+  readonly speculative: SpeculativeConfig | undefined;
 }
 
 export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipelineOptions {
@@ -341,6 +371,22 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
     mmap: boolean('mmap', options.mmap),
     textLimits: resolveTextLimits(options.textSandbox ?? {}),
     guidedTools: boolean('guidedTools', options.guidedTools) ?? false,
+    speculative: checkSpeculative('speculative', options.speculative),
+  };
+}
+
+/** A `speculative` option, validated (keys, method, ranges), with its defaults. */
+function checkSpeculative(option: string, value: unknown): SpeculativeConfig | undefined {
+  if (value === undefined) return undefined;
+  if (!isObject(value)) throw new InvalidOptionError(option, `expected { method: 'prompt-lookup', tokens?, ngram? }, got ${JSON.stringify(value) ?? typeof value}`);
+  checkKeys(option, value, SPECULATIVE_KEYS);
+  if (value.method !== 'prompt-lookup') {
+    throw new InvalidOptionError(`${option}.method`, `expected "prompt-lookup" (the only method so far), got ${JSON.stringify(value.method)}`);
+  }
+  return {
+    method: 'prompt-lookup',
+    tokens: integer(`${option}.tokens`, value.tokens, 4, { min: 1, max: 64 }),
+    ngram: integer(`${option}.ngram`, value.ngram, 3, { min: 1, max: 32 }),
   };
 }
 
@@ -372,6 +418,8 @@ export interface ResolvedRequestOptions {
   readonly guidedTools: boolean | undefined;
   /** Undefined: true. */
   readonly parallelToolCalls: boolean | undefined;
+  /** Undefined: the pipeline's default; false: none for this request. */
+  readonly speculative: SpeculativeConfig | false | undefined;
 }
 
 /**
@@ -403,18 +451,22 @@ export function resolveRequestOptions(options: ChatOptions, defaults: Generation
     throw new InvalidOptionError('stopTokenIds', 'expected an array of token ids');
   }
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidOptionError('signal', 'expected an AbortSignal');
+  const speculative = options.speculative === false ? false : checkSpeculative('speculative', options.speculative);
+  const sampling: SamplingParams = {
+    temperature,
+    topK: integer('topK', options.topK, sampleByDefault ? (defaults.topK ?? 0) : 0, { min: 0, max: 1 << 30 }),
+    topP: number('topP', options.topP, sampleByDefault ? (defaults.topP ?? 1) : 1, { min: 0, minExclusive: true, max: 1 }),
+    minP: number('minP', options.minP, sampleByDefault ? (defaults.minP ?? 0) : 0, { min: 0, max: 1 }),
+    repetitionPenalty: number('repetitionPenalty', options.repetitionPenalty, defaults.repetitionPenalty ?? 1, { min: 0, minExclusive: true, max: 100 }),
+    presencePenalty: number('presencePenalty', options.presencePenalty, 0, { min: -100, max: 100 }),
+    frequencyPenalty: number('frequencyPenalty', options.frequencyPenalty, 0, { min: -100, max: 100 }),
+    seed: integer('seed', options.seed, Math.floor(Math.random() * 2 ** 32), { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }),
+    logprobs: integer('logprobs', options.logprobs, 0, { min: 0, max: 20 }),
+  };
+  if (speculative !== false && speculative !== undefined) checkSpeculativeGreedy(sampling, options.responseFormat);
   return {
-    sampling: {
-      temperature,
-      topK: integer('topK', options.topK, sampleByDefault ? (defaults.topK ?? 0) : 0, { min: 0, max: 1 << 30 }),
-      topP: number('topP', options.topP, sampleByDefault ? (defaults.topP ?? 1) : 1, { min: 0, minExclusive: true, max: 1 }),
-      minP: number('minP', options.minP, sampleByDefault ? (defaults.minP ?? 0) : 0, { min: 0, max: 1 }),
-      repetitionPenalty: number('repetitionPenalty', options.repetitionPenalty, defaults.repetitionPenalty ?? 1, { min: 0, minExclusive: true, max: 100 }),
-      presencePenalty: number('presencePenalty', options.presencePenalty, 0, { min: -100, max: 100 }),
-      frequencyPenalty: number('frequencyPenalty', options.frequencyPenalty, 0, { min: -100, max: 100 }),
-      seed: integer('seed', options.seed, Math.floor(Math.random() * 2 ** 32), { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }),
-      logprobs: integer('logprobs', options.logprobs, 0, { min: 0, max: 20 }),
-    },
+    sampling,
+    speculative,
     maxTokens: options.maxTokens === undefined ? defaults.maxNewTokens : integer('maxTokens', options.maxTokens, 1, { min: 1, max: 1 << 30 }),
     // Copies: a caller changing its arrays mid-request must not change the request.
     stopStrings: [...stop],
@@ -429,6 +481,26 @@ export function resolveRequestOptions(options: ChatOptions, defaults: Generation
     guidedTools: checkGuidedTools(options.guidedTools, options.responseFormat),
     parallelToolCalls: boolean('parallelToolCalls', options.parallelToolCalls),
   };
+}
+
+/**
+ * Speculative decoding keeps the output exact by verifying drafts with the
+ * argmax (docs/speculative.md): a request asking for it must be greedy.
+ * Sampling with the rejection rule is not implemented yet.
+ */
+function checkSpeculativeGreedy(sampling: SamplingParams, responseFormat: unknown): void {
+  const why =
+    sampling.temperature !== 0 && sampling.topK !== 1
+      ? `temperature ${sampling.temperature} samples`
+      : sampling.logprobs > 0
+        ? 'logprobs are asked for'
+        : sampling.repetitionPenalty !== 1 || sampling.presencePenalty !== 0 || sampling.frequencyPenalty !== 0
+          ? 'a penalty changes the logits'
+          : responseFormat !== undefined
+            ? 'responseFormat guides the output'
+            : undefined;
+  if (why === undefined) return;
+  throw new InvalidOptionError('speculative', `verifies greedy decoding only (sampling with speculation is not implemented yet), and ${why}: set temperature: 0 with no penalties, logprobs or responseFormat, or leave speculative out`);
 }
 
 const JSON_SCHEMA_FORMAT_KEYS = ['type', 'schema', 'name'];

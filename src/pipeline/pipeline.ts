@@ -15,6 +15,7 @@ import type { Backend } from '../backends/backend.js';
 import { Engine } from '../engine/engine.js';
 import type { SchedulerConfig } from '../engine/scheduler.js';
 import { embedTexts, type EmbedContext, type EmbedInput, type EmbedOptions, type EmbedResult } from '../embeddings/embed.js';
+import type { SpeculativeConfig } from '../engine/speculative.js';
 import { InvalidOptionError, PipelineClosedError, UnsupportedModelError } from '../errors.js';
 import { Guide } from '../guided/guide.js';
 import { detectStartsInReasoning } from '../parsers/reasoning/think.js';
@@ -35,6 +36,8 @@ interface OpenedPipeline {
   readonly model: OpenedModel;
   readonly options: PipelineOptions;
   readonly scheduler: SchedulerConfig;
+  /** The resolved `speculative` option: the default of greedy requests. */
+  readonly speculative?: SpeculativeConfig;
 }
 
 export class InProcessPipeline extends PipelineFace<PipelineEvents> implements ModelPipeline {
@@ -58,6 +61,8 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
   private finished = 0;
   private generated = 0;
   private warnedNoToolParser = false;
+  /** The pipeline's default speculative decoding (options.speculative), if any. */
+  private readonly speculative: SpeculativeConfig | undefined;
 
   /** Loads a model folder (or wraps a custom backend) in this process and starts an idle engine. */
   static async create(options: PipelineOptions): Promise<InProcessPipeline> {
@@ -69,16 +74,23 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
     const resolved = resolvePipelineOptions(options);
     if (options.isolation === 'process') throw new InvalidOptionError('isolation', 'an isolated pipeline is opened by Pipeline.create (src/create.ts)');
     const model = await openModel(options, resolved);
+    if (resolved.speculative !== undefined) checkSpeculativeModel(model.backend);
     // Without a parsers option, the ones the model's own files point to (its template rendered in the text sandbox).
     const parsers = options.parsers ?? await inferParsers(undefined, {
       render: (messages, renderOptions) => model.promptText.render(messages, renderOptions, Infinity),
       hasToken: (text) => model.tokenizer.tokenToId(text) !== undefined,
     });
-    return { model, options: { ...options, parsers }, scheduler: { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: model.maxNumBatchedTokens, policy: resolved.policy } };
+    return {
+      model,
+      options: { ...options, parsers },
+      scheduler: { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: model.maxNumBatchedTokens, policy: resolved.policy },
+      ...(resolved.speculative !== undefined && { speculative: resolved.speculative }),
+    };
   }
 
-  protected constructor({ model, options, scheduler }: OpenedPipeline) {
+  protected constructor({ model, options, scheduler, speculative }: OpenedPipeline) {
     super();
+    this.speculative = speculative;
     this.backend = model.backend;
     this.tokenizer = model.tokenizer;
     this.chatTemplate = model.chatTemplate;
@@ -182,6 +194,9 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
     if (this.baseModel)
       throw new UnsupportedModelError('this model folder holds a base model without an LM head (e.g. Qwen3Model, as embedding models are saved): it can embed(), not generate');
     const resolved = resolveRequestOptions(options, this.generationDefaults, chat);
+    if (resolved.speculative !== undefined && resolved.speculative !== false) checkSpeculativeModel(this.backend);
+    // The pipeline's default applies where the request says nothing; the engine uses it for greedy requests only.
+    const speculative = resolved.speculative ?? this.speculative;
     const names = chat ? activeParsers(this.options.parsers, options.parsers) : {};
     if (chat && (resolved.tools?.length ?? 0) > 0 && { ...this.options.parsers, ...options.parsers }.tool === undefined) this.warnNoToolParser();
     const skipSpecialTokens = resolved.skipSpecialTokens ?? names.tool === undefined;
@@ -221,7 +236,7 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
         throw error;
       }
       const reply = new Reply(names, prepared.tools, prepared.promptText ?? '');
-      yield* runRequest(ctx, prepared, { ...resolved, skipSpecialTokens }, reply, options.signal, grammarFor(prepared.promptText));
+      yield* runRequest(ctx, prepared, { ...resolved, skipSpecialTokens, speculative }, reply, options.signal, grammarFor(prepared.promptText));
     };
   }
 
@@ -254,4 +269,19 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
       }
     }
   }
+}
+
+/**
+ * Speculative decoding rolls rejected draft tokens back out of the cache
+ * (KvCacheManager.truncate, K7). A hybrid model's linear-attention state is
+ * updated in place by every token and cannot be rolled back that way, so
+ * speculation is refused for it (docs/speculative.md).
+ */
+function checkSpeculativeModel(backend: Backend): void {
+  const pools = backend.shape.extraPools ?? [];
+  if (pools.length === 0) return;
+  throw new InvalidOptionError(
+    'speculative',
+    `this model keeps recurrent state (its ${pools.map((pool) => pool.name).join(', ')} pool), which cannot be rolled back past rejected draft tokens: leave speculative out for hybrid (linear-attention) models`,
+  );
 }

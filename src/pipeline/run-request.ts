@@ -87,7 +87,12 @@ export async function* runRequest(
         continue;
       }
       const { info } = item;
-      const usage: Usage = { promptTokens, completionTokens: completion, cachedPromptTokens: info.cachedPromptTokens };
+      const usage: Usage = {
+        promptTokens,
+        completionTokens: completion,
+        cachedPromptTokens: info.cachedPromptTokens,
+        ...(info.speculative !== undefined && { speculative: info.speculative }),
+      };
       if (info.reason === 'aborted' || info.reason === 'error') {
         finish(info.reason, usage);
         if (info.reason === 'aborted') throw info.error instanceof WeftError ? info.error : new AbortError();
@@ -128,6 +133,7 @@ function requestSpec(ctx: RunContext, prepared: PreparedPrompt, resolved: Resolv
     priority: resolved.priority,
     ...(resolved.skipSpecialTokens !== undefined && { skipSpecialTokens: resolved.skipSpecialTokens }),
     ...(grammar !== undefined && { grammar }),
+    ...(resolved.speculative !== undefined && resolved.speculative !== false && { speculative: resolved.speculative }),
   };
 }
 

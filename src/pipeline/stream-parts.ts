@@ -30,6 +30,8 @@ export interface Usage {
   readonly completionTokens: number;
   /** Prompt tokens served from the prefix cache at the last admission. */
   readonly cachedPromptTokens: number;
+  /** Speculative decoding, for a request that used it: draft tokens verified, and accepted (docs/speculative.md). */
+  readonly speculative?: { readonly drafted: number; readonly accepted: number };
 }
 
 export type StreamPart =

@@ -47,6 +47,11 @@ export function toPrometheusText(m: MetricsSnapshot, model: string): string {
   metric('weft_generation_tokens_total', 'counter', 'Generated tokens of finished requests.');
   sample('weft_generation_tokens_total', base, m.generationTokens);
 
+  metric('weft_speculative_draft_tokens_total', 'counter', 'Speculative decoding: draft tokens verified.');
+  sample('weft_speculative_draft_tokens_total', base, m.speculativeDraftedTokens);
+  metric('weft_speculative_accepted_tokens_total', 'counter', 'Speculative decoding: draft tokens the model accepted.');
+  sample('weft_speculative_accepted_tokens_total', base, m.speculativeAcceptedTokens);
+
   histogram(out, 'weft_time_to_first_token_seconds', 'Seconds from a request\'s arrival to its first output.', m.timeToFirstToken, base);
   histogram(out, 'weft_time_per_output_token_seconds', 'Seconds per output token after the first, per request.', m.timePerOutputToken, base);
   histogram(out, 'weft_request_latency_seconds', 'Seconds from a request\'s arrival to its end.', m.requestLatency, base);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BlockPool } from '../../src/engine/kv/block-pool.js';
-import { KvCacheManager, type PoolSpec } from '../../src/engine/kv/kv-cache-manager.js';
+import { KvCacheManager, NO_PREFIX_HIT, type PoolSpec } from '../../src/engine/kv/kv-cache-manager.js';
 import { kvBytesPerBlock, planPools } from '../../src/engine/kv/sizing.js';
 
 const BLOCK = 4;
@@ -60,6 +60,7 @@ type Op =
   | { op: 'commit'; req: number }
   | { op: 'fork'; parent: number; child: number }
   | { op: 'preempt'; req: number }
+  | { op: 'truncate'; req: number; drop: number }
   | { op: 'free'; req: number };
 
 const tokenArb = fc.integer({ min: 0, max: 3 }); // few distinct tokens: many prefix hits
@@ -69,6 +70,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ op: fc.constant('commit' as const), req: fc.integer({ min: 0, max: 7 }) }),
   fc.record({ op: fc.constant('fork' as const), parent: fc.integer({ min: 0, max: 7 }), child: fc.integer({ min: 0, max: 7 }) }),
   fc.record({ op: fc.constant('preempt' as const), req: fc.integer({ min: 0, max: 7 }) }),
+  fc.record({ op: fc.constant('truncate' as const), req: fc.integer({ min: 0, max: 7 }), drop: fc.integer({ min: 0, max: 9 }) }),
   fc.record({ op: fc.constant('free' as const), req: fc.integer({ min: 0, max: 7 }) }),
 );
 
@@ -108,7 +110,36 @@ function runModel(specs: PoolSpec[], prefixCaching: boolean, ops: Op[]): void {
   const cp = specs.findIndex((spec) => spec.checkpoints === true);
   const interval = cp >= 0 ? specs[cp]!.blockSize : 0;
   const content = new Map<number, string>();
+  // The backend's side of attention blocks: the token each slot's K/V was computed for (-1: never written).
+  // Written by 'commit' into a request's own table; a prefix hit must find exactly its tokens there (K4, K7).
+  const slots = new Map<number, number[]>();
+  const slotsOf = (block: number): number[] => {
+    let held = slots.get(block);
+    if (held === undefined) slots.set(block, (held = new Array<number>(BLOCK).fill(-1)));
+    return held;
+  };
+  // The backend computes a request's covered tokens: their K/V land in its table's slots.
+  const write = (req: number): void => {
+    const request = live.get(req)!;
+    const table = kv.blockTable(req);
+    for (let t = 0; t < request.covered; t++) {
+      const block = table[Math.floor(t / BLOCK)]!;
+      const held = slotsOf(block);
+      if (held[t % BLOCK] === request.tokens[t]) continue;
+      // Rewriting a slot of a block someone else holds would change their K/V (K4).
+      expect(kv.pools[0]!.refCount(block), `K4: request ${req} rewrites shared block ${block}`).toBe(1);
+      held[t % BLOCK] = request.tokens[t]!;
+    }
+  };
+  // Token sequences rolled back by truncate: after every operation, whatever a prompt made of them hits
+  // must hold their tokens, so a block rewritten after a roll-back is never found under its old contents.
+  const rolledBack: number[][] = [];
   const check = (): void => {
+    for (const tokens of rolledBack) {
+      kv.findPrefix([...tokens, 0]).blocks.forEach((block, j) =>
+        expect(slotsOf(block), 'K7: a prompt hit contents rewritten after a roll-back').toEqual(tokens.slice(j * BLOCK, (j + 1) * BLOCK)),
+      );
+    }
     kv.checkInvariants(new Map([...live].map(([id, r]) => [id, r.covered])));
     const stats = kv.stats();
     stats.forEach((pool, p) => {
@@ -128,6 +159,8 @@ function runModel(specs: PoolSpec[], prefixCaching: boolean, ops: Op[]): void {
           expect(hit.checkpoints.length * interval).toBe(hit.numTokens);
           hit.checkpoints.forEach((block, j) => expect(content.get(block), 'K6').toBe(step.tokens.slice(0, (j + 1) * interval).join()));
         }
+        // Content check: every block a hit shares holds the K/V of exactly the prompt's tokens there.
+        hit.blocks.forEach((block, j) => expect(slotsOf(block), 'K4/K7: a prefix hit found other contents').toEqual(step.tokens.slice(j * BLOCK, (j + 1) * BLOCK)));
         const result = kv.allocate(step.req, hit, step.tokens.length);
         if (live.has(step.req)) {
           expect(result.ok).toBe(false);
@@ -147,7 +180,7 @@ function runModel(specs: PoolSpec[], prefixCaching: boolean, ops: Op[]): void {
         if (request === undefined) {
           expect(result.ok).toBe(false);
         } else if (result.ok) {
-          for (let i = 0; i < step.extra; i++) request.tokens.push(i % 4);
+          for (let i = 0; i < step.extra; i++) request.tokens.push((step.extra + i) % 4);
           request.covered = target;
         } else {
           expect(kv.stats()).toEqual(before);
@@ -161,7 +194,50 @@ function runModel(specs: PoolSpec[], prefixCaching: boolean, ops: Op[]): void {
           const table = kv.blockTable(step.req, cp);
           for (let j = request.ownCheckpointsFrom; j < table.length; j++) content.set(table[j]!, request.tokens.slice(0, (j + 1) * interval).join());
         }
+        write(step.req);
         kv.cacheComputed(step.req, request.tokens, request.covered);
+        break;
+      }
+      case 'truncate': {
+        if (!live.has(step.req)) {
+          expect(kv.truncate(step.req, 0)).toMatchObject({ ok: false, error: { kind: 'UnknownRequest' } });
+          if (live.size === 0) break;
+        }
+        // Most requests named are not live: roll back a live one then (after committing it, half the time), so
+        // truncation lands on cached blocks often.
+        const id = live.has(step.req) ? step.req : [...live.keys()][step.req % live.size]!;
+        const request = live.get(id)!;
+        if (id !== step.req && step.drop % 2 === 0) {
+          write(id);
+          kv.cacheComputed(id, request.tokens, request.covered);
+        }
+        const before = kv.stats();
+        const target = Math.max(0, request.covered - step.drop);
+        const tail = target % BLOCK === 0 ? undefined : kv.blockTable(id)[Math.floor(target / BLOCK)];
+        const result = kv.truncate(id, target);
+        if (specs.length > 1) {
+          expect(result).toMatchObject({ ok: false, error: { kind: 'NotTruncatable', pool: specs[1]!.name } });
+          expect(kv.stats()).toEqual(before);
+        } else if (tail !== undefined && kv.pools[0]!.refCount(tail) > 1) {
+          expect(result).toMatchObject({ ok: false, error: { kind: 'SharedBlock', block: tail } });
+          expect(kv.stats()).toEqual(before);
+        } else {
+          expect(result.ok).toBe(true);
+          if (tail !== undefined) expect(kv.pools[0]!.isCached(tail), 'K7: the partial tail keeps its hash').toBe(false);
+          // What comes next differs from what was rolled back, so a stale hash would show as a content mismatch.
+          if (target < request.covered) rolledBack.push(request.tokens.slice(0, request.covered));
+          if (rolledBack.length > 6) rolledBack.shift();
+          request.tokens = request.tokens.slice(0, target);
+          request.covered = target;
+          // As speculative decoding does: compute other tokens in the rolled-back slots at once.
+          if (step.drop % 2 === 1 && kv.appendSlots(id, target + step.drop).ok) {
+            for (let i = 0; i < step.drop; i++) request.tokens.push((step.drop + 1 + i) % 4);
+            request.covered = target + step.drop;
+            write(id);
+            kv.cacheComputed(id, request.tokens, request.covered);
+          }
+        }
+        expect(kv.truncate(id, request.covered + BLOCK + 1).ok).toBe(false); // past its table: refused
         break;
       }
       case 'fork': {
@@ -171,8 +247,10 @@ function runModel(specs: PoolSpec[], prefixCaching: boolean, ops: Op[]): void {
           if (parent === undefined || live.has(step.child)) expect(kv.fork(step.parent, step.child, 1).ok).toBe(false);
           break;
         }
+        write(step.parent); // a fork shares what the parent has computed
         const result = kv.fork(step.parent, step.child, parent.covered);
         if (result.ok) {
+          for (const copy of result.value) if (copy.pool === 0) slots.set(copy.dst, [...slotsOf(copy.src)]);
           live.set(step.child, { tokens: [...parent.tokens], covered: parent.covered, ownCheckpointsFrom: kv.blockTable(step.child, Math.max(cp, 0)).length });
           for (const copy of result.value) expect(copy.src).not.toBe(copy.dst);
         } else {
@@ -283,5 +361,55 @@ describe('KvCacheManager (targeted)', () => {
     expect(child[1]).not.toBe(parent[1]);
     if (forked.ok) expect(forked.value).toEqual([{ pool: 0, src: parent[1], dst: child[1] }]);
     kv.checkInvariants();
+  });
+});
+
+describe('KvCacheManager.truncate (K7)', () => {
+  it('frees whole blocks past the new end, tail first, and unhashes the block that becomes partial', () => {
+    const kv = new KvCacheManager([{ name: 'attention', blockSize: 4, numBlocks: 10 }], { prefixCaching: true });
+    const tokens = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    expect(kv.allocate(1, kv.findPrefix(tokens), 10).ok).toBe(true);
+    kv.cacheComputed(1, tokens, 10); // blocks 0 and 1 full and cached
+    const table = [...kv.blockTable(1)];
+    expect(kv.truncate(1, 6).ok).toBe(true);
+    expect(kv.blockTable(1)).toEqual(table.slice(0, 2));
+    expect(kv.stats()[0]!.usedBlocks).toBe(2);
+    // Block 1 ([5..8]) now ends partially and will be rewritten: no later prompt may hit it.
+    expect(kv.pools[0]!.isCached(table[1]!)).toBe(false);
+    expect(kv.findPrefix([1, 2, 3, 4, 5, 6, 7, 8, 0]).numTokens).toBe(4);
+    // Rewritten with other tokens and cached again, it is found under its new contents only.
+    const rewritten = [1, 2, 3, 4, 5, 6, 70, 80];
+    expect(kv.appendSlots(1, 8).ok).toBe(true);
+    kv.cacheComputed(1, rewritten, 8);
+    expect(kv.findPrefix([...rewritten, 0]).blocks).toEqual(table.slice(0, 2));
+    expect(kv.findPrefix([...tokens.slice(0, 8), 0]).numTokens).toBe(4);
+    kv.checkInvariants(new Map([[1, 8]]));
+  });
+
+  it('refuses, changing nothing: recurrent state, a shared block, past the end, an unknown request', () => {
+    const hybrid = new KvCacheManager(
+      [
+        { name: 'attention', blockSize: 4, numBlocks: 10 },
+        { name: 'linear-state', blockSize: Infinity, numBlocks: 3 },
+      ],
+      { prefixCaching: false },
+    );
+    expect(hybrid.allocate(1, NO_PREFIX_HIT, 6).ok).toBe(true);
+    expect(hybrid.truncate(1, 5)).toEqual({ ok: false, error: { kind: 'NotTruncatable', pool: 'linear-state' } });
+    expect(hybrid.blockTable(1).length).toBe(2);
+
+    const kv = new KvCacheManager([{ name: 'attention', blockSize: 4, numBlocks: 10 }], { prefixCaching: true });
+    const prompt = [1, 2, 3, 4, 5, 6, 7, 8, 9];
+    expect(kv.allocate(1, kv.findPrefix(prompt), 9).ok).toBe(true);
+    kv.cacheComputed(1, prompt, 9);
+    expect(kv.allocate(2, kv.findPrefix(prompt), 9).ok).toBe(true); // shares blocks 0 and 1
+    const before = kv.stats();
+    expect(kv.truncate(2, 6)).toMatchObject({ ok: false, error: { kind: 'SharedBlock', block: kv.blockTable(1)[1] } });
+    expect(kv.truncate(2, 13)).toMatchObject({ ok: false, error: { kind: 'BeyondEnd' } });
+    expect(kv.truncate(3, 1)).toMatchObject({ ok: false, error: { kind: 'UnknownRequest' } });
+    expect(kv.stats()).toEqual(before);
+    expect(kv.truncate(2, 8).ok).toBe(true); // a block boundary: nothing shared is rewritten
+    expect(kv.pools[0]!.isCached(kv.blockTable(1)[1]!)).toBe(true);
+    kv.checkInvariants(new Map([[1, 9], [2, 8]]));
   });
 });

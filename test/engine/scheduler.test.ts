@@ -135,3 +135,41 @@ describe('Scheduler', () => {
     expect(() => s.schedule()).toThrow(EngineError);
   });
 });
+
+describe('Scheduler with draft tokens (speculative decoding)', () => {
+  it('schedules a decode with its draft, within the token budget', () => {
+    const { scheduler: s } = scheduler(100, { maxNumBatchedTokens: 6 });
+    const a = request(4);
+    const b = request(4);
+    s.add(a);
+    s.add(b);
+    advance(s.schedule()); // both prompts, 8 tokens: a whole, b in part
+    advance(s.schedule());
+    a.draft = [7, 8, 9, 10, 11];
+    const plan = s.schedule();
+    // a: its pending token and 4 of the draft (budget 6, b needs 1); b decodes.
+    expect(plan.scheduled.map((e) => [e.request.id, e.numTokens, e.numDraft ?? 0])).toEqual([
+      [a.id, 5, 4],
+      [b.id, 1, 0],
+    ]);
+    expect(plan.numTokens).toBe(6);
+  });
+
+  it('drops a draft rather than preempting anyone (S4)', () => {
+    // 4 blocks of 4: a and b hold 2 each once their 8-token prompts are in, and each decode fits its last block.
+    const { scheduler: s, kv } = scheduler(4);
+    const a = request(7);
+    const b = request(7);
+    s.add(a);
+    s.add(b);
+    advance(s.schedule());
+    expect(kv.stats()[0]!.freeBlocks).toBe(0);
+    a.draft = [1, 2, 3]; // would need a third block for a
+    const plan = s.schedule();
+    expect(plan.preempted).toEqual([]);
+    expect(plan.scheduled.map((e) => [e.request.id, e.numTokens, e.numDraft ?? 0])).toEqual([
+      [a.id, 1, 0],
+      [b.id, 1, 0],
+    ]);
+  });
+});

@@ -81,8 +81,11 @@ export class TestBackend implements Backend {
         if (position !== batch.pastLens[seq]! + (t - begin)) throw new Error('test backend: positions disagree with pastLens');
         this.slots[this.slot(table, position)] = batch.inputIds[t]!;
       }
-      if (row < batch.logitsIndices.length && batch.logitsIndices[row] === end - 1) {
-        const context = this.readContext(table, batch.positions[end - 1]! + 1);
+      // Rows of this sequence: its last token's, and (speculative decoding) any earlier position's.
+      while (row < batch.logitsIndices.length && batch.logitsIndices[row]! < end) {
+        const at = batch.logitsIndices[row]!;
+        if (at < begin) throw new Error('test backend: logitsIndices are not ascending within the batch');
+        const context = this.readContext(table, batch.positions[at]! + 1);
         const next = this.nextToken(context);
         // A peaked but smooth distribution: greedy picks `next`, sampling can pick others.
         for (let v = 0; v < vocab; v++) logits[row * vocab + v] = -((v * 7 + context.length) % 13) / 4;
@@ -90,7 +93,7 @@ export class TestBackend implements Backend {
         row++;
       }
     }
-    if (row !== batch.logitsIndices.length) throw new Error('test backend: logitsIndices do not end sequences');
+    if (row !== batch.logitsIndices.length) throw new Error('test backend: logitsIndices outside the batch');
     return { logits };
   }
 

@@ -13,7 +13,7 @@
  *      up with that request's last block evicted before its first.
  *  I4. A block has a hash iff it is in the hash index; a cached block stays
  *      findable while free and loses its hash only when it is handed out again
- *      (lazy eviction).
+ *      (lazy eviction), or when its owner is about to rewrite it (`uncache`).
  *  I5. Ref counts are changed only by `take` (a fresh block, ref 1), `share`
  *      (an existing block, ref + 1) and `release` (ref - 1); the caller owns
  *      the bookkeeping of who holds what.
@@ -132,6 +132,15 @@ export class BlockPool {
     if (list === undefined) this.hashIndex.set(key.hash, [block]);
     else list.push(block);
     this.cachedCount++;
+  }
+
+  /**
+   * Drops a block's prefix-cache entry (its contents are about to change:
+   * KvCacheManager.truncate). The block keeps its owners. A no-op for a block
+   * that holds no hash.
+   */
+  uncache(block: number): void {
+    this.evict(block);
   }
 
   isCached(block: number): boolean {

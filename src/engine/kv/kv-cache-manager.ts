@@ -27,6 +27,16 @@
  *      wrote it in that step), and a prefix hit shares checkpoints 0..k-1 with
  *      attention blocks 0..k*r-1 (r attention blocks per checkpoint): the hit's
  *      state is the one cached at its end, never a stale or unwritten one.
+ *  K7. Roll back is `truncate(request, n)`: the request's attention table then
+ *      covers exactly n tokens (K1), the blocks past it are released tail
+ *      first (K5; a full block released keeps its hash: its contents are still
+ *      the ones hashed), and the block that now ends partially, the one the
+ *      request will rewrite, holds no prefix-cache hash: a later prompt can
+ *      never hit contents that are about to change. A block the request shares
+ *      is never rewritten (K4): truncating into one is refused, as is any
+ *      truncation of a request holding recurrent state (a further pool: its
+ *      state cannot be rolled back by dropping blocks; docs/speculative.md).
+ *      Refusals change nothing.
  */
 
 import { OK, err, ok, type Result } from '../result.js';
@@ -45,7 +55,13 @@ export interface PoolSpec {
 export type KvError =
   | { readonly kind: 'NoCapacity'; readonly pool: string; readonly needed: number; readonly free: number }
   | { readonly kind: 'UnknownRequest'; readonly requestId: number }
-  | { readonly kind: 'AlreadyAllocated'; readonly requestId: number };
+  | { readonly kind: 'AlreadyAllocated'; readonly requestId: number }
+  /** truncate: the request holds recurrent state (a linear-attention pool), which dropping blocks cannot roll back (K7). */
+  | { readonly kind: 'NotTruncatable'; readonly pool: string }
+  /** truncate: the block that would end partially is shared with another request or the prefix cache's other owners (K4). */
+  | { readonly kind: 'SharedBlock'; readonly requestId: number; readonly block: number }
+  /** truncate: the request's table does not reach that many tokens. */
+  | { readonly kind: 'BeyondEnd'; readonly requestId: number; readonly numTokens: number };
 
 /** Cached attention blocks that match a prompt's prefix. */
 export interface PrefixHit {
@@ -303,6 +319,33 @@ export class KvCacheManager {
     owned.checkpointsCached = Math.max(owned.checkpointsCached, computed);
   }
 
+  /**
+   * Rolls a request back to its first `numTokens` tokens (K7): releases the
+   * attention blocks past them, tail first, and drops the prefix-cache hash of
+   * a block that now ends partially (the request will rewrite its tail).
+   * Refused, with nothing changed, for a request holding recurrent state
+   * (NotTruncatable), into a block it shares (SharedBlock), or past the end of
+   * its table (BeyondEnd). Speculative decoding calls it for rejected tokens.
+   */
+  truncate(requestId: number, numTokens: number): Result<void, KvError> {
+    const owned = this.owned.get(requestId);
+    if (owned === undefined) return err({ kind: 'UnknownRequest', requestId });
+    if (this.pools.length > 1) return err({ kind: 'NotTruncatable', pool: this.specs[1]!.name });
+    const table = owned.tables[0]!;
+    const keep = this.blocksFor(0, numTokens);
+    if (!Number.isInteger(numTokens) || numTokens < 0 || keep > table.length) return err({ kind: 'BeyondEnd', requestId, numTokens });
+    const size = this.blockSize;
+    const fullBlocks = Math.floor(numTokens / size);
+    const pool = this.pools[0]!;
+    const partial = keep > fullBlocks ? table[fullBlocks]! : undefined;
+    if (partial !== undefined && pool.refCount(partial) > 1) return err({ kind: 'SharedBlock', requestId, block: partial });
+    // Check done: mutate. Tail first (K5); a table never holds a block twice (K3).
+    pool.release(table.splice(keep).reverse());
+    if (partial !== undefined) pool.uncache(partial);
+    if (owned.hashes.length > fullBlocks) owned.hashes.length = fullBlocks;
+    return OK;
+  }
+
   /** Releases every block of a request in every pool, tail first. Idempotent. */
   free(requestId: number): void {
     const owned = this.owned.get(requestId);
@@ -338,6 +381,14 @@ export class KvCacheManager {
         const tokens = expectedTokens?.get(requestId);
         if (tokens !== undefined && table.length !== this.blocksFor(p, tokens)) {
           throw new Error(`K1: request ${requestId} has ${table.length} blocks in pool ${p}, needs ${this.blocksFor(p, tokens)}`);
+        }
+        if (p === 0 && tokens !== undefined) {
+          const full = Math.floor(tokens / this.blockSize);
+          if (owned.hashes.length > full) throw new Error(`K7: request ${requestId} keeps ${owned.hashes.length} block hashes for ${full} full blocks`);
+          const tail = table[full];
+          if (tail !== undefined && this.pools[0]!.refCount(tail) === 1 && this.pools[0]!.isCached(tail)) {
+            throw new Error(`K7: request ${requestId}'s partial tail block ${tail} is in the prefix cache`);
+          }
         }
       }
       for (let block = 1; block < holders.length; block++) {

@@ -1,0 +1,75 @@
+/**
+ * Speculative decoding by prompt lookup: guess a request's next tokens from
+ * its own history, then let one step verify them (docs/speculative.md).
+ *
+ * A request that decodes (one pending token) gets a draft: the tokens that
+ * followed the latest earlier occurrence of its last `ngram` tokens, in its
+ * prompt or its output, up to `tokens` of them. The scheduler appends the
+ * draft to the pending token as one chunk of the sequence; the step returns a
+ * row for each of the chunk's positions; the engine keeps the drafted tokens
+ * the model itself picks, in order, up to the first it does not, plus the
+ * model's token after them, and rolls the KV cache back over the rest
+ * (KvCacheManager.truncate, K7).
+ *
+ * Invariants:
+ *  S1. Exactness: only requests whose token is the argmax of their row
+ *      (TokenChoice.takesArgmax: greedy, no penalties, logprobs or grammar)
+ *      speculate, and every token kept is the argmax of a row computed over
+ *      exactly the tokens before it. Since a row depends only on its
+ *      sequence's history (never on the batch or the chunking: the backend
+ *      contract), the output is token for token the output without
+ *      speculation.
+ *  S2. A draft never reaches past the request's length limit: a verify step
+ *      yields at most lengthLimit - tokens.length new tokens, and the engine
+ *      emits a kept run token by token, so a stop token, stop string or
+ *      maxTokens inside it ends the request there.
+ *  S3. After a step, a request's cache holds exactly its computed tokens:
+ *      the rejected draft positions are truncated before anything else
+ *      allocates (drafts live only in the plan of one step; a preempted or
+ *      aborted request's draft is dropped with its blocks).
+ *  S4. Speculation never preempts or starves: a draft that does not fit in
+ *      the cache or the step's token budget, leaving a token and a block for
+ *      each running request after it, is shortened or dropped, and the
+ *      request is scheduled as without one.
+ *  S5. Draft length adapts per request (as Hugging Face's assisted
+ *      generation does): starting at `tokens`, 2 more after a draft accepted
+ *      whole, 1 fewer (at least 1) after one that was not, never above
+ *      `tokens`. It changes how many tokens a step verifies, never which
+ *      tokens are output (S1).
+ */
+
+/** `speculative` of a request or pipeline: prompt lookup (n-gram) drafting. */
+export interface SpeculativeConfig {
+  readonly method: 'prompt-lookup';
+  /** Most draft tokens verified per step (k). */
+  readonly tokens: number;
+  /** Length of the suffix matched against the prompt and output (n). */
+  readonly ngram: number;
+}
+
+/**
+ * Up to `max` tokens that followed the latest earlier occurrence of the last
+ * `ngram` tokens of `tokens` (prompt and output so far); empty if none.
+ */
+export function lookupDraft(tokens: readonly number[], ngram: number, max: number): number[] {
+  const length = tokens.length;
+  if (max <= 0 || length <= ngram) return [];
+  const suffix = length - ngram;
+  // Latest first: the continuation nearest the end best predicts what comes next.
+  for (let start = suffix - 1; start >= 0; start--) {
+    let j = 0;
+    while (j < ngram && tokens[start + j] === tokens[suffix + j]) j++;
+    if (j < ngram) continue;
+    const from = start + ngram;
+    return tokens.slice(from, Math.min(from + max, length));
+  }
+  return [];
+}
+
+/** Drafted and accepted token counts (a request's, or the engine's in all). */
+export interface SpeculativeCounts {
+  /** Draft tokens sent to verification. */
+  readonly drafted: number;
+  /** Draft tokens the model confirmed (each one a token gained without its own step). */
+  readonly accepted: number;
+}
