@@ -10,11 +10,11 @@
  * F16, as the converter does). The vision tower and mtp.* are left out. No tokenizer
  * unless `extraMeta` brings one.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseModelConfig } from '../../src/model-files/config.js';
-import { readAllTensors } from '../model-files/safetensors-writer.js';
-import { toF16, toQ8_0 } from './ggml-quantize.js';
+import { readAllTensors, writeSafetensors, type RawTensor } from '../model-files/safetensors-writer.js';
+import { fromQ8_0, toF16, toQ8_0 } from './ggml-quantize.js';
 import { encodeGguf, meta, type MetaValue, type TensorSpec } from './gguf-writer.js';
 import type { MatrixType } from './hf-to-gguf.js';
 
@@ -68,7 +68,38 @@ function tileCols(values: Float32Array, rows: number, block: number, keyHeads: n
   return out;
 }
 
-export async function convertQwen35ToGguf(dir: string, file: string, matrixType: MatrixType = 'F32', extraMeta: Array<[string, MetaValue]> = []): Promise<void> {
+/** The ggml type the converter stores a tensor in (0 F32, 1 F16, 8 Q8_0): floats for vectors, norms and the conv. */
+function storedType(ggufName: string, shape: readonly number[], matrixType: MatrixType): number {
+  const float32 = shape.length === 1 || ggufName.endsWith('_norm.weight') || ggufName.endsWith('ssm_conv1d.weight') || !ggufName.endsWith('.weight');
+  const type = float32 || matrixType === 'F32' ? 0 : matrixType === 'F16' ? 1 : 8;
+  return type === 8 && shape[shape.length - 1]! % 32 !== 0 ? 1 : type;
+}
+
+/**
+ * The safetensors twin of a converted file: the same folder with every matrix
+ * rounded as the GGUF stores it (F16 ones as F16, Q8_0 ones as the float32 of
+ * their dequantized blocks), in HF's layout. Rounding commutes with the
+ * converter's reorders (rows are whole blocks; out_proj's column moves keep a
+ * block's values, so its scale), so a backend should run the twin exactly as
+ * it runs the GGUF.
+ */
+export async function writeRoundedTwin(dir: string, outDir: string, matrixType: MatrixType): Promise<void> {
+  mkdirSync(outDir, { recursive: true });
+  copyFileSync(join(dir, 'config.json'), join(outDir, 'config.json'));
+  const out: RawTensor[] = [];
+  for (const t of await readAllTensors(join(dir, 'model.safetensors'))) {
+    const values = new Float32Array(t.data.slice().buffer);
+    const matrix = t.shape.length === 2 && t.name.endsWith('.weight') && !t.name.endsWith('norm.weight');
+    const type = matrix ? storedType('x.weight', t.shape, matrixType) : 0;
+    if (type === 1) out.push({ ...t, dtype: 'F16', data: toF16(values) });
+    else if (type === 8) out.push({ ...t, data: new Uint8Array(fromQ8_0(toQ8_0(values)).buffer) });
+    else out.push(t);
+  }
+  writeSafetensors(join(outDir, 'model.safetensors'), out);
+}
+
+/** `extraMeta` adds keys or replaces the converter's; a null value removes one (tests of broken files). */
+export async function convertQwen35ToGguf(dir: string, file: string, matrixType: MatrixType = 'F32', extraMeta: Array<[string, MetaValue | null]> = []): Promise<void> {
   const json = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, any>;
   const config = parseModelConfig(json);
   const linear = config.linearAttention;
@@ -114,9 +145,7 @@ export async function convertQwen35ToGguf(dir: string, file: string, matrixType:
       else if (/^linear_attn\.(in_proj_[ab]\.weight|dt_bias|A_log)$/.test(local)) values = tileRows(values, cols, 0, 1, hk, hv);
       else if (local === 'linear_attn.out_proj.weight') values = tileCols(values, shape[0]!, dv, hk, hv);
     }
-    const float32 = shape.length === 1 || name.endsWith('_norm.weight') || name.endsWith('ssm_conv1d.weight') || !name.endsWith('.weight');
-    let type = float32 || matrixType === 'F32' ? 0 : matrixType === 'F16' ? 1 : 8;
-    if (type === 8 && shape[shape.length - 1]! % 32 !== 0) type = 1;
+    const type = storedType(name, shape, matrixType);
     const data = type === 0 ? new Uint8Array(values.buffer) : type === 1 ? toF16(values) : toQ8_0(values);
     tensors.push({ name, type, dims: [...shape].reverse(), data });
   }
@@ -124,8 +153,7 @@ export async function convertQwen35ToGguf(dir: string, file: string, matrixType:
   const rope = text.rope_parameters ?? {};
   const sections = [...((rope.mrope_section as number[] | undefined) ?? [11, 11, 10]), 0, 0, 0, 0].slice(0, 4);
   const a = 'qwen35';
-  writeFileSync(file, encodeGguf({
-    metadata: [
+  const metadata: Array<[string, MetaValue]> = [
       ['general.architecture', meta.str(a)],
       ['general.file_type', meta.u32(matrixType === 'F32' ? 0 : matrixType === 'F16' ? 1 : 7)],
       [`${a}.block_count`, meta.u32(config.numLayers)],
@@ -146,8 +174,9 @@ export async function convertQwen35ToGguf(dir: string, file: string, matrixType:
       [`${a}.full_attention_interval`, meta.u32(interval)],
       [`${a}.rope.dimension_count`, meta.u32(config.rotaryDim ?? config.headDim)],
       [`${a}.rope.dimension_sections`, meta.i32s(sections)],
-      ...extraMeta,
-    ],
-    tensors,
-  }));
+  ];
+  const edits = new Map(extraMeta);
+  const kept = metadata.filter(([key]) => !edits.has(key));
+  for (const [key, value] of extraMeta) if (value !== null) kept.push([key, value]);
+  writeFileSync(file, encodeGguf({ metadata: kept, tensors }));
 }
