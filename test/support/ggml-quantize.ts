@@ -65,10 +65,11 @@ export function toQ8_0(values: Float32Array): Uint8Array {
   for (let b = 0; b < blocks; b++) {
     let amax = 0;
     for (let i = 0; i < 32; i++) amax = Math.max(amax, Math.abs(values[b * 32 + i]!));
-    const d = amax / 127;
-    const inv = d === 0 ? 0 : 1 / d;
+    // In float32, as ggml's reference quantizer (and gguf-py's) computes it.
+    const d = Math.fround(amax / 127);
+    const inv = d === 0 ? 0 : Math.fround(1 / d);
     view.setUint16(b * 34, floatToHalf(d), true);
-    for (let i = 0; i < 32; i++) view.setInt8(b * 34 + 2 + i, roundAway(values[b * 32 + i]! * inv));
+    for (let i = 0; i < 32; i++) view.setInt8(b * 34 + 2 + i, roundAway(Math.fround(values[b * 32 + i]! * inv)));
   }
   return out;
 }
