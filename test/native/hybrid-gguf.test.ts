@@ -4,13 +4,16 @@
 // A = -exp(A_log), value heads in tiled order), so the F32 file runs
 // transformers' references as the safetensors do, and a Q8_0 file runs like
 // the safetensors quantized to Q8_0 at load.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend } from '../../src/backends/cpu/index.js';
+import { ModelLoadError } from '../../src/errors.js';
+import { readGgufFile } from '../../src/model-files/gguf/reader.js';
 import { LINEAR_STATE_POOL } from '../../src/backends/cpu/cpu-backend.js';
 import { greedySolo, contiguousBlocks, maxAbsDiff, readReference, REPO_ROOT } from './helpers.js';
+import { meta } from '../support/gguf-writer.js';
 import { convertQwen35ToGguf, writeRoundedTwin } from '../support/qwen35-to-gguf.js';
 import type { MatrixType } from '../support/hf-to-gguf.js';
 
@@ -96,5 +99,42 @@ describe.each([
       expect(maxAbsDiff(run.firstLogits, expected[i]!.firstLogits)).toBe(0);
       expect(run.ids).toEqual(expected[i]!.ids);
     });
+  });
+});
+
+describe('broken qwen35 tensors', () => {
+  const dir = join(REPO_ROOT, 'test', 'fixtures', 'qwen35-tiny');
+  const good = join(work, 'broken-base.gguf');
+  beforeAll(async () => convertQwen35ToGguf(dir, good, 'F32'));
+
+  it('a missing Gated DeltaNet tensor is a ModelLoadError naming it', async () => {
+    const bytes = readFileSync(good);
+    const at = bytes.indexOf('blk.1.ssm_a');
+    expect(at).toBeGreaterThan(0);
+    bytes.write('blk.1.ssm_q', at, 'latin1'); // same length: the header stays valid, the name is gone
+    const file = join(work, 'missing-ssm-a.gguf');
+    writeFileSync(file, bytes);
+    const error = await CpuBackend.loadGguf(file, { threads: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ModelLoadError);
+    expect((error as Error).message).toMatch(/tensor blk\.1\.ssm_a is missing/);
+  });
+
+  it('an ssm_a that is not -exp(A_log) (a value >= 0) is a ModelLoadError naming the tensor', async () => {
+    const bytes = readFileSync(good);
+    const t = readGgufFile(good).tensors.get('blk.0.ssm_a')!;
+    bytes.writeFloatLE(0.5, t.offset + 4);
+    const file = join(work, 'positive-a.gguf');
+    writeFileSync(file, bytes);
+    const error = await CpuBackend.loadGguf(file, { threads: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ModelLoadError);
+    expect((error as Error).message).toMatch(/tensor blk\.0\.ssm_a\): element 1 is 0\.5: A is stored as -exp\(A_log\)/);
+  });
+
+  it('an ssm_conv1d of the wrong taps is a ModelLoadError naming the tensor', async () => {
+    const file = join(work, 'conv-taps.gguf');
+    await convertQwen35ToGguf(dir, file, 'F32', [['qwen35.ssm.conv_kernel', meta.u32(3)]]);
+    const error = await CpuBackend.loadGguf(file, { threads: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ModelLoadError);
+    expect((error as Error).message).toMatch(/tensor blk\.0\.ssm_conv1d\.weight\): GGUF dims \[4,96\], expected \[3, 96\]/);
   });
 });
