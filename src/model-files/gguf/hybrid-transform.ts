@@ -8,8 +8,8 @@
  * temporary file, one tensor at a time, removed once loaded. Rows are whole
  * ggml blocks, so row moves work for every type; value transforms and column
  * moves inside a block need floats, so those tensors are written as F32
- * (Q8_0 is dequantized exactly first; other quantized types whose columns do
- * not split into whole blocks are refused).
+ * (a quantized ssm_out whose value heads are not whole blocks, e.g. 128-wide
+ * heads in Q4_K's 256-wide blocks, is dequantized first, as ggml decodes it).
  */
 import { open } from 'node:fs/promises';
 import { ModelLoadError, UnsupportedModelError } from '../../errors.js';
@@ -35,7 +35,62 @@ function halfToFloat(h: number): number {
   return sign * 2 ** (exponent - 15) * (1 + mantissa / 1024);
 }
 
-/** The values of a float or Q8_0 tensor as float32 (exact for all four). */
+const f32 = Math.fround;
+
+/** Q4_K's 6-bit scale and min of sub-block j (ggml's get_scale_min_k4). */
+function scaleMinK4(j: number, s: Buffer, at: number): [number, number] {
+  if (j < 4) return [s[at + j]! & 63, s[at + j + 4]! & 63];
+  return [(s[at + j + 4]! & 0xf) | ((s[at + j - 4]! >> 6) << 4), (s[at + j + 4]! >> 4) | ((s[at + j]! >> 6) << 4)];
+}
+
+/** Q4_K blocks (256 values, 144 bytes) to float32, in float32 arithmetic as ggml's dequantize_row_q4_K. */
+function fromQ4K(bytes: Buffer, view: DataView): Float32Array {
+  const out = new Float32Array((bytes.length / 144) * 256);
+  for (let b = 0; b < bytes.length / 144; b++) {
+    const at = b * 144;
+    const d = f32(halfToFloat(view.getUint16(at, true)));
+    const dmin = f32(halfToFloat(view.getUint16(at + 2, true)));
+    for (let k = 0; k < 4; k++) {
+      const [sc1, m1] = scaleMinK4(2 * k, bytes, at + 4);
+      const [sc2, m2] = scaleMinK4(2 * k + 1, bytes, at + 4);
+      const d1 = f32(d * sc1), min1 = f32(dmin * m1), d2 = f32(d * sc2), min2 = f32(dmin * m2);
+      for (let l = 0; l < 32; l++) {
+        const q = bytes[at + 16 + k * 32 + l]!;
+        out[b * 256 + k * 64 + l] = f32(f32(d1 * (q & 0xf)) - min1);
+        out[b * 256 + k * 64 + 32 + l] = f32(f32(d2 * (q >> 4)) - min2);
+      }
+    }
+  }
+  return out;
+}
+
+/** Q6_K blocks (256 values, 210 bytes) to float32, as ggml's dequantize_row_q6_K. */
+function fromQ6K(bytes: Buffer, view: DataView): Float32Array {
+  const out = new Float32Array((bytes.length / 210) * 256);
+  for (let b = 0; b < bytes.length / 210; b++) {
+    const at = b * 210;
+    const d = f32(halfToFloat(view.getUint16(at + 208, true)));
+    for (let n = 0; n < 2; n++) {
+      const ql = at + n * 64, qh = at + 128 + n * 32, sc = at + 192 + n * 8;
+      for (let l = 0; l < 32; l++) {
+        const is = l >> 4;
+        const h = bytes[qh + l]!;
+        const q1 = ((bytes[ql + l]! & 0xf) | ((h & 3) << 4)) - 32;
+        const q2 = ((bytes[ql + l + 32]! & 0xf) | (((h >> 2) & 3) << 4)) - 32;
+        const q3 = ((bytes[ql + l]! >> 4) | (((h >> 4) & 3) << 4)) - 32;
+        const q4 = ((bytes[ql + l + 32]! >> 4) | (((h >> 6) & 3) << 4)) - 32;
+        const y = b * 256 + n * 128;
+        out[y + l] = f32(f32(d * view.getInt8(sc + is)) * q1);
+        out[y + l + 32] = f32(f32(d * view.getInt8(sc + is + 2)) * q2);
+        out[y + l + 64] = f32(f32(d * view.getInt8(sc + is + 4)) * q3);
+        out[y + l + 96] = f32(f32(d * view.getInt8(sc + is + 6)) * q4);
+      }
+    }
+  }
+  return out;
+}
+
+/** The values of a float or quantized tensor as float32 (exact for the floats and Q8_0 / Q4_0; as ggml decodes the K-quants). */
 function toFloat32(bytes: Buffer, dtype: string, info: TensorInfo): Float32Array {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   switch (dtype) {
@@ -52,13 +107,29 @@ function toFloat32(bytes: Buffer, dtype: string, info: TensorInfo): Float32Array
     case 'Q8_0': {
       const out = new Float32Array((bytes.length / 34) * 32);
       for (let b = 0; b < bytes.length / 34; b++) {
-        const d = Math.fround(halfToFloat(view.getUint16(b * 34, true)));
-        for (let i = 0; i < 32; i++) out[b * 32 + i] = Math.fround(d * view.getInt8(b * 34 + 2 + i));
+        const d = f32(halfToFloat(view.getUint16(b * 34, true)));
+        for (let i = 0; i < 32; i++) out[b * 32 + i] = f32(d * view.getInt8(b * 34 + 2 + i));
       }
       return out;
     }
+    case 'Q4_0': {
+      const out = new Float32Array((bytes.length / 18) * 32);
+      for (let b = 0; b < bytes.length / 18; b++) {
+        const d = f32(halfToFloat(view.getUint16(b * 18, true)));
+        for (let i = 0; i < 16; i++) {
+          const q = bytes[b * 18 + 2 + i]!;
+          out[b * 32 + i] = f32(d * ((q & 0xf) - 8));
+          out[b * 32 + 16 + i] = f32(d * ((q >> 4) - 8));
+        }
+      }
+      return out;
+    }
+    case 'Q4_K':
+      return fromQ4K(bytes, view);
+    case 'Q6_K':
+      return fromQ6K(bytes, view);
     default:
-      throw new UnsupportedModelError(`${info.file} (tensor ${info.name}): a ${dtype} tensor cannot be transformed (F32, F16, BF16, Q8_0)`);
+      throw new UnsupportedModelError(`${info.file} (tensor ${info.name}): a ${dtype} tensor cannot be transformed (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K)`);
   }
 }
 
