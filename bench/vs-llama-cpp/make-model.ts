@@ -4,7 +4,7 @@
  * The same seed gives the same weights in every format (quantized from the
  * same float32 values), so both sides and all formats share one model.
  *
- *   tsx bench/vs-llama-cpp/make-model.ts [--quick] [--type F16|Q8_0|Q4_K_M] [--dequantized] [--out file.gguf]
+ *   tsx bench/vs-llama-cpp/make-model.ts [--quick] [--hybrid] [--type F16|Q8_0|Q4_K_M] [--dequantized] [--out file.gguf]
  *
  * Full shape = Qwen3-0.6B: hidden 1024, 28 layers, 16/8 heads, head_dim 128,
  * FFN 3072, vocab 151,936, tied embeddings. --quick: hidden 256, 4 layers,
@@ -32,6 +32,23 @@ export interface BenchShape {
 
 export const FULL: BenchShape = { name: 'qwen3-0.6b-shape', hidden: 1024, layers: 28, heads: 16, kvHeads: 8, headDim: 128, ffn: 3072, vocab: 151_936, merges: 151_387 };
 export const QUICK: BenchShape = { name: 'quick-shape', hidden: 256, layers: 4, heads: 4, kvHeads: 2, headDim: 64, ffn: 768, vocab: 32_000, merges: 31_600 };
+
+/**
+ * A hybrid (Qwen3.5, GGUF architecture qwen35) of the same shape: every 4th
+ * layer gated full attention (q rows per head [query | gate]), the others
+ * Gated DeltaNet with Qwen3.5's linear heads (16 key and 16 value heads of
+ * 128, conv kernel 4), RoPE over a quarter of each head. Written as llama.cpp's
+ * converter lays qwen35 out (tools/hybrid/NOTES.md section 8).
+ */
+export interface HybridShape extends BenchShape {
+  linKeyHeads: number;
+  linValueHeads: number;
+  linDim: number;
+  conv: number;
+}
+export const FULL_HYBRID: HybridShape = { ...FULL, name: 'qwen35-0.6b-shape', linKeyHeads: 16, linValueHeads: 16, linDim: 128, conv: 4 };
+export const QUICK_HYBRID: HybridShape = { ...QUICK, name: 'qwen35-quick-shape', linKeyHeads: 2, linValueHeads: 4, linDim: 64, conv: 4 };
+const isHybrid = (s: BenchShape): s is HybridShape => 'linDim' in s;
 
 export type WeightType = 'F16' | 'Q8_0' | 'Q4_K_M';
 const FILE_TYPE: Record<WeightType, number> = { F16: 1, Q8_0: 7, Q4_K_M: 15 };
@@ -106,10 +123,43 @@ export async function makeModel(shape: BenchShape, type: WeightType, file: strin
   const vocab = buildVocabulary(s.vocab, s.merges);
   const q = s.heads * s.headDim;
   const kv = s.kvHeads * s.headDim;
-  // [name, GGUF dims (ne0 first), kind]
-  const layout: Array<[string, number[], 'matrix' | 'norm']> = [['token_embd.weight', [s.hidden, s.vocab], 'matrix']];
+  // [name, GGUF dims (ne0 first), kind]; 'norm' vectors hold 1 (a qwen35 file stores its (1 + w) norms so: w = 0),
+  // 'a' qwen35's A = -exp(A_log) (negative), 'conv' the F32 depthwise conv.
+  const layout: Array<[string, number[], 'matrix' | 'norm' | 'a' | 'conv']> = [['token_embd.weight', [s.hidden, s.vocab], 'matrix']];
   for (let l = 0; l < s.layers; l++) {
     const p = `blk.${l}.`;
+    if (isHybrid(s)) {
+      const lin = s.linValueHeads * s.linDim, conv = 2 * s.linKeyHeads * s.linDim + lin;
+      layout.push([`${p}attn_norm.weight`, [s.hidden], 'norm']);
+      if ((l + 1) % 4 === 0)
+        layout.push(
+          [`${p}attn_q.weight`, [s.hidden, 2 * q], 'matrix'],
+          [`${p}attn_k.weight`, [s.hidden, kv], 'matrix'],
+          [`${p}attn_v.weight`, [s.hidden, kv], 'matrix'],
+          [`${p}attn_output.weight`, [q, s.hidden], 'matrix'],
+          [`${p}attn_q_norm.weight`, [s.headDim], 'norm'],
+          [`${p}attn_k_norm.weight`, [s.headDim], 'norm'],
+        );
+      else
+        layout.push(
+          [`${p}attn_qkv.weight`, [s.hidden, conv], 'matrix'],
+          [`${p}attn_gate.weight`, [s.hidden, lin], 'matrix'],
+          [`${p}ssm_beta.weight`, [s.hidden, s.linValueHeads], 'matrix'],
+          [`${p}ssm_alpha.weight`, [s.hidden, s.linValueHeads], 'matrix'],
+          [`${p}ssm_conv1d.weight`, [s.conv, conv], 'conv'],
+          [`${p}ssm_dt.bias`, [s.linValueHeads], 'norm'],
+          [`${p}ssm_a`, [s.linValueHeads], 'a'],
+          [`${p}ssm_norm.weight`, [s.linDim], 'norm'],
+          [`${p}ssm_out.weight`, [lin, s.hidden], 'matrix'],
+        );
+      layout.push(
+        [`${p}post_attention_norm.weight`, [s.hidden], 'norm'],
+        [`${p}ffn_gate.weight`, [s.hidden, s.ffn], 'matrix'],
+        [`${p}ffn_up.weight`, [s.hidden, s.ffn], 'matrix'],
+        [`${p}ffn_down.weight`, [s.ffn, s.hidden], 'matrix'],
+      );
+      continue;
+    }
     layout.push(
       [`${p}attn_norm.weight`, [s.hidden], 'norm'],
       [`${p}attn_q.weight`, [s.hidden, q], 'matrix'],
@@ -125,9 +175,22 @@ export async function makeModel(shape: BenchShape, type: WeightType, file: strin
     );
   }
   layout.push(['output_norm.weight', [s.hidden], 'norm']);
-  const types = layout.map(([name, , kind]) => (kind === 'norm' ? GGML.F32 : matrixType(type, name, s.layers)));
+  if (isHybrid(s) && type === 'Q4_K_M') throw new Error('the hybrid bench model is written in F16 or Q8_0');
+  const types = layout.map(([name, , kind]) => (kind !== 'matrix' ? GGML.F32 : matrixType(type, name, s.layers)));
   const tensors: TensorSpec[] = layout.map(([name, dims], i) => ({ name, dims, type: dequantized && types[i] !== GGML.F16 ? GGML.F32 : types[i]! }));
-  const a = 'qwen3';
+  const a = isHybrid(s) ? 'qwen35' : 'qwen3';
+  const hybridMeta: GgufSpec['metadata'] = isHybrid(s)
+    ? [
+        [`${a}.ssm.conv_kernel`, meta.u32(s.conv)],
+        [`${a}.ssm.state_size`, meta.u32(s.linDim)],
+        [`${a}.ssm.group_count`, meta.u32(s.linKeyHeads)],
+        [`${a}.ssm.time_step_rank`, meta.u32(s.linValueHeads)],
+        [`${a}.ssm.inner_size`, meta.u32(s.linValueHeads * s.linDim)],
+        [`${a}.full_attention_interval`, meta.u32(4)],
+        [`${a}.rope.dimension_count`, meta.u32(s.headDim / 4)],
+        [`${a}.rope.dimension_sections`, meta.i32s([11, 11, 10, 0])],
+      ]
+    : [];
   const spec: GgufSpec = {
     metadata: [
       ['general.architecture', meta.str(a)],
@@ -142,8 +205,9 @@ export async function makeModel(shape: BenchShape, type: WeightType, file: strin
       [`${a}.attention.head_count_kv`, meta.u32(s.kvHeads)],
       [`${a}.attention.key_length`, meta.u32(s.headDim)],
       [`${a}.attention.value_length`, meta.u32(s.headDim)],
-      [`${a}.rope.freq_base`, meta.f32(1_000_000)],
+      [`${a}.rope.freq_base`, meta.f32(isHybrid(s) ? 10_000_000 : 1_000_000)],
       [`${a}.attention.layer_norm_rms_epsilon`, meta.f32(1e-6)],
+      ...hybridMeta,
       ['tokenizer.ggml.model', meta.str('gpt2')],
       ['tokenizer.ggml.pre', meta.str('qwen2')],
       ['tokenizer.ggml.tokens', meta.strings(vocab.tokens)],
@@ -163,11 +227,23 @@ export async function makeModel(shape: BenchShape, type: WeightType, file: strin
     const [name, dims, kind] = layout[index]!;
     const count = dims.reduce((x, y) => x * y, 1);
     if (kind === 'norm') {
-      yield new Uint8Array(new Float32Array(count).fill(1).buffer);
+      // The hybrid's norms vary around 1, so its greedy ids depend on every per-channel and per-head order.
+      const varied = isHybrid(s) && [...randomChunks(name, count, count, 0.5)][0]!.map((x) => 1 + x);
+      yield new Uint8Array((varied || new Float32Array(count).fill(1)).buffer);
+      return;
+    }
+    if (kind === 'a') {
+      // A_log = log(1..16), as Qwen3.5 initialises it.
+      yield new Uint8Array(Float32Array.from({ length: count }, (_, i) => -(1 + (i % 16))).buffer);
+      return;
+    }
+    if (kind === 'conv') {
+      for (const values of randomChunks(name, count, count, Math.sqrt(3 / dims[0]!))) yield new Uint8Array(values.buffer);
       return;
     }
     // Embedding rows ~ unit scale; matrices ~ 1/sqrt(fan-in) so activations stay tame.
-    const scale = name === 'token_embd.weight' ? 1 : Math.sqrt(3 / dims[0]!);
+    // (The hybrid's embeddings are smaller, so the layers rather than the residual decide its greedy ids.)
+    const scale = name === 'token_embd.weight' ? (isHybrid(s) ? 0.1 : 1) : Math.sqrt(3 / dims[0]!);
     const quantize = ENCODE[types[index]!]!;
     const decode = DECODE[types[index]!];
     const encode = dequantized && decode ? (values: Float32Array) => new Uint8Array(decode(quantize(values)).buffer) : quantize;
@@ -189,8 +265,8 @@ export async function ensureModel(shape: BenchShape, type: WeightType): Promise<
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, type: { type: 'string', default: 'F16' }, out: { type: 'string' }, dequantized: { type: 'boolean' } } });
-  const shape = values.quick ? QUICK : FULL;
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, hybrid: { type: 'boolean' }, type: { type: 'string', default: 'F16' }, out: { type: 'string' }, dequantized: { type: 'boolean' } } });
+  const shape = values.hybrid ? (values.quick ? QUICK_HYBRID : FULL_HYBRID) : values.quick ? QUICK : FULL;
   const type = values.type as WeightType;
   if (!(type in FILE_TYPE)) throw new Error(`--type must be one of ${Object.keys(FILE_TYPE).join(', ')}`);
   const file = values.out ?? modelPath(shape, type).replace(/\.gguf$/, values.dequantized ? '-dequantized.gguf' : '.gguf');

@@ -126,3 +126,18 @@ export async function measure(engine: Engine, vocab: number, log: (line: string)
   log(`ttft16 p50 ${ttft16.p50.toFixed(0)} ms p99 ${ttft16.p99.toFixed(0)} ms`);
   return { decode1, decode1Pairs, prefill512, agg, ttft16 };
 }
+
+/**
+ * Decode only (bench/vs-llama-cpp/hybrid.ts): the one-stream decode rate (median
+ * of `pairs` measurements) and the aggregate decode rate of 16 streams.
+ */
+export async function measureDecode(engine: Engine, vocab: number, log: (line: string) => void, pairs = 3): Promise<{ decode1: number; decode1Runs: number[]; agg16: number }> {
+  await engine.prepare(1, 64);
+  await engine.run(promptIds(8, 999, vocab), 4);
+  const decode1Runs = await decodeRates(engine, 1, SHAPES.decodeTokens + 1, vocab, 0, pairs);
+  const decode1 = median(decode1Runs);
+  log(`decode1 ${decode1.toFixed(2)} tok/s (${decode1Runs.map((r) => r.toFixed(2)).join(', ')})`);
+  const agg16 = median(await decodeRates(engine, 16, SHAPES.aggTokens[16]!, vocab, 160));
+  log(`agg16 ${agg16.toFixed(2)} tok/s`);
+  return { decode1, decode1Runs, agg16 };
+}

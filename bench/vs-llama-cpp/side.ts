@@ -10,10 +10,13 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { measure, type Engine } from './scenarios.js';
+import { measure, measureDecode, type Engine } from './scenarios.js';
 
 const { values } = parseArgs({
-  options: { engine: { type: 'string' }, model: { type: 'string' }, threads: { type: 'string', default: '2' }, vocab: { type: 'string' }, 'max-cells': { type: 'string' }, probe: { type: 'string' } },
+  options: {
+    engine: { type: 'string' }, model: { type: 'string' }, threads: { type: 'string', default: '2' }, vocab: { type: 'string' }, 'max-cells': { type: 'string' }, probe: { type: 'string' },
+    'decode-only': { type: 'boolean' },
+  },
 });
 const threads = Number(values.threads);
 const vocab = Number(values.vocab);
@@ -34,13 +37,22 @@ async function weftEngine(): Promise<{ engine: Engine; kernels: string; close():
   // f16 KV like llama.cpp's default; the cell count node-llama-cpp allocates at 64 sequences.
   const { readGgufFile, ggufModelConfig } = await import('../../src/model-files/gguf/index.js');
   const config = ggufModelConfig(readGgufFile(file));
-  const kvBytes = maxCells * config.numLayers * config.numKvHeads * config.headDim * 2 * 2;
+  const linear = config.linearAttention;
+  // A hybrid keeps KV rows in its attention layers only, plus one float32 linear-attention state per running
+  // sequence (docs/hybrid.md); prefix caching (and so its checkpoint pool) is off for the measurement.
+  const attentionLayers = config.numLayers - (linear?.layers.filter(Boolean).length ?? 0);
+  const stateBytes = linear
+    ? 4 * linear.layers.filter(Boolean).length *
+      ((linear.convKernel - 1) * (2 * linear.numKeyHeads * linear.keyHeadDim + linear.numValueHeads * linear.valueHeadDim) +
+        linear.numValueHeads * linear.keyHeadDim * linear.valueHeadDim)
+    : 0;
+  const kvBytes = maxCells * attentionLayers * config.numKvHeads * config.headDim * 2 * 2 + 64 * stateBytes;
   const started = performance.now();
   const pipe = await Pipeline.create({
     model: file,
     threads,
     kvCache: { size: kvBytes, precision: 'f16' },
-    scheduler: { maxNumSeqs: 64, maxNumBatchedTokens: 2048 },
+    scheduler: { maxNumSeqs: 64, maxNumBatchedTokens: 2048, ...(linear && { prefixCaching: false }) },
   });
   log(`loaded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const backend = (pipe as unknown as { backend: { kernels?: string; weightBytes?: { sextets: number } } }).backend;
@@ -106,7 +118,7 @@ const side = values.engine === 'weft' ? await weftEngine() : values.engine === '
 if (!side) throw new Error('--engine weft|llama');
 const probeBinary = values.probe;
 const probe = probeBinary ? () => (JSON.parse(execFileSync(probeBinary, [String(threads)], { encoding: 'utf8' })) as { gbPerSecond: number }).gbPerSecond : undefined;
-const measurements = await measure(side.engine, vocab, log, probe);
+const measurements = values['decode-only'] ? await measureDecode(side.engine, vocab, log) : await measure(side.engine, vocab, log, probe);
 await side.close();
 const peakRssBytes = process.resourceUsage().maxRSS * 1024;
 log(`peak RSS ${(peakRssBytes / 2 ** 20).toFixed(0)} MiB`);

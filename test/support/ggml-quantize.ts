@@ -51,6 +51,11 @@ export function toF16(values: Float32Array): Uint8Array {
   return out;
 }
 
+/** C's roundf: halves away from zero (ggml's and gguf-py's Q8_0; Math.round takes -103.5 to -103). */
+function roundAway(x: number): number {
+  return x < 0 ? -Math.round(-x) : Math.round(x);
+}
+
 /** Q8_0 of a whole matrix whose rows are a multiple of 32 long (rows are contiguous, so blocks are too). */
 export function toQ8_0(values: Float32Array): Uint8Array {
   if (values.length % 32 !== 0) throw new Error('Q8_0 needs a multiple of 32 values');
@@ -60,10 +65,11 @@ export function toQ8_0(values: Float32Array): Uint8Array {
   for (let b = 0; b < blocks; b++) {
     let amax = 0;
     for (let i = 0; i < 32; i++) amax = Math.max(amax, Math.abs(values[b * 32 + i]!));
-    const d = amax / 127;
-    const inv = d === 0 ? 0 : 1 / d;
+    // In float32, as ggml's reference quantizer (and gguf-py's) computes it.
+    const d = Math.fround(amax / 127);
+    const inv = d === 0 ? 0 : Math.fround(1 / d);
     view.setUint16(b * 34, floatToHalf(d), true);
-    for (let i = 0; i < 32; i++) view.setInt8(b * 34 + 2 + i, Math.round(values[b * 32 + i]! * inv));
+    for (let i = 0; i < 32; i++) view.setInt8(b * 34 + 2 + i, roundAway(Math.fround(values[b * 32 + i]! * inv)));
   }
   return out;
 }

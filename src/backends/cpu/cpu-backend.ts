@@ -242,7 +242,7 @@ export class CpuBackend implements Backend {
     return CpuBackend.#loadWeights(native, config, (slots) => planWeights(slots, tensors, modelDir, config.weightPrefix), progress, options.mmap);
   }
 
-  /** Loads a GGUF file (llama, mistral, qwen2, qwen3; see docs/gguf.md). */
+  /** Loads a GGUF file (llama, mistral, qwen2, qwen3, qwen35; see docs/gguf.md, docs/hybrid.md). */
   static async loadGguf(file: string, options: CpuBackendOptions = {}): Promise<CpuBackend> {
     checkLoadArguments('file', file, options, "CpuBackend.loadGguf('model.Q4_K_M.gguf', { threads, quantize, mmap, ... })");
     const threads = checkThreads(options.threads);

@@ -4,7 +4,7 @@
  * a model came from.
  */
 import { ModelLoadError, UnsupportedModelError } from '../../errors.js';
-import type { Architecture, ModelConfig, RopeScaling } from '../config.js';
+import type { Architecture, LinearAttentionConfig, ModelConfig, RopeScaling } from '../config.js';
 import { GgufMetadata } from './metadata.js';
 import type { GgufFile } from './reader.js';
 
@@ -14,6 +14,15 @@ export const GGUF_ARCHITECTURES: Readonly<Record<string, Architecture>> = {
   mistral: 'MistralForCausalLM',
   qwen2: 'Qwen2ForCausalLM',
   qwen3: 'Qwen3ForCausalLM',
+  // llama.cpp's converter writes both Qwen3.5 layouts (text-only and the published one) as qwen35.
+  qwen35: 'Qwen3_5ForCausalLM',
+};
+
+/** GGUF architectures weft knows of but does not read yet, with what is missing. */
+const GGUF_NOT_YET: Readonly<Record<string, string>> = {
+  qwen3next:
+    'Qwen3-Next (its sparse mixture-of-experts feed-forward and fused ssm_ba projection) is not supported from GGUF yet; Qwen3.5 (qwen35) is',
+  qwen35moe: 'the mixture-of-experts variant of Qwen3.5 is not supported; the dense one (qwen35) is',
 };
 
 /**
@@ -29,6 +38,7 @@ export function ggufArchitecture(gguf: GgufFile): string {
   const meta = new GgufMetadata(gguf);
   const arch = meta.string('general.architecture');
   if (arch === undefined) return meta.fail('missing general.architecture');
+  if (GGUF_NOT_YET[arch]) throw new UnsupportedModelError(`${gguf.file}: GGUF architecture "${arch}" is not supported yet: ${GGUF_NOT_YET[arch]}`);
   if (!(arch in GGUF_ARCHITECTURES))
     throw new UnsupportedModelError(`${gguf.file}: GGUF architecture "${arch}" is not supported (${Object.keys(GGUF_ARCHITECTURES).join(', ')})`);
   return arch;
@@ -57,8 +67,20 @@ export function ggufModelConfig(gguf: GgufFile): ModelConfig {
   if (headDim % 2 !== 0) meta.fail(`head dimension ${headDim} must be even`);
   const valueLength = meta.number(k('attention.value_length'));
   if (valueLength !== undefined && valueLength !== headDim) unsupported(`value_length ${valueLength} != key_length ${headDim}`);
+  const hybrid = arch === 'qwen35';
   const ropeDims = meta.number(k('rope.dimension_count'));
-  if (ropeDims !== undefined && ropeDims !== headDim) unsupported(`partial RoPE (rope.dimension_count ${ropeDims} of ${headDim})`);
+  let rotaryDim: number | undefined;
+  if (hybrid) {
+    // Partial RoPE: the converter writes int(head_dim x partial_rotary_factor), the rotated dims.
+    rotaryDim = meta.positiveInt(k('rope.dimension_count'));
+    if (rotaryDim % 2 !== 0 || rotaryDim > headDim) meta.fail(`${k('rope.dimension_count')} ${rotaryDim} must be even and at most the head dimension ${headDim}`);
+  } else if (ropeDims !== undefined && ropeDims !== headDim) unsupported(`partial RoPE (rope.dimension_count ${ropeDims} of ${headDim})`);
+  // Multi-token-prediction blocks (Qwen3.5's MTP) trail the model's own: block_count counts them, weft does not run them.
+  const blockCount = meta.positiveInt(k('block_count'));
+  const nextn = hybrid ? (meta.number(k('nextn_predict_layers')) ?? 0) : 0;
+  if (!Number.isSafeInteger(nextn) || nextn < 0 || nextn >= blockCount)
+    meta.fail(`${k('nextn_predict_layers')} ${nextn} must be a non-negative integer below block_count ${blockCount}`);
+  const numLayers = blockCount - nextn;
 
   const vocabSize = embedding.dims[1]!;
   if (embedding.dims[0] !== hiddenSize) meta.fail(`token_embd.weight has rows of ${embedding.dims[0]}, embedding_length is ${hiddenSize}`);
@@ -75,7 +97,7 @@ export function ggufModelConfig(gguf: GgufFile): ModelConfig {
   return {
     architecture,
     hiddenSize,
-    numLayers: meta.positiveInt(k('block_count')),
+    numLayers,
     numHeads,
     numKvHeads,
     headDim,
@@ -89,10 +111,47 @@ export function ggufModelConfig(gguf: GgufFile): ModelConfig {
     attentionBias,
     qkvBias: qkvBias || attentionBias,
     oBias: attentionBias && architecture !== 'Qwen2ForCausalLM',
-    qkNorm: architecture === 'Qwen3ForCausalLM',
+    qkNorm: architecture === 'Qwen3ForCausalLM' || hybrid,
     slidingWindow,
     dtype: fileTypeName(meta.number('general.file_type')),
+    ...(rotaryDim !== undefined && rotaryDim !== headDim && { rotaryDim }),
+    ...(hybrid && { linearAttention: ggufLinearAttention(meta, arch, numLayers) }),
   };
+}
+
+/**
+ * A qwen35 file's Gated DeltaNet shape, from llama.cpp's ssm.* keys
+ * (tools/hybrid/NOTES.md section 8): state_size = key head dim, group_count =
+ * key heads, time_step_rank = value heads, inner_size = value heads x value
+ * head dim. Layer i is full attention iff (i + 1) % full_attention_interval == 0
+ * (4 when absent, as llama.cpp reads it), unless attention.recurrent_layers
+ * lists every layer. Every missing or malformed key is a ModelLoadError naming it.
+ */
+function ggufLinearAttention(meta: GgufMetadata, arch: string, numLayers: number): LinearAttentionConfig {
+  const k = (name: string) => `${arch}.${name}`;
+  const convKernel = meta.positiveInt(k('ssm.conv_kernel'));
+  if (convKernel > 16) meta.fail(`${k('ssm.conv_kernel')} ${convKernel} is larger than the 16 taps weft's CPU backend supports`);
+  const keyHeadDim = meta.positiveInt(k('ssm.state_size'));
+  const numKeyHeads = meta.positiveInt(k('ssm.group_count'));
+  const numValueHeads = meta.positiveInt(k('ssm.time_step_rank'));
+  if (numValueHeads % numKeyHeads !== 0)
+    meta.fail(`${k('ssm.time_step_rank')} (${numValueHeads} value heads) must be a multiple of ${k('ssm.group_count')} (${numKeyHeads} key heads)`);
+  const inner = meta.positiveInt(k('ssm.inner_size'));
+  if (inner % numValueHeads !== 0) meta.fail(`${k('ssm.inner_size')} ${inner} must be a multiple of ${k('ssm.time_step_rank')} ${numValueHeads}`);
+  const valueHeadDim = inner / numValueHeads;
+  if (valueHeadDim > 512) meta.fail(`value head dim ${valueHeadDim} (${k('ssm.inner_size')} / ${k('ssm.time_step_rank')}) is larger than the 512 weft's CPU backend supports`);
+
+  let layers: boolean[];
+  const listed = meta.array(k('attention.recurrent_layers'));
+  if (listed !== undefined) {
+    if (listed.values.length < numLayers || !listed.values.every((v) => typeof v === 'boolean' || v === 0 || v === 1))
+      meta.fail(`${k('attention.recurrent_layers')} must give a bool for each of the ${numLayers} layers`);
+    layers = listed.values.slice(0, numLayers).map((v) => v === true || v === 1);
+  } else {
+    const interval = meta.positiveInt(k('full_attention_interval'), 4);
+    layers = Array.from({ length: numLayers }, (_, i) => (i + 1) % interval !== 0);
+  }
+  return { layers, numKeyHeads, numValueHeads, keyHeadDim, valueHeadDim, convKernel };
 }
 
 function ropeScaling(meta: GgufMetadata, arch: string): RopeScaling | null {

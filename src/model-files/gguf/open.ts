@@ -7,6 +7,7 @@ import type { ModelConfig } from '../config.js';
 import { ggufArchitecture, ggufModelConfig, ggufRopeIsInterleaved } from './config.js';
 import { readGgufFile, type GgufFile } from './reader.js';
 import { ggufInverseFrequencies } from './rope-freqs.js';
+import { transformHybridTensor } from './hybrid-transform.js';
 import { reorderHeadRows } from './row-order.js';
 import { planGgufWeights } from './weights.js';
 
@@ -27,6 +28,8 @@ export function openGgufModel(file: string): GgufModel {
   const plan = (slots: readonly WeightSlot[]) =>
     planGgufWeights(slots, config, gguf, interleaved).map((t): LoadableTensor => {
       const permutation = t.headPermutation;
+      const hybrid = t.hybrid;
+      if (hybrid) return { ...t, prepare: () => transformHybridTensor(t.info, hybrid) };
       if (!permutation) return t;
       return { ...t, prepare: () => reorderHeadRows(t.info, permutation.heads, permutation.headDim) };
     });

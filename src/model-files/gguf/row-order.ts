@@ -36,10 +36,15 @@ export async function reorderHeadRows(info: TensorInfo, heads: number, headDim: 
   const target = Buffer.allocUnsafe(info.byteLength);
   for (let r = 0; r < rows; r++) source.copy(target, r * rowBytes, order[r]! * rowBytes, (order[r]! + 1) * rowBytes);
 
+  return temporaryTensor(info, target);
+}
+
+/** `bytes` as tensor `info` in a temporary file of its own, removed by release(). */
+export async function temporaryTensor(info: TensorInfo, bytes: Buffer): Promise<ReorderedTensor> {
   const dir = await mkdtemp(join(tmpdir(), 'weft-gguf-'));
   const file = join(dir, 'tensor.bin');
   try {
-    await writeFile(file, target);
+    await writeFile(file, bytes);
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     throw error;

@@ -15,9 +15,34 @@ import type { GgufFile, GgufTensor } from './reader.js';
 
 const FLOAT_TYPES = ['F32', 'F16', 'BF16'];
 
-/** A planned GGUF tensor; `headPermutation` is set where q/k rows must be put back in HF order. */
+/**
+ * What undoes llama.cpp's converter on one qwen35 tensor (tools/hybrid/NOTES.md
+ * section 8), so the backend receives what the safetensors give it.
+ */
+export interface GgufHybridTransform {
+  /** Stored as 1 + w (every RMSNorm of the model but the gated one): subtract 1. */
+  readonly minusOne?: boolean;
+  /** Stored as A = -exp(A_log): take log(-A). */
+  readonly aLog?: boolean;
+  /**
+   * Value heads stored in ggml's tiled order (GGUF head j*keyHeads + g is HF head
+   * g*(valueHeads/keyHeads) + j): put them back, along the rows (from row `first`
+   * on, `block` rows per head) or the columns (`block` columns per head).
+   */
+  readonly valueHeads?: {
+    readonly axis: 'rows' | 'cols';
+    readonly rows: number;
+    readonly first: number;
+    readonly block: number;
+    readonly keyHeads: number;
+    readonly valueHeads: number;
+  };
+}
+
+/** A planned GGUF tensor; `headPermutation` is set where q/k rows must be put back in HF order, `hybrid` where qwen35's converter transformed it. */
 export interface PlannedGgufTensor extends PlannedTensor {
   readonly headPermutation?: { readonly heads: number; readonly headDim: number };
+  readonly hybrid?: GgufHybridTransform;
 }
 
 /** llama.cpp's names of weft's layer slots (the model-level ones are in ggufTensorName). */
@@ -40,11 +65,58 @@ const LAYER_NAMES: Readonly<Record<string, string>> = {
 };
 const MODEL_NAMES: Readonly<Record<string, string>> = { embed_tokens: 'token_embd.weight', norm: 'output_norm.weight', lm_head: 'output.weight' };
 
-/** The GGUF tensor name of a weight slot: "q_proj" in layer 3 is blk.3.attn_q.weight. */
-export function ggufTensorName(kind: string, layer: number): string | undefined {
+/** qwen35's names where they differ (its post-attention norm) or are its own (the Gated DeltaNet's). */
+const HYBRID_LAYER_NAMES: Readonly<Record<string, string>> = {
+  post_attention_layernorm: 'post_attention_norm.weight',
+  'linear_attn.in_proj_qkv': 'attn_qkv.weight',
+  'linear_attn.in_proj_z': 'attn_gate.weight',
+  'linear_attn.in_proj_b': 'ssm_beta.weight',
+  'linear_attn.in_proj_a': 'ssm_alpha.weight',
+  'linear_attn.conv1d': 'ssm_conv1d.weight',
+  'linear_attn.A_log': 'ssm_a',
+  'linear_attn.dt_bias': 'ssm_dt.bias',
+  'linear_attn.norm': 'ssm_norm.weight',
+  'linear_attn.out_proj': 'ssm_out.weight',
+};
+/** The norms a hybrid model applies as (1 + w), which the converter stores with the 1 added. */
+const PLUS_ONE_NORMS = new Set(['input_layernorm', 'post_attention_layernorm', 'norm', 'q_norm', 'k_norm']);
+
+/** The GGUF tensor name of a weight slot: "q_proj" in layer 3 is blk.3.attn_q.weight; `hybrid` for qwen35's names. */
+export function ggufTensorName(kind: string, layer: number, hybrid = false): string | undefined {
   if (layer < 0) return MODEL_NAMES[kind];
-  const name = LAYER_NAMES[kind];
+  const name = (hybrid ? HYBRID_LAYER_NAMES[kind] : undefined) ?? LAYER_NAMES[kind];
   return name === undefined ? undefined : `blk.${layer}.${name}`;
+}
+
+/** How llama.cpp's qwen35 converter changed the tensor of this slot, or undefined where it did not. */
+function hybridTransform(kind: string, config: ModelConfig): GgufHybridTransform | undefined {
+  const linear = config.linearAttention!;
+  if (PLUS_ONE_NORMS.has(kind)) return { minusOne: true };
+  const { numKeyHeads: keyHeads, numValueHeads: valueHeads, keyHeadDim, valueHeadDim } = linear;
+  const keyChannels = 2 * keyHeads * keyHeadDim;
+  const channels = keyChannels + valueHeads * valueHeadDim;
+  const reorder = (axis: 'rows' | 'cols', rows: number, first: number, block: number): GgufHybridTransform['valueHeads'] =>
+    keyHeads === valueHeads ? undefined : { axis, rows, first, block, keyHeads, valueHeads };
+  const heads = (t: GgufHybridTransform['valueHeads']): GgufHybridTransform | undefined => (t === undefined ? undefined : { valueHeads: t });
+  switch (kind) {
+    case 'linear_attn.in_proj_qkv':
+    case 'linear_attn.conv1d':
+      return heads(reorder('rows', channels, keyChannels, valueHeadDim));
+    case 'linear_attn.in_proj_z':
+      return heads(reorder('rows', valueHeads * valueHeadDim, 0, valueHeadDim));
+    case 'linear_attn.in_proj_b':
+    case 'linear_attn.in_proj_a':
+    case 'linear_attn.dt_bias':
+      return heads(reorder('rows', valueHeads, 0, 1));
+    case 'linear_attn.A_log': {
+      const order = reorder('rows', valueHeads, 0, 1);
+      return { aLog: true, ...(order && { valueHeads: order }) };
+    }
+    case 'linear_attn.out_proj':
+      return heads(reorder('cols', config.hiddenSize, 0, valueHeadDim));
+    default:
+      return undefined;
+  }
 }
 
 /**
@@ -55,18 +127,27 @@ export function ggufTensorName(kind: string, layer: number): string | undefined 
  */
 export function planGgufWeights(slots: readonly WeightSlot[], config: ModelConfig, gguf: GgufFile, interleavedRope: boolean): PlannedGgufTensor[] {
   const file = gguf.file;
+  const hybrid = config.linearAttention !== undefined;
   return slots.map(({ kind, layer, shape }) => {
-    const name = ggufTensorName(kind, layer);
+    const name = ggufTensorName(kind, layer, hybrid);
     if (name === undefined) throw new ModelLoadError(`${file}: weft has no GGUF name for weight ${kind}${layer >= 0 ? ` of layer ${layer}` : ''}`, file);
     const t = gguf.tensors.get(name);
     if (!t) throw new ModelLoadError(`${file}: tensor ${name} is missing`, file, name);
-    checkTensor(t, [...shape], file);
+    // The depthwise conv is stored [channels, taps] (GGUF dims [taps, channels]); the slot holds it flattened.
+    const conv = kind === 'linear_attn.conv1d' && t.dims.length === 2;
+    if (conv) {
+      if (t.dims[0]! * t.dims[1]! !== shape[0] || t.dims[0] !== config.linearAttention?.convKernel)
+        throw new ModelLoadError(`${file} (tensor ${name}): GGUF dims ${JSON.stringify(t.dims)}, expected [${config.linearAttention?.convKernel}, ${shape[0]! / (config.linearAttention?.convKernel ?? 1)}]`, file, name);
+      checkType(t, true, file);
+    } else checkTensor(t, [...shape], file);
     const heads = kind.startsWith('q_proj') ? config.numHeads : kind.startsWith('k_proj') ? config.numKvHeads : 0;
+    const transform = hybrid ? hybridTransform(kind, config) : undefined;
     return {
       kind,
       layer,
-      info: { name, file, dtype: t.type.name, shape: [...t.dims].reverse(), offset: t.offset, byteLength: t.byteLength },
+      info: { name, file, dtype: t.type.name, shape: conv ? [...shape] : [...t.dims].reverse(), offset: t.offset, byteLength: t.byteLength },
       ...(interleavedRope && heads > 0 && { headPermutation: { heads, headDim: config.headDim } }),
+      ...(transform && { hybrid: transform }),
     };
   });
 }
@@ -77,9 +158,14 @@ function checkTensor(t: GgufTensor, shape: number[], file: string): void {
   const expected = [...shape].reverse();
   if (t.dims.length !== expected.length || t.dims.some((d, i) => d !== expected[i]))
     throw new ModelLoadError(`${where}: GGUF dims ${JSON.stringify(t.dims)}, expected ${JSON.stringify(expected)}`, file, t.name);
+  checkType(t, shape.length === 1, file);
+}
+
+function checkType(t: GgufTensor, vector: boolean, file: string): void {
+  const where = `${file} (tensor ${t.name})`;
   if (!LOADABLE_GGML_TYPES.includes(t.type.name))
     throw new UnsupportedModelError(`${where}: tensor type ${t.type.name} is not supported (${LOADABLE_GGML_TYPES.join(', ')})`);
-  if (shape.length === 1 && !FLOAT_TYPES.includes(t.type.name))
+  if (vector && !FLOAT_TYPES.includes(t.type.name))
     throw new UnsupportedModelError(`${where}: a ${t.type.name} vector is not supported (norms and biases must be ${FLOAT_TYPES.join(', ')})`);
 }
 
