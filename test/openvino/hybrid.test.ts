@@ -135,6 +135,54 @@ describeOpenVino('qwen35-tiny on OpenVINO through the engine under cache pressur
     }
   });
 
+  // The configuration on which openvino.genai 2026.4.1's ContinuousBatchingPipeline dies on this IR with
+  // OVMS's assertion (`m_block_table.count(seq_id) > 0`, tools/openvino/genai_hybrid.py --kv-blocks 20
+  // --batched 32 --prefix-caching --new-tokens 240; docs/openvino.md): 20 KV blocks, 32 tokens a step,
+  // prefix caching with a checkpoint every 256 tokens (genai's adaptive interval here), 240 new tokens.
+  it('the scenario that crashes openvino.genai on this IR: no crash, outputs equal an unpressured run, pools empty', async () => {
+    const run = async (kvBlocks: number, cancel: ReadonlySet<number>) => {
+      const backend = await OpenVinoBackend.load(IR, { ...EXACT, threads: 2 });
+      const state = backend.shape.extraPools!.find((p) => p.name === LINEAR_STATE_POOL)!.bytesPerBlock;
+      const size = 16 * state + kvBlocks * (backend.shape.kvBlockBytes! + (backend.shape.kvBlockSize! / 256) * state);
+      const pipe = await Pipeline.create({
+        backend, tokenizer: tokenizer(),
+        kvCache: { size, precision: 'f32', checkpointInterval: 256 }, scheduler: { maxNumSeqs: 16, maxNumBatchedTokens: 32, prefixCaching: true },
+      });
+      try {
+        const outcomes = await Promise.allSettled(requests.map(async (c, i) => {
+          const controller = new AbortController();
+          const ids: number[] = [];
+          for await (const part of pipe.stream(c.prompt_ids, { ...GREEDY, maxTokens: 240, logprobs: 1, signal: controller.signal })) {
+            if (part.type !== 'token') continue;
+            ids.push(...part.tokenIds);
+            if (cancel.has(i) && ids.length >= 5 + i) controller.abort();
+          }
+          return ids;
+        }));
+        const stats = pipe.stats();
+        return { outcomes, stats };
+      } finally {
+        await pipe.close();
+        await backend.dispose();
+      }
+    };
+    const cancel = new Set([3, 8, 13]);
+    const unpressured = await run(512, new Set());
+    const pressured = await run(20, cancel);
+    pressured.outcomes.forEach((outcome, i) => {
+      if (cancel.has(i)) return expect(outcome.status).toBe('rejected');
+      const base = unpressured.outcomes[i]!;
+      expect(outcome.status, `request ${i}`).toBe('fulfilled');
+      if (outcome.status === 'fulfilled' && base.status === 'fulfilled') {
+        expect(outcome.value.length).toBe(240);
+        expect(outcome.value, `request ${i}`).toEqual(base.value);
+      }
+    });
+    expect(pressured.stats.preemptions).toBeGreaterThan(0);
+    expect(pressured.stats.running + pressured.stats.waiting).toBe(0);
+    for (const pool of pressured.stats.kv.pools) expect(pool.usedBlocks, pool.name).toBe(0);
+  }, 120_000);
+
   it("a chat's later turns resume from checkpoints, with the same output as without prefix caching", async () => {
     const turns = async (prefixCaching: boolean) => {
       const backend = await OpenVinoBackend.load(IR, { ...EXACT, threads: 2 });
