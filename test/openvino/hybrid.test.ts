@@ -8,14 +8,15 @@
  * with preemptions and aborts (prefix caching on and off), and over chat turns
  * that resume from checkpoints; every pool is empty once idle.
  */
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CpuBackend } from '../../src/backends/cpu/index.js';
 import { OpenVinoBackend } from '../../src/backends/openvino/openvino-backend.js';
 import { CHECKPOINT_POOL, LINEAR_STATE_POOL } from '../../src/backends/openvino/step-inputs.js';
 import { Pipeline } from '../../src/create.js';
-import { AbortError } from '../../src/errors.js';
+import { AbortError, ModelLoadError } from '../../src/errors.js';
 import { IdTokenizer } from '../support/id-tokenizer.js';
 import { describeOpenVino, EXACT, REPO_ROOT } from './helpers.js';
 
@@ -74,6 +75,27 @@ describeOpenVino('qwen35-tiny on OpenVINO: load, greedy ids alone and 8 at once'
     ]);
     expect(many.map((r) => r.tokenIds)).toEqual(manyCpu.map((r) => r.tokenIds));
     expect(new Set(many.map((r) => r.tokenIds.join())).size).toBeGreaterThan(1);
+  });
+
+  it("refuses a hybrid IR whose position_ids feeds nothing (optimum-intel's raw Qwen3.5 export), naming it", async () => {
+    // Undo the recipe's fix in a copy: the rotary embedding's positions come from input_ids
+    // instead of position_ids, which then has no consumer, as in the raw export.
+    const work = mkdtempSync(join(tmpdir(), 'weft-hybrid-ir-'));
+    try {
+      cpSync(IR, work, { recursive: true });
+      const xmlPath = join(work, 'openvino_model.xml');
+      const xml = readFileSync(xmlPath, 'utf8');
+      const id = (name: string) => xml.match(new RegExp(`<layer id="(\\d+)" name="${name}" type="Parameter"`))![1]!;
+      const edge = `<edge from-layer="${id('position_ids')}" from-port="0"`;
+      const at = xml.lastIndexOf(edge); // the top-level edge (the others are inside the delta-rule loops)
+      expect(at).toBeGreaterThan(0);
+      writeFileSync(xmlPath, xml.slice(0, at) + `<edge from-layer="${id('input_ids')}" from-port="0"` + xml.slice(at + edge.length));
+      const load = OpenVinoBackend.load(work, { ...EXACT, threads: 1 });
+      await expect(load).rejects.toThrow(ModelLoadError);
+      await expect(OpenVinoBackend.load(work, { ...EXACT, threads: 1 })).rejects.toThrow(/position_ids input feeds nothing/);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 });
 
