@@ -4,7 +4,7 @@
 //   availableDevices()                          -> string[] (ov::Core::get_available_devices)
 //   new OvModel()
 //     load(xmlPath, device, properties)         -> Promise<info>  (read, convert, compile)
-//     allocateCache(numBlocks)                  -> Promise<void>
+//     allocateCache(numBlocks, stateBlocks?)    -> Promise<void>  (stateBlocks: linear-attention state tables)
 //     execute(inputs, blockCopies?)             -> Promise<Float32Array>  (rows x vocab logits)
 //     dispose()                                 idempotent
 //
@@ -30,7 +30,7 @@ namespace {
 
 using weft::rejected;
 
-constexpr int kAbiVersion = 1;
+constexpr int kAbiVersion = 2;
 
 Napi::Object port_list(Napi::Env env, const std::vector<PortInfo>& ports, Napi::Array* out) {
   *out = Napi::Array::New(env, ports.size());
@@ -102,6 +102,7 @@ class OvModel : public Napi::ObjectWrap<OvModel> {
         o.Set("converted", r.converted());
         o.Set("device", r.device());
         o.Set("bytesPerBlock", Napi::Number::New(env, static_cast<double>(r.bytes_per_block())));
+        o.Set("stateBytesPerBlock", Napi::Number::New(env, static_cast<double>(r.state_bytes_per_block())));
         return o;
       }
       OvModel* self_;
@@ -116,19 +117,26 @@ class OvModel : public Napi::ObjectWrap<OvModel> {
     Napi::Env env = info.Env();
     if (busy_) return rejected(env, "another operation is in flight on this model");
     if (!runner_) return rejected(env, disposed_ ? "the model has been disposed" : "the model is not loaded");
-    if (info.Length() < 1 || !info[0].IsNumber()) return rejected(env, "allocateCache(numBlocks: number)");
+    if (info.Length() < 1 || !info[0].IsNumber()) return rejected(env, "allocateCache(numBlocks: number, stateBlocks?: number)");
     const double blocks = info[0].As<Napi::Number>().DoubleValue();
     if (!(blocks >= 1 && blocks <= 1e9) || blocks != static_cast<double>(static_cast<int64_t>(blocks)))
       return rejected(env, "numBlocks must be an integer in [1, 1e9]");
+    double state_blocks = 0;
+    if (info.Length() > 1 && !info[1].IsUndefined()) {
+      if (!info[1].IsNumber()) return rejected(env, "stateBlocks must be a number");
+      state_blocks = info[1].As<Napi::Number>().DoubleValue();
+      if (!(state_blocks >= 0 && state_blocks <= 1e9) || state_blocks != static_cast<double>(static_cast<int64_t>(state_blocks)))
+        return rejected(env, "stateBlocks must be an integer in [0, 1e9]");
+    }
     struct AllocJob : Job {
-      AllocJob(Napi::Env env, std::shared_ptr<Runner> r, bool* busy, Napi::Object self, int64_t n)
-          : Job(env, std::move(r), busy, self), n_(n) {}
+      AllocJob(Napi::Env env, std::shared_ptr<Runner> r, bool* busy, Napi::Object self, int64_t n, int64_t states)
+          : Job(env, std::move(r), busy, self), n_(n), states_(states) {}
       void Execute() override {
-        guarded([&] { runner_->allocate_cache(n_); });
+        guarded([&] { runner_->allocate_cache(n_, states_); });
       }
-      int64_t n_;
+      int64_t n_, states_;
     };
-    auto* job = new AllocJob(env, runner_, &busy_, Value(), static_cast<int64_t>(blocks));
+    auto* job = new AllocJob(env, runner_, &busy_, Value(), static_cast<int64_t>(blocks), static_cast<int64_t>(state_blocks));
     return job->queue();
   }
 

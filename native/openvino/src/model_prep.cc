@@ -47,11 +47,36 @@ bool ensure_paged_attention(const std::shared_ptr<ov::Model>& model) {
         "(export it with optimum-intel, or tools/openvino/make_ir.py)");
   if (!has_input(model, "input_ids"))
     throw std::runtime_error("the model has no input_ids input");
+  // A graph whose position_ids input feeds nothing takes its positions from the
+  // stateful cache's length. Converted, that length becomes max_context_len minus
+  // the step's tokens: one position for every token of a step, wrong for any
+  // prompt step longer than one token and for batches. optimum-intel 2.2.0's
+  // Qwen3.5 export is such a graph (docs/openvino.md, "Hybrid models").
+  bool positions_unused = false;
+  for (const auto& in : model->inputs())
+    if (in.get_names().count("position_ids")) positions_unused = in.get_target_inputs().empty();
   ov::pass::Manager manager;
   manager.register_pass<ov::pass::SDPAToPagedAttention>();
   manager.run_passes(model);
   if (!has_input(model, "key_cache.0") || !has_input(model, "past_lens"))
     throw std::runtime_error("SDPAToPagedAttention left the model without key_cache.0 / past_lens inputs");
+  // Whatever state the pass did not turn into cache inputs would be kept per
+  // infer request, shared by every sequence of a batch: refuse it by name.
+  std::string left;
+  for (const auto& node : model->get_ops())
+    if (std::string(node->get_type_name()) == "ReadValue") left += (left.empty() ? "" : ", ") + node->get_friendly_name();
+  if (!left.empty())
+    throw std::runtime_error("SDPAToPagedAttention left stateful variables in the model (" + left +
+                             "): weft cannot page that state");
+  bool linear = false;
+  for (const auto& in : model->inputs())
+    for (const auto& name : in.get_names())
+      if (name.find("_state_table.") != std::string::npos) linear = true;
+  if (linear && positions_unused)
+    throw std::runtime_error(
+        "the model's position_ids input feeds nothing (its RoPE positions come from the stateful cache length), which "
+        "is wrong once paged: re-export it, or fix it with `python3 tools/openvino/export_hybrid.py --fix-only --model "
+        "<unused> --out <the IR folder>`");
   return true;
 }
 

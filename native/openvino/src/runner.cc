@@ -6,6 +6,7 @@
 #include <openvino/core/type/bfloat16.hpp>
 #include <openvino/core/type/float16.hpp>
 #include <openvino/runtime/remote_context.hpp>
+#include <openvino/runtime/remote_tensor.hpp>
 
 #include "model_prep.h"
 
@@ -36,6 +37,58 @@ bool is_cache_input(const std::string& name) {
   return name.rfind("key_cache.", 0) == 0 || name.rfind("value_cache.", 0) == 0;
 }
 
+bool is_state_input(const std::string& name) {
+  return name.rfind("conv_state_table.", 0) == 0 || name.rfind("gated_delta_state_table.", 0) == 0;
+}
+
+namespace {
+
+void check_table_port(const ov::Output<const ov::Node>& port) {
+  const auto& shape = port.get_partial_shape();
+  if (shape.rank().is_dynamic() || shape.rank().get_length() < 2)
+    throw std::runtime_error(port.get_any_name() + ": the compiled cache input has no usable rank");
+  for (int64_t d = 1; d < shape.rank().get_length(); ++d)
+    if (shape[d].is_dynamic())
+      throw std::runtime_error(port.get_any_name() + ": the plugin left dimension " + std::to_string(d) +
+                               " of the cache dynamic (" + shape.to_string() + ")");
+  if (port.get_element_type().is_dynamic())
+    throw std::runtime_error(port.get_any_name() + ": the plugin left the cache element type dynamic");
+}
+
+int64_t block_bytes(const std::vector<ov::Output<const ov::Node>>& ports) {
+  int64_t total = 0;
+  for (const auto& port : ports) {
+    const auto& shape = port.get_partial_shape();
+    int64_t elements = 1;
+    for (int64_t d = 1; d < shape.rank().get_length(); ++d) elements *= shape[d].get_length();
+    // bitwidth, not size(): u4 / i4 caches hold two values per byte.
+    total += (elements * static_cast<int64_t>(port.get_element_type().bitwidth()) + 7) / 8;
+  }
+  return total;
+}
+
+// [blocks, ...] tensors for `ports`, zeroed: host tensors, or remote ones from `context`.
+std::vector<ov::Tensor> make_tables(const std::vector<ov::Output<const ov::Node>>& ports, int64_t blocks, bool remote,
+                                    const ov::RemoteContext& context) {
+  std::vector<ov::Tensor> tensors;
+  for (const auto& port : ports) {
+    ov::Shape shape = port.get_partial_shape().get_min_shape();
+    shape[0] = static_cast<size_t>(blocks);
+    ov::Tensor host(port.get_element_type(), shape);
+    std::memset(host.data(), 0, host.get_byte_size());
+    if (remote) {
+      ov::RemoteTensor device = const_cast<ov::RemoteContext&>(context).create_tensor(port.get_element_type(), shape);
+      device.copy_from(host);
+      tensors.push_back(device);
+    } else {
+      tensors.push_back(host);
+    }
+  }
+  return tensors;
+}
+
+}  // namespace
+
 std::unique_ptr<Runner> Runner::load(const LoadOptions& options) {
   std::unique_ptr<Runner> runner(new Runner());
   std::shared_ptr<ov::Model> model = runner->core_.read_model(options.xml_path);
@@ -49,54 +102,34 @@ std::unique_ptr<Runner> Runner::load(const LoadOptions& options) {
   for (const auto& port : runner->compiled_.inputs()) {
     runner->inputs_.push_back(port_info(port));
     if (is_cache_input(port.get_any_name())) runner->cache_ports_.push_back(port);
+    if (is_state_input(port.get_any_name())) runner->state_ports_.push_back(port);
   }
   for (const auto& port : runner->compiled_.outputs()) runner->outputs_.push_back(port_info(port));
   if (runner->cache_ports_.empty()) throw std::runtime_error("the compiled model has no key_cache.N / value_cache.N inputs");
-  for (const auto& port : runner->cache_ports_) {
-    const auto& shape = port.get_partial_shape();
-    if (shape.rank().is_dynamic() || shape.rank().get_length() < 2)
-      throw std::runtime_error(port.get_any_name() + ": the compiled cache input has no usable rank");
-    for (int64_t d = 1; d < shape.rank().get_length(); ++d)
-      if (shape[d].is_dynamic())
-        throw std::runtime_error(port.get_any_name() + ": the plugin left dimension " + std::to_string(d) +
-                                 " of the cache dynamic (" + shape.to_string() + ")");
-    if (port.get_element_type().is_dynamic())
-      throw std::runtime_error(port.get_any_name() + ": the plugin left the cache element type dynamic");
-  }
+  for (const auto& port : runner->cache_ports_) check_table_port(port);
+  for (const auto& port : runner->state_ports_) check_table_port(port);
   runner->request_ = runner->compiled_.create_infer_request();
   return runner;
 }
 
-int64_t Runner::bytes_per_block() const {
-  int64_t total = 0;
-  for (const auto& port : cache_ports_) {
-    const auto& shape = port.get_partial_shape();
-    int64_t elements = 1;
-    for (int64_t d = 1; d < shape.rank().get_length(); ++d) elements *= shape[d].get_length();
-    // bitwidth, not size(): u4 / i4 caches hold two values per byte.
-    total += (elements * static_cast<int64_t>(port.get_element_type().bitwidth()) + 7) / 8;
-  }
-  return total;
-}
+int64_t Runner::bytes_per_block() const { return block_bytes(cache_ports_); }
 
-void Runner::allocate_cache(int64_t num_blocks) {
+int64_t Runner::state_bytes_per_block() const { return block_bytes(state_ports_); }
+
+void Runner::allocate_cache(int64_t num_blocks, int64_t num_state_blocks) {
   if (cache_allocated_) throw std::runtime_error("the KV cache is already allocated");
   if (num_blocks < 1) throw std::runtime_error("numBlocks must be at least 1");
-  std::vector<ov::Tensor> tensors;
+  if (state_ports_.empty() && num_state_blocks != 0)
+    throw std::runtime_error("this model has no linear-attention state tables: it takes no state blocks");
+  if (!state_ports_.empty() && num_state_blocks < 2)
+    throw std::runtime_error("a model with linear-attention state tables needs at least 2 state blocks (block 0 is the zero state)");
   ov::RemoteContext context;
   if (remote_cache_) context = compiled_.get_context();
-  for (const auto& port : cache_ports_) {
-    ov::Shape shape = port.get_partial_shape().get_min_shape();
-    shape[0] = static_cast<size_t>(num_blocks);
-    if (remote_cache_) {
-      tensors.push_back(context.create_tensor(port.get_element_type(), shape));
-    } else {
-      ov::Tensor tensor(port.get_element_type(), shape);
-      std::memset(tensor.data(), 0, tensor.get_byte_size());
-      tensors.push_back(tensor);
-    }
-  }
+  std::vector<ov::Tensor> tensors = make_tables(cache_ports_, num_blocks, remote_cache_, context);
+  std::vector<ov::Tensor> states = make_tables(state_ports_, num_state_blocks, remote_cache_, context);
   for (size_t i = 0; i < cache_ports_.size(); ++i) request_.set_tensor(cache_ports_[i], tensors[i]);
+  for (size_t i = 0; i < state_ports_.size(); ++i) request_.set_tensor(state_ports_[i], states[i]);
+  states_ = std::move(states);
   cache_ = std::move(tensors);
   num_blocks_ = num_blocks;
   cache_allocated_ = true;
@@ -121,7 +154,7 @@ std::vector<float> Runner::step(const std::vector<StepInput>& inputs, size_t* ro
   size_t given = 0;
   for (const auto& port : compiled_.inputs()) {
     const std::string name = port.get_any_name();
-    if (is_cache_input(name)) continue;
+    if (is_cache_input(name) || is_state_input(name)) continue;
     const StepInput* in = nullptr;
     for (const auto& candidate : inputs)
       if (candidate.name == name) in = &candidate;

@@ -51,11 +51,16 @@ class Runner {
   const std::vector<PortInfo>& outputs() const { return outputs_; }
   // Bytes one cache block takes over every key_cache.N and value_cache.N tensor.
   int64_t bytes_per_block() const;
+  // Bytes one linear-attention state block takes over every conv_state_table.N and
+  // gated_delta_state_table.N tensor (0 for a model without linear attention).
+  int64_t state_bytes_per_block() const;
   bool cache_allocated() const { return cache_allocated_; }
 
-  // Allocates [num_blocks, ...] for every cache input: host tensors on CPU,
-  // the plugin's remote (device) tensors on GPU.
-  void allocate_cache(int64_t num_blocks);
+  // Allocates [num_blocks, ...] for every cache input and [num_state_blocks, ...]
+  // for every state table: host tensors on CPU, the plugin's remote (device)
+  // tensors on GPU, all zero (state block 0 stays zero: it is the state a
+  // sequence starts from, and no step writes it).
+  void allocate_cache(int64_t num_blocks, int64_t num_state_blocks);
   // Copies cache block src to dst in every layer (host caches only).
   void copy_blocks(const std::vector<int32_t>& pairs);
   // Runs one step; returns rows x vocab logits as float32.
@@ -75,8 +80,13 @@ class Runner {
   std::vector<PortInfo> outputs_;
   std::vector<ov::Tensor> cache_;  // same order as cache_ports_
   std::vector<ov::Output<const ov::Node>> cache_ports_;
+  std::vector<ov::Tensor> states_;  // same order as state_ports_
+  std::vector<ov::Output<const ov::Node>> state_ports_;
 };
 
 bool is_cache_input(const std::string& name);
+// conv_state_table.N / gated_delta_state_table.N: the linear-attention state tables
+// OpenVINO's paged transformation adds for Gated DeltaNet layers.
+bool is_state_input(const std::string& name);
 
 }  // namespace weft_ov

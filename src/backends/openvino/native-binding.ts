@@ -21,11 +21,14 @@ export interface NativeModelInfo {
   readonly device: string;
   /** Bytes one block takes over all key_cache.N / value_cache.N tensors. */
   readonly bytesPerBlock: number;
+  /** Bytes one linear-attention state block takes over all conv_state_table.N / gated_delta_state_table.N tensors (0: none). */
+  readonly stateBytesPerBlock: number;
 }
 
 export interface NativeOvModel {
   load(xmlPath: string, device: string, properties: Readonly<Record<string, string>>): Promise<NativeModelInfo>;
-  allocateCache(numBlocks: number): Promise<void>;
+  /** stateBlocks: blocks of every linear-attention state table (hybrid models; block 0 stays zero). */
+  allocateCache(numBlocks: number, stateBlocks?: number): Promise<void>;
   execute(inputs: readonly StepInput[], blockCopies?: Int32Array): Promise<Float32Array>;
   dispose(): void;
 }
@@ -38,7 +41,7 @@ export interface NativeOpenVinoBinding {
   readonly OvModel: new () => NativeOvModel;
 }
 
-const ABI_VERSION = 1;
+const ABI_VERSION = 2;
 
 /** How a user gets the OpenVINO backend (the text of every "unavailable" error). */
 export const HOW_TO_GET_OPENVINO =

@@ -14,10 +14,35 @@ import { join } from 'node:path';
 import { BackendError, InvalidOptionError, ModelLoadError, UnsupportedModelError } from '../../errors.js';
 import { loadModelConfig } from '../../model-files/config.js';
 import { NativeQueue } from '../native-queue.js';
-import type { Backend, CacheConfig, KvPrecision, ModelShape, StepBatch, StepResult } from '../backend.js';
+import type { Backend, CacheConfig, ExtraPoolSpec, KvPrecision, ModelShape, StepBatch, StepResult } from '../backend.js';
 import { parseOpenVinoDevice, resolveOpenVinoDevice } from './device.js';
 import { loadOpenVinoBinding, type NativeModelInfo, type NativeOvModel } from './native-binding.js';
-import { isCacheInput, planStepInputs, type PortInfo, type StepInput } from './step-inputs.js';
+import {
+  CHECKPOINT_POOL,
+  isCacheInput,
+  isStateInput,
+  LINEAR_STATE_POOL,
+  planStepInputs,
+  type LinearLayout,
+  type PortInfo,
+  type StepInput,
+} from './step-inputs.js';
+
+/** Tokens per checkpoint unless kvCache.checkpointInterval says otherwise (as the CPU backend). */
+export const DEFAULT_CHECKPOINT_INTERVAL = 256;
+
+/**
+ * A hybrid model's extra pools on OpenVINO: 'linear-state' (one state block per
+ * running sequence) and 'checkpoints' (a state every interval tokens, with
+ * prefix caching), both blocks of the compiled model's state tables, so one
+ * block costs what all conv_state_table.N and gated_delta_state_table.N take per block.
+ */
+export function linearStatePools(stateBytesPerBlock: number): ExtraPoolSpec[] {
+  return [
+    { name: LINEAR_STATE_POOL, blockSize: Infinity, bytesPerBlock: stateBytesPerBlock },
+    { name: CHECKPOINT_POOL, blockSize: DEFAULT_CHECKPOINT_INTERVAL, bytesPerBlock: stateBytesPerBlock, checkpoints: true },
+  ];
+}
 
 export type InferencePrecision = 'f32' | 'f16' | 'bf16';
 
@@ -77,9 +102,12 @@ export class OpenVinoBackend implements Backend {
   /** True when the IR was converted from stateful SDPA at load. */
   readonly converted: boolean;
   readonly openvinoVersion: string;
+  /** The compiled linear-attention state tables (hybrid models; empty otherwise). */
+  readonly stateInputs: readonly PortInfo[];
   readonly #toInputs: (batch: StepBatch) => StepInput[];
   readonly #queue: NativeQueue<NativeOvModel>;
   #cacheAllocated = false;
+  #linearLayout: LinearLayout | undefined;
 
   private constructor(native: NativeOvModel, info: NativeModelInfo, shape: ModelShape, kvPrecision: KvPrecision, version: string) {
     this.#queue = new NativeQueue(native, 'OpenVINO');
@@ -88,8 +116,9 @@ export class OpenVinoBackend implements Backend {
     this.kvPrecision = kvPrecision;
     this.converted = info.converted;
     this.cacheInputs = info.inputs.filter((p) => isCacheInput(p.name));
+    this.stateInputs = info.inputs.filter((p) => isStateInput(p.name));
     this.openvinoVersion = version;
-    this.#toInputs = planStepInputs(info.inputs);
+    this.#toInputs = planStepInputs(info.inputs, () => this.#linearLayout);
   }
 
   /** Loads an OpenVINO IR LLM folder (openvino_model.xml/.bin, config.json). */
@@ -110,8 +139,10 @@ export class OpenVinoBackend implements Backend {
       if (!existsSync(file)) throw new ModelLoadError(`${file} is missing: not an OpenVINO IR folder (export one with optimum-intel or tools/openvino/make_ir.py)`, file);
     }
     const config = await loadModelConfig(modelDir);
-    if (config.linearAttention !== undefined)
-      throw new UnsupportedModelError(`${modelDir}: the OpenVINO backend does not run hybrid models (${config.architecture}) yet; the CPU backend does (docs/hybrid.md)`);
+    const linear = config.linearAttention;
+    // Verified on OpenVINO: Qwen3.5's Gated DeltaNet layers with a dense MLP (docs/openvino.md, "Hybrid models").
+    if (linear !== undefined && (linear.fusedProjections === true || config.mixtureOfExperts !== undefined))
+      throw new UnsupportedModelError(`${modelDir}: the OpenVINO backend runs Qwen3.5 hybrids (dense, separate projections), not ${config.architecture} yet; the CPU backend does (docs/hybrid.md)`);
     const binding = loadOpenVinoBinding();
     let available: string[];
     try {
@@ -130,8 +161,21 @@ export class OpenVinoBackend implements Backend {
     }
     try {
       const keyCaches = info.inputs.filter((p) => p.name.startsWith('key_cache.')).length;
-      if (keyCaches !== config.numLayers) {
-        throw new ModelLoadError(`${xml} has ${keyCaches} key_cache inputs but config.json says ${config.numLayers} layers`, xml);
+      const attentionLayers = linear === undefined ? config.numLayers : linear.layers.filter((isLinear) => !isLinear).length;
+      if (keyCaches !== attentionLayers) {
+        throw new ModelLoadError(`${xml} has ${keyCaches} key_cache inputs but config.json says ${attentionLayers} ${linear === undefined ? '' : 'full-attention '}layers`, xml);
+      }
+      const linearLayers = linear === undefined ? 0 : linear.layers.filter(Boolean).length;
+      for (const table of ['conv_state_table', 'gated_delta_state_table']) {
+        const found = info.inputs.filter((p) => p.name.startsWith(`${table}.`)).length;
+        if (found !== linearLayers) {
+          throw new ModelLoadError(
+            linear === undefined
+              ? `${xml} has ${found} ${table} inputs (linear-attention state) but config.json describes no linear-attention layers`
+              : `${xml} has ${found} ${table} inputs but config.json says ${linearLayers} linear-attention layers (was it made paged by an OpenVINO without the linear-attention fusions?)`,
+            xml,
+          );
+        }
       }
       const logits = info.outputs.find((p) => p.name === 'logits');
       const vocab = logits?.shape[logits.shape.length - 1];
@@ -146,6 +190,7 @@ export class OpenVinoBackend implements Backend {
         maxContextLength: config.maxPositionEmbeddings,
         kvBlockSize: cacheBlockSize(info.inputs),
         kvBlockBytes: info.bytesPerBlock,
+        ...(linear !== undefined && { numLayers: attentionLayers, extraPools: linearStatePools(info.stateBytesPerBlock) }),
       };
       return new OpenVinoBackend(native, info, shape, kvPrecision, binding.openvinoVersion);
     } catch (error) {
@@ -162,11 +207,27 @@ export class OpenVinoBackend implements Backend {
       if (config.precision !== this.kvPrecision) {
         throw new InvalidOptionError('kvCache.precision', `the model was compiled for a ${this.kvPrecision} cache, not ${config.precision}`);
       }
-      try {
-        await native.allocateCache(config.numBlocks);
-      } catch (cause) {
-        throw new BackendError(`allocating the KV cache (${config.numBlocks} blocks) failed: ${(cause as Error).message}`, { cause });
+      let stateBlocks = 0;
+      let layout: LinearLayout | undefined;
+      if (this.shape.extraPools !== undefined) {
+        const slots = config.extraPoolBlocks?.[LINEAR_STATE_POOL];
+        if (slots === undefined || slots < 2) {
+          throw new BackendError(`a hybrid model needs the ${LINEAR_STATE_POOL} pool (CacheConfig.extraPoolBlocks, at least 2 blocks), got ${String(slots)}`);
+        }
+        const checkpoints = config.extraPoolBlocks?.[CHECKPOINT_POOL] ?? 0;
+        const interval = checkpoints > 0 ? (config.extraPoolBlockSizes?.[CHECKPOINT_POOL] ?? DEFAULT_CHECKPOINT_INTERVAL) : 0;
+        if (checkpoints > 0 && !(Number.isInteger(interval) && interval > 0)) {
+          throw new BackendError(`the ${CHECKPOINT_POOL} pool needs a whole number of tokens per block, got ${interval}`);
+        }
+        stateBlocks = slots + checkpoints;
+        layout = { stateBlocks: slots, checkpointInterval: interval };
       }
+      try {
+        await native.allocateCache(config.numBlocks, stateBlocks);
+      } catch (cause) {
+        throw new BackendError(`allocating the KV cache (${config.numBlocks} blocks${stateBlocks > 0 ? `, ${stateBlocks} state blocks` : ''}) failed: ${(cause as Error).message}`, { cause });
+      }
+      this.#linearLayout = layout;
       this.#cacheAllocated = true;
     });
   }
