@@ -21,7 +21,7 @@ export const GGUF_ARCHITECTURES: Readonly<Record<string, Architecture>> = {
 /** GGUF architectures weft knows of but does not read yet, with what is missing. */
 const GGUF_NOT_YET: Readonly<Record<string, string>> = {
   qwen3next:
-    'Qwen3-Next (its sparse mixture-of-experts feed-forward and fused ssm_ba projection) is not supported from GGUF yet; Qwen3.5 (qwen35) is',
+    'Qwen3-Next is not supported from GGUF yet (its Hugging Face folders are: Qwen3NextForCausalLM); Qwen3.5 (qwen35) is',
   qwen35moe: 'the mixture-of-experts variant of Qwen3.5 is not supported; the dense one (qwen35) is',
 };
 
