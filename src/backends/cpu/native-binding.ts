@@ -173,11 +173,6 @@ export interface NativeTesting {
   /** The greedy pick of a row as a step takes it (native/src/cpu/kernels/argmax/argmax.h); null when this CPU or build has no AVX2. */
   argmax(kernel: 'baseline' | 'avx2', values: Float32Array): number | null;
   /**
-   * One token of the gated delta rule on one value head (native/src/cpu/kernels/delta/delta_rule.h) with one
-   * kernel set: the state after it and the head's output. Null when this CPU or build cannot run the set.
-   */
-  deltaRule(set: KernelSetName, state: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array, decay: number, beta: number): { state: Float32Array; out: Float32Array } | null;
-  /**
    * The native sampling chain on one row as a step runs it (native/src/cpu/sample/sampler.h), with one
    * kernel set's exp passes; params as StepBatch.sampling.params' row. `values` is put back as it was,
    * or masked with `mask` (a grammar mask, StepBatch.sampling.masks) when given.

@@ -11,7 +11,6 @@
 
 #include "base/cpu_features.h"
 #include "kernels/argmax/argmax.h"
-#include "kernels/delta/delta_rule.h"
 #include "kernels/float/sextets.h"
 #include "kernels/half/half_rows.h"
 #include "kernels/matmul.h"
@@ -331,31 +330,6 @@ Napi::Value argmax_js(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), argmax(a.values.Data(), static_cast<int32_t>(n)));
 }
 
-// deltaRule(set, state: Float32Array [Dk][Dv], q, k: Float32Array [Dk], v: Float32Array [Dv], decay, beta)
-//   -> {state, out} (copies: the inputs are left as they were), or null when this CPU or build cannot run the set.
-Napi::Value delta_rule_js(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (info.Length() < 7 || !info[1].IsTypedArray() || !info[2].IsTypedArray() || !info[3].IsTypedArray() || !info[4].IsTypedArray() ||
-      !info[5].IsNumber() || !info[6].IsNumber())
-    throw Napi::TypeError::New(env, "deltaRule(set, state, q, k, v, decay, beta)");
-  const DeltaRuleFn kernel = delta_rule_kernel_of(kernel_set(env, info[0]));
-  if (kernel == nullptr) return env.Null();
-  const Napi::Float32Array state = info[1].As<Napi::Float32Array>(), q = info[2].As<Napi::Float32Array>(),
-                           k = info[3].As<Napi::Float32Array>(), v = info[4].As<Napi::Float32Array>();
-  const size_t Dk = q.ElementLength(), Dv = v.ElementLength();
-  if (Dk == 0 || Dv == 0 || Dv > 512 || k.ElementLength() != Dk || state.ElementLength() != Dk * Dv)
-    throw Napi::RangeError::New(env, "deltaRule: q and k need Dk values, v 1 to 512 (Dv), state Dk x Dv");
-  Napi::Float32Array S = Napi::Float32Array::New(env, Dk * Dv), out = Napi::Float32Array::New(env, Dv);
-  std::copy(state.Data(), state.Data() + Dk * Dv, S.Data());
-  std::vector<float> kv(Dv);
-  kernel(S.Data(), q.Data(), k.Data(), v.Data(), static_cast<float>(info[5].As<Napi::Number>().DoubleValue()),
-         static_cast<float>(info[6].As<Napi::Number>().DoubleValue()), static_cast<int>(Dk), static_cast<int>(Dv), kv.data(), out.Data());
-  Napi::Object result = Napi::Object::New(env);
-  result.Set("state", S);
-  result.Set("out", out);
-  return result;
-}
-
 }  // namespace
 
 void register_testing(Napi::Env env, Napi::Object exports) {
@@ -371,7 +345,6 @@ void register_testing(Napi::Env env, Napi::Object exports) {
   t.Set("quantizeRow", Napi::Function::New(env, quantize_js));
   t.Set("toHalf", Napi::Function::New(env, to_half_js));
   t.Set("argmax", Napi::Function::New(env, argmax_js));
-  t.Set("deltaRule", Napi::Function::New(env, delta_rule_js));
   register_sample_testing(env, t);
   exports.Set("testing", t);
 }
