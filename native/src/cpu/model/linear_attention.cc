@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/delta/delta_rule.h"
 #include "model/layer_ops.h"
 
 namespace weft {
@@ -141,7 +140,6 @@ void linear_attention_block(Model& model, const StepInput& s, StepState& st, int
   });
 
   // The delta rule, per (sequence, value head), token by token; then the gated norm.
-  const DeltaRuleFn delta_rule = delta_rule_kernel();
   pool.parallel_for(static_cast<size_t>(B) * Hv, 1, [&](size_t i0, size_t i1, int) {
     float kv[512];  // Dv <= 512 (checked in binding.cc)
     for (size_t item = i0; item < i1; ++item) {
@@ -154,8 +152,24 @@ void linear_attention_block(Model& model, const StepInput& s, StepState& st, int
         const float* v = y + 2 * key_total + static_cast<size_t>(h) * Dv;
         const float decay = std::exp(st.lin_a[static_cast<size_t>(t) * Hv + h]);
         const float beta = st.lin_b[static_cast<size_t>(t) * Hv + h];
+        std::fill(kv, kv + Dv, 0.0f);
+        for (int i = 0; i < Dk; ++i) {
+          float* row = S + static_cast<size_t>(i) * Dv;
+          for (int j = 0; j < Dv; ++j) {
+            row[j] *= decay;
+            kv[j] += row[j] * k[i];
+          }
+        }
+        for (int j = 0; j < Dv; ++j) kv[j] = beta * (v[j] - kv[j]);  // now delta
         float* o = &st.lin_out[static_cast<size_t>(t) * value_total + static_cast<size_t>(h) * Dv];
-        delta_rule(S, q, k, v, decay, beta, Dk, Dv, kv, o);
+        std::fill(o, o + Dv, 0.0f);
+        for (int i = 0; i < Dk; ++i) {
+          float* row = S + static_cast<size_t>(i) * Dv;
+          for (int j = 0; j < Dv; ++j) {
+            row[j] += k[i] * kv[j];
+            o[j] += row[j] * q[i];
+          }
+        }
         const float* z = &st.lin_z[static_cast<size_t>(t) * value_total + static_cast<size_t>(h) * Dv];
         rmsnorm(o, o, l.lin_norm.data.data(), Dv, c.rms_eps);
         for (int j = 0; j < Dv; ++j) o[j] *= silu(z[j]);
