@@ -27,11 +27,12 @@ export type Command =
   | ({ name: 'generate'; prompt?: string; echo: boolean } & LoadFlags & SamplingFlags)
   | ({ name: 'chat'; system?: string; templateKwargs?: Record<string, unknown> } & LoadFlags & SamplingFlags & ToolFlags)
   | { name: 'demo'; model?: string; threads?: number; quiet: boolean }
+  | ({ name: 'embed'; texts: string[]; file?: string; promptName?: string; dimensions?: number; truncate: boolean } & LoadFlags)
   // serve parses its own flags (src/serve/command-line.ts).
   | { name: 'serve'; args: string[] };
 
-export type CommandName = 'generate' | 'chat' | 'demo' | 'serve';
-const COMMANDS: readonly CommandName[] = ['generate', 'chat', 'demo', 'serve'];
+export type CommandName = 'generate' | 'chat' | 'embed' | 'demo' | 'serve';
+const COMMANDS: readonly CommandName[] = ['generate', 'chat', 'embed', 'demo', 'serve'];
 
 /** Parsers and tools for chat. `reasoningParser: 'none'` turns off the automatic reasoning parser. */
 export interface ToolFlags {
@@ -80,6 +81,7 @@ export const COMMAND_OPTIONS = {
     tools: { type: 'string' },
     'guided-tools': { type: 'boolean' },
   },
+  embed: { ...loadOptions, file: { type: 'string', short: 'f' }, 'prompt-name': { type: 'string' }, dimensions: { type: 'string' }, truncate: { type: 'boolean' } },
   demo: { model: loadOptions.model, threads: loadOptions.threads, quiet: loadOptions.quiet, help: loadOptions.help },
 } satisfies Record<Exclude<CommandName, 'serve'>, Options>;
 
@@ -97,6 +99,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const name = commandName(first);
   if (name === 'generate') return parseGenerate(rest);
   if (name === 'chat') return parseChat(rest);
+  if (name === 'embed') return parseEmbed(rest);
   if (name === 'serve') return { name: 'serve', args: rest };
   return parseDemo(rest);
 }
@@ -117,6 +120,25 @@ function parseGenerate(args: string[]): Command {
     // Words after the flags form the prompt, so quoting is optional; none means stdin.
     prompt: positionals.length > 0 ? positionals.join(' ') : undefined,
     echo: values.echo === true,
+  };
+}
+
+function parseEmbed(args: string[]): Command {
+  const { values, positionals } = parse('embed', args, COMMAND_OPTIONS.embed);
+  if (values.help) return { name: 'help', topic: 'embed' };
+  const file = stringValue(values.file);
+  if (file !== undefined && positionals.length > 0) throw new UsageError('give texts as arguments or --file, not both', 'embed');
+  const promptName = stringValue(values['prompt-name']);
+  const dimensions = optionalInteger('embed', '--dimensions', values.dimensions, 1);
+  return {
+    name: 'embed',
+    ...loadFlags('embed', values),
+    // Each argument is one text; none (and no --file) means one text per line of stdin.
+    texts: positionals,
+    ...(file !== undefined && { file }),
+    ...(promptName !== undefined && { promptName }),
+    ...(dimensions !== undefined && { dimensions }),
+    truncate: values.truncate === true,
   };
 }
 

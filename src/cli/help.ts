@@ -25,6 +25,7 @@ const GENERAL = `weft: in-process LLM generation for Node
 Usage:
   weft generate --model <dir> [options] "prompt"   continue a prompt, streaming tokens to stdout
   weft chat --model <dir> [options]                 chat interactively with a model's chat template
+  weft embed --model <dir> [options] "text" ...     embed texts, one JSON line per text on stdout
   weft demo                                         the built-in demo: a tiny agent that reasons and calls tools
   weft serve --model <dir> [options]                an OpenAI-compatible HTTP server (/v1/chat/completions, /metrics)
   weft help <command>                               options of one command
@@ -95,6 +96,23 @@ ${SAMPLING_OPTIONS}
 
 Example (weft's demo model):
   weft chat -m ${demo} --tools ${join(demo, 'tools.json')}
+`,
+  embed: `Usage: weft embed --model <dir> [options] "text" ...
+
+Embeds each text (each argument; or each line of --file, or of stdin) and
+writes one JSON line per text to stdout, {"index":0,"embedding":[...]}, in
+input order. Pooling, normalisation and prompts come from the model folder
+(docs/embeddings.md).
+
+Options:
+${LOAD_OPTIONS}
+  -f, --file <path>        read the texts from a file, one per line
+      --prompt-name <name> one of the model's prompts (e.g. query) before every text
+      --dimensions <n>     keep the first n dimensions (normalised again if the model normalises)
+      --truncate           cut texts longer than the model's context instead of failing
+
+Example:
+  weft embed -m models/Qwen3-Embedding-0.6B --prompt-name query "what is paged attention?"
 `,
   demo: `Usage: weft demo [options]
 

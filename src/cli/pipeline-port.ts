@@ -1,3 +1,4 @@
+import type { EmbedOptions, EmbedResult } from '../embeddings/embed.js';
 import type { LoadProgress, ParserOptions } from '../pipeline/options.js';
 import type { StreamPart } from '../pipeline/stream-parts.js';
 import type { ChatMessage, ToolDefinition } from '../text/types.js';
@@ -25,6 +26,8 @@ export interface CliRequestOptions {
 export interface CliPipeline {
   stream(input: string | ChatMessage[], options?: CliRequestOptions): AsyncIterable<StreamPart>;
   close(): Promise<void>;
+  /** `weft embed`; a stand-in may leave it out. */
+  embed?(input: string[], options: EmbedOptions): Promise<EmbedResult>;
   /** Looked at to pick default parsers and to spot a chat model; a stand-in may leave them out. */
   readonly tokenizer?: { tokenToId(token: string): number | undefined };
   readonly chatTemplate?:

@@ -4,6 +4,7 @@ import { parseCommandLine } from './args.js';
 import { describeError, runChat } from './chat.js';
 import { runServe } from '../serve/run-serve.js';
 import { runDemo } from './demo.js';
+import { runEmbed } from './embed.js';
 import { runGenerate } from './generate.js';
 import { helpText, weftVersion } from './help.js';
 import type { CliIo } from './io.js';
@@ -33,6 +34,8 @@ export async function runCli(argv: readonly string[], io: CliIo, deps: CliDepend
         return await runGenerate(command, io, openPipeline);
       case 'chat':
         return await runChat(command, io, openPipeline);
+      case 'embed':
+        return await runEmbed(command, io, openPipeline);
       case 'serve':
         return await runServe(command.args, { stdout: io.stdout, stderr: io.stderr, env: io.env });
       case 'demo':

@@ -61,6 +61,12 @@ describe('docs/cli.md, the help and the parser list the same flags', () => {
     expect(sorted(documented)).toEqual(sorted(parsed));
   });
 
+  it('embed', () => {
+    const parsed = Object.keys(COMMAND_OPTIONS.embed);
+    expect(sorted(helpFlags(helpText('embed')))).toEqual(sorted(parsed));
+    expect(sorted(tableFlags(section(cli, '`weft embed`')))).toEqual(sorted(parsed));
+  });
+
   it('demo', () => {
     const parsed = Object.keys(COMMAND_OPTIONS.demo);
     expect(sorted(helpFlags(helpText('demo')))).toEqual(sorted(parsed));
