@@ -27,6 +27,11 @@ export interface DisjointContext {
   expand(s: unknown): unknown;
   /** Whether the JSON value `v` meets `s` (exact over the keywords weft compiles). */
   fits(v: unknown, s: unknown): boolean;
+  /**
+   * Proof steps left, shared by every pair of one oneOf: a pathological schema (unions of unions
+   * of deep objects) runs out and is "not proved", so refused, in bounded time.
+   */
+  budget: { left: number };
 }
 
 /** How deep the proof follows properties and items before it gives up (answers "not proved"). */
@@ -134,7 +139,7 @@ function disjointAs(atom: Atom, a: Schema, b: Schema, context: DisjointContext, 
 }
 
 function disjointAt(a0: unknown, b0: unknown, context: DisjointContext, depth: number): boolean {
-  if (depth > MAX_DEPTH) return false;
+  if (depth > MAX_DEPTH || --context.budget.left < 0) return false;
   let a: unknown, b: unknown;
   try {
     a = context.expand(a0);

@@ -162,6 +162,8 @@ function compilePattern(source: string, where: string): Pattern {
 const MAX_MERGE_DEPTH = 24;
 /** patternProperties patterns per object: undeclared keys get a value spec per subset of them (2^n). */
 const MAX_KEY_PATTERNS = 4;
+/** Steps the disjointness proof of one oneOf may take (disjoint.ts): ~tens of ms at most. */
+const PROOF_STEPS = 20_000;
 /** anyOf options an intersection may multiply into. */
 const MAX_DISTRIBUTED = 64;
 
@@ -582,7 +584,7 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
 
   /** What disjoint.ts and one-of.ts need: refs followed and allOf intersected at a schema's top, and exact value checks. */
   function disjointContext(at: string): DisjointContext {
-    return { expand: (s: unknown) => expand(s, at, 0), fits: (v: unknown, s: unknown) => fits(v, s, 0) };
+    return { expand: (s: unknown) => expand(s, at, 0), fits: (v: unknown, s: unknown) => fits(v, s, 0), budget: { left: PROOF_STEPS } };
   }
 
   /** Whether the JSON value `v` meets schema `s` (for enum/const values against their siblings). */

@@ -167,6 +167,14 @@ describe('oneOf: exactly one option (issue 30)', () => {
     expect(() => compileJsonSchema(many)).toThrow(/more than 64/);
   });
 
+  it('a pathological oneOf (60 options, each a union of 60 deep objects) is a typed refusal in bounded time', () => {
+    const deep = (i: number, j: number): unknown => ({ type: 'object', properties: { t: { const: `${i}` }, u: { anyOf: [{ type: 'object', properties: { v: { const: j } }, required: ['v'] }, { type: 'null' }] } }, required: ['t', 'u'] });
+    const schema = { oneOf: Array.from({ length: 60 }, (_, i) => ({ anyOf: Array.from({ length: 60 }, (_, j) => deep(i, j)) })) };
+    const started = performance.now();
+    expect(() => compileJsonSchema(schema)).toThrow(/"oneOf" whose options may overlap/);
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
   it('whatever weft compiles for a oneOf of two random options accepts only values ajv finds valid (fast-check)', () => {
     const leaf = fc.oneof(
       fc.constantFrom({ type: 'string' }, { type: 'integer' }, { type: 'number' }, { type: 'boolean' }, { type: 'null' }, {}),
