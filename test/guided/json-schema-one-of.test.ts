@@ -10,13 +10,16 @@
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { InvalidOptionError } from '../../src/errors.js';
 import { END_STACK, Stack } from '../../src/guided/automaton.js';
 import { CompiledGrammar } from '../../src/guided/grammar.js';
 import { valueStart } from '../../src/guided/json-frames.js';
 import { compileSchema } from '../../src/guided/json-schema.js';
-import { compileJsonSchema } from '../../src/guided/public.js';
+import { compileJsonSchema, Vocabulary } from '../../src/guided/public.js';
+import { loadText } from '../../src/text/load-text.js';
+import type { Tokenizer } from '../../src/text/types.js';
 import { sampleText, syntheticVocabulary } from './synthetic-vocabulary.js';
 
 const { vocabulary, endToken } = syntheticVocabulary(4000, 5, { pieces: ['"kind":', '"a"', '"b"', '"rect":', '"circle":', '"name":', '{}', '[]', 'null', '-1', '0.5'] });
@@ -173,6 +176,56 @@ describe('oneOf: exactly one option (issue 30)', () => {
     const started = performance.now();
     expect(() => compileJsonSchema(schema)).toThrow(/"oneOf" whose options may overlap/);
     expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  describe("over the demo model's real vocabulary (1,536 tokens)", () => {
+    let tokenizer: Tokenizer;
+    let demo: Vocabulary;
+    let eos: number;
+    beforeAll(async () => {
+      ({ tokenizer } = await loadText(join(import.meta.dirname, '..', '..', 'models', 'weft-demo')));
+      demo = Vocabulary.fromTokenizer(tokenizer, 1536);
+      eos = tokenizer.eosTokenIds[0]!;
+    });
+    const bit = (mask: Uint32Array, t: number): boolean => (mask[t >>> 5]! & (1 << (t & 31))) !== 0;
+    const picked = ['distinct const of a required discriminator', 'required-only options (a property of the other left out)', 'objects told apart only as objects (the type narrowed)', 'an optional discriminator made required'];
+
+    it('each mask along a tokenised valid text is exactly the tokens the matcher takes; the end token only where the value ends', () => {
+      for (const name of picked) {
+        const { schema, accept } = CASES.find((c) => c.name === name)!;
+        const grammar = compileJsonSchema(schema);
+        for (const text of accept) {
+          const tokens = tokenizer.encode(text, { addSpecialTokens: false });
+          const matcher = grammar.matcher(demo, { endTokenIds: [eos] });
+          for (const token of [...tokens, eos]) {
+            const mask = matcher.allowedTokens();
+            for (let t = 0; t < 1536; t++) if (bit(mask, t) !== matcher.allows(t)) throw new Error(`${name}, ${text}: token ${t}`);
+            expect(bit(mask, token), `${name}: ${text}`).toBe(true);
+            expect(bit(mask, eos)).toBe(matcher.canEnd());
+            expect(matcher.acceptToken(token)).toBe(true);
+          }
+          expect(matcher.isComplete()).toBe(true);
+        }
+      }
+    });
+
+    it('60 seeded random walks per case all end and validate with ajv', () => {
+      for (const name of picked) {
+        const { schema } = CASES.find((c) => c.name === name)!;
+        const grammar = compileJsonSchema(schema);
+        const validate = validatorOf(schema);
+        let ended = 0;
+        for (let seed = 1; seed <= 60; seed++) {
+          const matcher = grammar.matcher(demo, { endTokenIds: [eos] });
+          const walker = { fillMask: (m: Uint32Array) => matcher.fillMask(m), acceptToken: (t: number) => matcher.acceptToken(t), isTerminated: () => matcher.isComplete() };
+          const { text, ended: done } = sampleText(walker, demo, eos, seed, 300);
+          if (!done) continue;
+          ended++;
+          expect(validate(JSON.parse(text)), `${name}: ${text}`).toBe(true);
+        }
+        expect(ended, name).toBeGreaterThan(20);
+      }
+    });
   });
 
   it('whatever weft compiles for a oneOf of two random options accepts only values ajv finds valid (fast-check)', () => {
