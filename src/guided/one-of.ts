@@ -3,13 +3,14 @@
  * matches two of them.
  *
  * - Options that are provably disjoint (disjoint.ts) need nothing: "at least one" is "exactly one".
- * - Two options that may overlap, where one requires properties the other does not (the common
- *   `oneOf: [{ required: ['a'] }, { required: ['b'] }]`), are made exclusive by narrowing: option
- *   i is written only with some property of option j's `required` left out (that property's
- *   schema `false`), and so never meets j. Several such j multiply into at most
- *   MAX_NARROWED options. This is exact when the options differ only in `required`, and a
- *   subset of the schema's language otherwise (a value meeting i and only part of j's other
- *   keywords is valid but not written), which is the compiler's rule: never larger.
+ * - Two options i and j that may overlap are made exclusive by narrowing i to a form that cannot
+ *   meet j (`exclusions`): one of the properties j requires and i does not left out (its schema
+ *   `false`: the common `oneOf: [{ required: ['a'] }, { required: ['b'] }]`); i restricted to the
+ *   JSON types on which the two are disjoint; or a property both declare, with disjoint schemas,
+ *   made required (an optional discriminator). One narrowing per overlapping j, in every
+ *   combination, at most MAX_NARROWED options in all. Exact when the options differ only in
+ *   `required`; a subset of the schema's language otherwise (a value meeting i and only part of
+ *   j's other keywords is valid but not written), which is the compiler's rule: never larger.
  * - Any other overlap is refused by name: weft cannot exclude it.
  */
 import { InvalidOptionError } from '../errors.js';
