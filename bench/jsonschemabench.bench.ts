@@ -379,6 +379,7 @@ async function main(): Promise<void> {
   console.log(`weft: ${misses.length} compiled schemas refused some valid instance; first ones:`);
   for (const r of misses.slice(0, 12)) console.log(`  ${r.file}: ${r.validAccepted}/${r.valid}  ${r.misses?.[0] ?? ''}`);
   const out: Record<string, unknown> = { ...summarise(weft) };
+  console.log(`weft summary: ${JSON.stringify(out)}`);
   const wanted = (name: string): boolean => process.env.ENGINES === undefined || process.env.ENGINES.split(',').includes(name);
   const common: Record<string, unknown> = {};
   const peer = async (name: string, title: string, available: boolean, missing: string): Promise<void> => {
@@ -391,6 +392,7 @@ async function main(): Promise<void> {
     printTable(title, results);
     console.log(`\n${name} refusals:`, refusals(results).slice(0, 10).map(([k, n]) => `${k} ${n}`).join('; '));
     out[name] = summarise(results);
+    console.log(`${name} summary: ${JSON.stringify(out[name])}`); // kept even if a later engine does not finish
     // The same fractions on the schemas both weft and this peer compile.
     const weftCompiled = new Set(weft.filter((r) => r.compiled).map((r) => r.file));
     const both = new Set(results.filter((r) => r.compiled && weftCompiled.has(r.file)).map((r) => r.file));
