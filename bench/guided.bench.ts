@@ -61,7 +61,31 @@ const demoDir = join(import.meta.dirname, '..', 'models', 'weft-demo');
 const tools = JSON.parse(readFileSync(join(demoDir, 'tools.json'), 'utf8')) as ToolDefinition[];
 const calculatorArgs = tools.find((t) => t.function.name === 'calculator')!.function.parameters!;
 
-async function stepCost(): Promise<Record<string, number | string>> {
+/**
+ * The schema with issue 30's keywords in use: bounded integer and number, minLength, a date, a
+ * nullable union, a pattern, and a oneOf told apart by a const tag (with patterns and bounds inside).
+ */
+const featuresSchema = {
+  type: 'object',
+  properties: {
+    city: { type: 'string', minLength: 1, maxLength: 40 },
+    days: { type: 'integer', minimum: 1, maximum: 7 },
+    start: { type: 'string', format: 'date' },
+    budget: { anyOf: [{ type: 'number', exclusiveMinimum: 0, maximum: 10000 }, { type: 'null' }] },
+    code: { type: 'string', pattern: '^[A-Z]{3}-\\d{2,4}$' },
+    travel: {
+      oneOf: [
+        { type: 'object', properties: { mode: { const: 'train' }, carriage: { type: 'integer', minimum: 1, maximum: 12 } }, required: ['mode'] },
+        { type: 'object', properties: { mode: { const: 'plane' }, seat: { type: 'string', pattern: '^\\d{1,2}[A-F]$' } }, required: ['mode'] },
+      ],
+    },
+  },
+  required: ['city', 'days', 'start', 'budget', 'code', 'travel'],
+};
+const featuresText = '{"city": "Lisbon", "days": 3, "start": "2026-05-01", "budget": 1250.5, "code": "LIS-042", "travel": {"mode": "plane", "seat": "12C"}}';
+
+/** Step cost at batch 16, guided by `schema`; the mask work alone along `text` (valid for it). */
+async function stepCost(schema: Record<string, unknown>, sample: string): Promise<Record<string, number | string>> {
   const demoConfig = JSON.parse(readFileSync(join(demoDir, 'config.json'), 'utf8')) as Record<string, unknown>;
   const config = { ...demoConfig, vocab_size: VOCAB, hidden_size: 256, intermediate_size: 512, num_hidden_layers: 2, head_dim: 64, num_attention_heads: 4, num_key_value_heads: 2, eos_token_id: VOCAB - 1 };
   const { dir } = writeRandomModel(config, 5);
@@ -83,7 +107,7 @@ async function stepCost(): Promise<Record<string, number | string>> {
           seed: seed * 100 + i,
           maxTokens: 24,
           ignoreEos: !guided,
-          ...(guided && { responseFormat: { type: 'json_schema' as const, schema: calculatorArgs } }),
+          ...(guided && { responseFormat: { type: 'json_schema' as const, schema } }),
         }),
       ),
     );
@@ -97,14 +121,14 @@ async function stepCost(): Promise<Record<string, number | string>> {
     guidedSteps.push(...(await round(true, r)));
     plainSteps.push(...(await round(false, r)));
   }
-  const pipelineGrammar = (pipe as unknown as { guide: Guide }).guide.grammarFor({ responseFormat: { type: 'json_schema', schema: calculatorArgs }, tools: [], reasoning: 'none' })!;
+  const pipelineGrammar = (pipe as unknown as { guide: Guide }).guide.grammarFor({ responseFormat: { type: 'json_schema', schema }, tools: [], reasoning: 'none' })!;
   console.log(`in the pipeline: ${pipelineGrammar.walks} cold masks (${pipelineGrammar.walkMs.toFixed(0)} ms), ${pipelineGrammar.hits} cached`);
   await pipe.close();
 
   // The mask work alone: 16 matchers at states a sampled walk reaches, filled and applied.
   const guide = new Guide(tokenizer, VOCAB, toolGrammarOf);
-  const grammar = guide.grammarFor({ responseFormat: { type: 'json_schema', schema: calculatorArgs }, tools: [], reasoning: 'none' })!;
-  const text = new TextEncoder().encode('{"operation": "multiply", "a": 37, "b": 12.5}');
+  const grammar = guide.grammarFor({ responseFormat: { type: 'json_schema', schema }, tools: [], reasoning: 'none' })!;
+  const text = new TextEncoder().encode(sample);
   const matchers = Array.from({ length: BATCH }, () => grammar.matcher([endToken]));
   const masks = Array.from({ length: BATCH }, () => new Uint32Array((VOCAB + 31) >>> 5));
   const logits = new Float32Array(BATCH * VOCAB).map((_, i) => Math.sin(i));
@@ -117,7 +141,7 @@ async function stepCost(): Promise<Record<string, number | string>> {
     t = performance.now();
     for (let i = 0; i < BATCH; i++) applyMask(logits, i * VOCAB, VOCAB, masks[i]!);
     apply.push(performance.now() - t);
-    for (const m of matchers) m.acceptToken(text[pos]!); // ids 0-255 are the bytes
+    for (const m of matchers) if (!m.acceptToken(text[pos]!)) throw new Error(`the sample is refused at byte ${pos}`); // ids 0-255 are the bytes
   }
   // The first string mask of a new pipeline: a cold mask plus the one-time sorting of the vocabulary
   // into the free-string token class (free-runs.ts); later cold string masks: the table above.
@@ -249,6 +273,6 @@ console.log(`cold masks at ${VOCAB} tokens (free-run path vs full trie walk, med
 console.table(cold);
 const compile = await compileTimes();
 console.log('demo model tool grammars:', compile);
-const cost = await stepCost();
+const cost = { calculator: await stepCost(calculatorArgs, '{"operation": "multiply", "a": 37, "b": 12.5}'), issue30Features: await stepCost(featuresSchema, featuresText) };
 console.log(`batch ${BATCH}, vocabulary ${VOCAB}:`, cost);
 console.log(JSON.stringify({ cold, compile, cost }));

@@ -1,8 +1,11 @@
 /**
- * Guided JSON on JSONSchemaBench: coverage, correctness and mask time of weft's engine (and
- * llguidance where its bench binding is built), on real schemas with valid and invalid instances.
+ * Guided JSON on JSONSchemaBench: coverage, correctness and mask time of weft's engine and of its
+ * peers in the same run on the same files: llguidance (where its bench binding is built) and
+ * xgrammar (@mlc-ai/web-xgrammar, where it is installed in bench/guided-engines).
  *
  *   npm run bench:jsonschemabench -- [DIR]     (DIR defaults to ../shared/jsonschemabench)
+ *   npm run bench:guided-peers                 (once: installs xgrammar there, builds llguidance with cargo)
+ *   ENGINES=weft,xgrammar npm run bench:jsonschemabench   (a subset of the engines)
  *
  * For each schema file (DIR/*.json: { schema, tests: [{ data, valid }] }, see DIR/README.md):
  * - coverage: whether the engine compiles the schema (weft: compileJsonSchema from weft/guided;
@@ -28,6 +31,7 @@ import { cpus, loadavg } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { compileJsonSchema } from '../src/guided/public.js';
+import { xgrammarEngine, type Engine } from './guided-engines/engines.js';
 import type { Vocabulary } from '../src/guided/vocabulary.js';
 import { syntheticVocabulary } from '../test/guided/synthetic-vocabulary.js';
 
@@ -38,6 +42,8 @@ const MAX_MASKED_TOKENS = 400;
 const SCHEMA_TIMEOUT_MS = Number(process.env.SCHEMA_TIMEOUT_MS ?? 60_000);
 const here = import.meta.dirname;
 const llguidanceBinary = join(here, 'guided-engines', '.build', 'llguidance.node');
+const xgrammarPackage = join(here, 'guided-engines', 'node_modules', '@mlc-ai', 'web-xgrammar', 'package.json');
+const PEERS_HOWTO = 'npm run bench:guided-peers (installs @mlc-ai/web-xgrammar in bench/guided-engines, builds the llguidance binding there with cargo: sh bench/guided-engines/build.sh)';
 
 interface SchemaResult {
   file: string;
@@ -82,13 +88,18 @@ function tokenize(vocabulary: Vocabulary, text: string): number[] {
 }
 
 interface BenchMatcher {
-  fillMask(mask: Uint32Array): void;
+  fillMask(mask: Uint32Array): unknown;
   acceptToken(token: number): boolean;
   /** Whether the text may end here (the end token is accepted, or the engine has stopped on a complete value). */
   end(): boolean;
+  dispose?(): void;
 }
 interface BenchEngine {
-  compile(schema: unknown): () => BenchMatcher;
+  compile(schema: unknown): (() => BenchMatcher | Promise<BenchMatcher>) | Promise<() => Promise<BenchMatcher>>;
+  /** Frees what compile made (xgrammar's WASM heap). */
+  release?(): void;
+  /** Whether an error leaves the engine unusable, so the child must restart (an aborted WASM module). */
+  fatal?(error: unknown): boolean;
 }
 
 function weftEngine(vocabulary: Vocabulary, endToken: number): BenchEngine {
@@ -135,10 +146,36 @@ function llguidanceEngine(vocabulary: Vocabulary, endToken: number): BenchEngine
   };
 }
 
+/**
+ * xgrammar's WASM build, through bench/guided-engines (its packaging workaround), with compact
+ * separators and strict mode off: the schema's own language, as for the other two.
+ */
+async function xgrammarBenchEngine(vocabulary: Vocabulary, endToken: number): Promise<BenchEngine> {
+  const engine: Engine = await xgrammarEngine(vocabulary, endToken, 0, { separators: [',', ':'], strict: false });
+  let disposers: (() => void)[] = [];
+  return {
+    async compile(schema) {
+      const compiled = await engine.compile(schema);
+      disposers.push(() => compiled.dispose());
+      return async () => {
+        const m = await compiled.matcher();
+        disposers.push(() => m.dispose());
+        return { fillMask: (mask) => m.fillMask(mask), acceptToken: (t) => m.acceptToken(t), end: () => m.isTerminated() || m.acceptToken(endToken) };
+      };
+    },
+    release() {
+      for (const d of disposers.reverse()) d();
+      disposers = [];
+    },
+    // An abort() of the module runs no C++ unwinding: its heap is whatever the aborted call left.
+    fatal: (error) => /abort/i.test(String((error as Error)?.message ?? error)),
+  };
+}
+
 /** The child: runs one engine over files[start..], one JSON line per schema on stdout. */
-function child(engineName: string, files: string[], start: number): void {
+async function child(engineName: string, files: string[], start: number): Promise<void> {
   const { vocabulary, endToken } = syntheticVocabulary(VOCAB, 7);
-  const engine = engineName === 'llguidance' ? llguidanceEngine(vocabulary, endToken) : weftEngine(vocabulary, endToken);
+  const engine = engineName === 'llguidance' ? llguidanceEngine(vocabulary, endToken) : engineName === 'xgrammar' ? await xgrammarBenchEngine(vocabulary, endToken) : weftEngine(vocabulary, endToken);
   const mask = new Uint32Array((VOCAB + 31) >>> 5);
   for (let f = start; f < files.length; f++) {
     const file = files[f]!;
@@ -146,15 +183,17 @@ function child(engineName: string, files: string[], start: number): void {
     const result: SchemaResult = { file: basename(file), compiled: false, compileMs: 0, valid: 0, validAccepted: 0, invalid: 0, invalidRefused: 0, maskMs: [] };
     process.stdout.write(`START ${f}\n`);
     const started = performance.now();
-    let make: (() => BenchMatcher) | undefined;
+    let make: (() => BenchMatcher | Promise<BenchMatcher>) | undefined;
+    let restart = false;
     try {
-      make = engine.compile(schema);
+      make = await engine.compile(schema);
       result.compiled = true;
     } catch (error) {
       result.error = `${(error as Error).name}: ${(error as Error).message}`.slice(0, 300);
+      restart = engine.fatal?.(error) ?? false;
     }
     result.compileMs = performance.now() - started;
-    if (make !== undefined) {
+    if (make !== undefined && !restart) {
       let masked = 0;
       for (const test of tests) {
         const tokens = tokenize(vocabulary, JSON.stringify(test.data));
@@ -162,11 +201,11 @@ function child(engineName: string, files: string[], start: number): void {
         if (timeMasks) masked++;
         let accepted = 0;
         try {
-          const m = make();
+          const m = await make();
           for (const token of tokens) {
             if (timeMasks && accepted < MAX_MASKED_TOKENS) {
               const t0 = performance.now();
-              m.fillMask(mask);
+              await m.fillMask(mask);
               result.maskMs.push(performance.now() - t0);
             }
             if (!m.acceptToken(token)) break;
@@ -175,6 +214,10 @@ function child(engineName: string, files: string[], start: number): void {
           if (accepted === tokens.length && m.end()) accepted++;
         } catch (error) {
           result.error = `during a walk: ${(error as Error).message}`.slice(0, 300);
+          if (engine.fatal?.(error)) {
+            restart = true;
+            break;
+          }
         }
         const all = accepted === tokens.length + 1;
         if (test.valid) {
@@ -191,12 +234,28 @@ function child(engineName: string, files: string[], start: number): void {
         }
       }
     }
+    engine.release?.();
     process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+    if (restart) {
+      // A fresh process (and module) for the next schema.
+      process.stdout.write('RESTART\n');
+      process.exit(0);
+    }
   }
 }
 
-/** Runs one engine in child processes over all files, restarting after a crash or a timeout. */
+/** Children per engine, each over a contiguous share of the files (JSB_SHARDS; xgrammar takes ~3 s a schema on a loaded 2-core host). */
+const SHARDS = Math.max(1, Number(process.env.JSB_SHARDS ?? 1));
+
+/** Runs one engine over all files in SHARDS groups of child processes at once; results in file order. */
 async function runEngine(engineName: string, files: string[]): Promise<SchemaResult[]> {
+  const size = Math.ceil(files.length / SHARDS);
+  const shares = Array.from({ length: SHARDS }, (_, i) => files.slice(i * size, (i + 1) * size)).filter((share) => share.length > 0);
+  return (await Promise.all(shares.map((share) => runShare(engineName, share)))).flat();
+}
+
+/** Runs one engine in child processes over `files`, restarting after a crash or a timeout. */
+async function runShare(engineName: string, files: string[]): Promise<SchemaResult[]> {
   const results: SchemaResult[] = [];
   let next = 0;
   while (next < files.length) {
@@ -207,6 +266,7 @@ async function runEngine(engineName: string, files: string[]): Promise<SchemaRes
     let current = next;
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
+    let restart = false;
     const arm = (): void => {
       clearTimeout(timer);
       timer = setTimeout(() => {
@@ -220,7 +280,8 @@ async function runEngine(engineName: string, files: string[]): Promise<SchemaRes
       if (line.startsWith('START ')) {
         current = Number(line.slice(6));
         arm();
-      } else if (line.startsWith('RESULT ')) {
+      } else if (line === 'RESTART') restart = true;
+      else if (line.startsWith('RESULT ')) {
         results.push(JSON.parse(line.slice(7)) as SchemaResult);
         next = current + 1;
         if (results.length % 50 === 0 || results.length === files.length) process.stderr.write(`${engineName}: ${results.length}/${files.length}\n`);
@@ -232,7 +293,7 @@ async function runEngine(engineName: string, files: string[]): Promise<SchemaRes
       // The schema in progress took the child down (or ran out of time): counted, and the run goes on after it.
       results.push({ file: basename(files[current]!), compiled: false, crashed: !timedOut, timedOut, error: timedOut ? `over ${SCHEMA_TIMEOUT_MS} ms` : `the process exited (${code})`, compileMs: 0, valid: 0, validAccepted: 0, invalid: 0, invalidRefused: 0, maskMs: [] });
       next = current + 1;
-    } else if (next < files.length) break;
+    } else if (next < files.length && !restart) break;
   }
   return results;
 }
@@ -310,7 +371,7 @@ async function main(): Promise<void> {
     .sort()
     .map((f) => join(dir, f));
   console.log(`JSONSchemaBench: ${files.length} schemas from ${dir}; vocabulary ${VOCAB.toLocaleString('en')} tokens (synthetic byte-level); masks timed on ${MASKED} valid instance(s) per schema`);
-  console.log(`machine: ${cpus()[0]?.model ?? '?'} x${cpus().length}, load average ${loadavg()[0]!.toFixed(1)}`);
+  console.log(`machine: ${cpus()[0]?.model ?? '?'} x${cpus().length}, load average ${loadavg()[0]!.toFixed(1)}; ${SHARDS} child process(es) per engine at once`);
   const weft = await runEngine('weft', files);
   printTable('weft (weft/guided compileJsonSchema, TS automaton)', weft);
   console.log('\nweft refusals by keyword:', refusals(weft).slice(0, 15).map(([k, n]) => `${k} ${n}`).join('; '));
@@ -318,20 +379,31 @@ async function main(): Promise<void> {
   console.log(`weft: ${misses.length} compiled schemas refused some valid instance; first ones:`);
   for (const r of misses.slice(0, 12)) console.log(`  ${r.file}: ${r.validAccepted}/${r.valid}  ${r.misses?.[0] ?? ''}`);
   const out: Record<string, unknown> = { ...summarise(weft) };
-  if (process.env.ENGINES === 'weft') out.llguidance = { skipped: 'ENGINES=weft' };
-  else if (existsSync(llguidanceBinary)) {
-    const llg = await runEngine('llguidance', files);
-    printTable('llguidance 1.9.1 (Rust, bench/guided-engines binding)', llg);
-    out.llguidance = summarise(llg);
-    // The same fractions on the schemas both engines compile.
-    const both = new Set(weft.filter((r) => r.compiled).map((r) => r.file));
-    const common = llg.filter((r) => r.compiled && both.has(r.file)).map((r) => r.file);
-    const on = (rs: SchemaResult[]): Summary => summarise(rs.filter((r) => common.includes(r.file)));
-    out.commonSchemas = { schemas: common.length, weft: { validAccepted: on(weft).validAccepted, invalidRefused: on(weft).invalidRefused }, llguidance: { validAccepted: on(llg).validAccepted, invalidRefused: on(llg).invalidRefused } };
-  } else out.llguidance = { skipped: `no ${llguidanceBinary} (sh bench/guided-engines/build.sh builds it with cargo)` };
-  out.xgrammar = { skipped: 'not run: @mlc-ai/web-xgrammar aborts its WASM module on invalid schemas (docs/guided.md), so it needs bench/guided-engines; not wired into this bench' };
+  console.log(`weft summary: ${JSON.stringify(out)}`);
+  const wanted = (name: string): boolean => process.env.ENGINES === undefined || process.env.ENGINES.split(',').includes(name);
+  const common: Record<string, unknown> = {};
+  const peer = async (name: string, title: string, available: boolean, missing: string): Promise<void> => {
+    if (!wanted(name)) return void (out[name] = { skipped: `ENGINES=${process.env.ENGINES}` });
+    if (!available) {
+      console.log(`\n${name}: not run, ${missing}; to run it: ${PEERS_HOWTO}`);
+      return void (out[name] = { skipped: `${missing}; ${PEERS_HOWTO}` });
+    }
+    const results = await runEngine(name, files);
+    printTable(title, results);
+    console.log(`\n${name} refusals:`, refusals(results).slice(0, 10).map(([k, n]) => `${k} ${n}`).join('; '));
+    out[name] = summarise(results);
+    console.log(`${name} summary: ${JSON.stringify(out[name])}`); // kept even if a later engine does not finish
+    // The same fractions on the schemas both weft and this peer compile.
+    const weftCompiled = new Set(weft.filter((r) => r.compiled).map((r) => r.file));
+    const both = new Set(results.filter((r) => r.compiled && weftCompiled.has(r.file)).map((r) => r.file));
+    const on = (rs: SchemaResult[]): Summary => summarise(rs.filter((r) => both.has(r.file)));
+    common[name] = { schemas: both.size, weft: { validAccepted: on(weft).validAccepted, invalidRefused: on(weft).invalidRefused }, [name]: { validAccepted: on(results).validAccepted, invalidRefused: on(results).invalidRefused } };
+  };
+  await peer('llguidance', 'llguidance 1.9.1 (Rust, bench/guided-engines binding)', existsSync(llguidanceBinary), `no ${llguidanceBinary}`);
+  await peer('xgrammar', 'xgrammar 0.1.27 (@mlc-ai/web-xgrammar, WASM)', existsSync(xgrammarPackage), `@mlc-ai/web-xgrammar is not installed in bench/guided-engines`);
+  out.commonSchemas = common;
   console.log(JSON.stringify(out));
 }
 
-if (process.env.JSB_CHILD !== undefined) child(process.env.JSB_CHILD, JSON.parse(process.env.JSB_FILES!) as string[], Number(process.env.JSB_START));
+if (process.env.JSB_CHILD !== undefined) await child(process.env.JSB_CHILD, JSON.parse(process.env.JSB_FILES!) as string[], Number(process.env.JSB_START));
 else await main();

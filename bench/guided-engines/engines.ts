@@ -96,8 +96,14 @@ export function byteLevelStrings(vocabulary: Vocabulary): string[] {
   });
 }
 
+/** How xgrammar writes JSON: separators (item, key) and strict mode (no undeclared properties or items). */
+export interface XgrammarJsonOptions {
+  readonly separators: [string, string];
+  readonly strict: boolean;
+}
+
 /** xgrammar: compile = EBNF from the schema plus its adaptive token mask cache over the vocabulary. */
-export async function xgrammarEngine(vocabulary: Vocabulary, endToken: number, instance = 0): Promise<Engine> {
+export async function xgrammarEngine(vocabulary: Vocabulary, endToken: number, instance = 0, json: XgrammarJsonOptions = { separators: [', ', ': '], strict: true }): Promise<Engine> {
   const xg = loadXgrammar(instance);
   const strings = byteLevelStrings(vocabulary);
   const started = performance.now();
@@ -109,8 +115,8 @@ export async function xgrammarEngine(vocabulary: Vocabulary, endToken: number, i
     name: 'xgrammar 0.1.27 (WASM)',
     prepareMs,
     async compile(schema) {
-      // One line, ", " and ": ": the nearest to weft's compact JSON.
-      const compiled = await compiler.compileJSONSchema(JSON.stringify(schema), false, -1, [', ', ': '], true);
+      // One line; by default ", " and ": ", the nearest to weft's compact JSON.
+      const compiled = await compiler.compileJSONSchema(JSON.stringify(schema), false, -1, json.separators, json.strict);
       return {
         matcher: async () => {
           const m = await xg.GrammarMatcher.createGrammarMatcher(compiled, [endToken]);

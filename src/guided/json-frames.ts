@@ -630,7 +630,9 @@ class ObjectFrame extends Frame {
   }
   private readKey(): Step {
     const { spec } = this;
-    if ((spec.additional !== null && spec.names.length > 0) || spec.keyPatterns.length > 0) return new MixedKeyFrame(this, 0, spec.names.map((_, i) => i), stringStart(FREE_KEY[spec.dialect]) as StringFrame);
+    // Banned keys (properties whose schema is false) are alive like names, after them: a key that spells one is refused.
+    const banned = spec.banned?.length ?? 0;
+    if ((spec.additional !== null && spec.names.length + banned > 0) || spec.keyPatterns.length > 0) return new MixedKeyFrame(this, 0, Array.from({ length: spec.names.length + banned }, (_, i) => i), stringStart(FREE_KEY[spec.dialect]) as StringFrame);
     if (spec.additional !== null) return new Push(stringStart(FREE_KEY[spec.dialect]), this.next('afterKey'), false);
     return new KeyFrame(this, 0, spec.names.map((_, i) => i).filter((i) => this.emitted[i] !== '1'));
   }
@@ -714,9 +716,10 @@ class MixedKeyFrame extends Frame {
   step(byte: number): Step {
     const { spec, emitted, count } = this.object;
     const keys = spec.keyBytes;
-    const alive = this.alive.filter((i) => keys[i]![this.pos] === byte);
-    const done = alive.find((i) => keys[i]!.length === this.pos + 1);
-    if (done !== undefined) return emitted[done] === '1' ? null : new ObjectFrame(spec, 'afterKey', emitted, done, count);
+    const keyAt = (i: number): Uint8Array => (i < keys.length ? keys[i]! : spec.banned![i - keys.length]!);
+    const alive = this.alive.filter((i) => keyAt(i)[this.pos] === byte);
+    const done = alive.find((i) => keyAt(i).length === this.pos + 1);
+    if (done !== undefined) return done >= keys.length || emitted[done] === '1' ? null : new ObjectFrame(spec, 'afterKey', emitted, done, count);
     let free: StringFrame | null = null;
     let { pstates, cp, due } = this;
     if (this.free !== null && byte !== BACKSLASH) {

@@ -22,6 +22,8 @@ import { utf8 } from './automaton.js';
 import { FORMATS } from './formats.js';
 import { hasNumberBounds, MAX_DIGITS, numberConstraint, reachable, satisfiesValue, type NumberConstraint } from './number-bounds.js';
 import { Pattern } from './regex.js';
+import type { DisjointContext } from './disjoint.js';
+import { exclusiveOptions } from './one-of.js';
 
 /** How values are written: JSON, or Python literals that read back as the same JSON values. */
 export type Dialect = 'json' | 'python';
@@ -54,6 +56,11 @@ export interface ObjectSpec {
   readonly patternValues: readonly (ValueSpec | null)[];
   readonly minProperties: number;
   readonly maxProperties: number;
+  /**
+   * Keys (as keyBytes) of properties whose schema is false, where undeclared keys are free (they
+   * are never declared names, so without this a free key could spell one); absent when none.
+   */
+  readonly banned?: readonly Uint8Array[];
   /** Any JSON whitespace between tokens (whitespace 'flexible'), not just one space after `:` and `,`. */
   readonly flexible: boolean;
 }
@@ -155,6 +162,8 @@ function compilePattern(source: string, where: string): Pattern {
 const MAX_MERGE_DEPTH = 24;
 /** patternProperties patterns per object: undeclared keys get a value spec per subset of them (2^n). */
 const MAX_KEY_PATTERNS = 4;
+/** Steps the disjointness proof of one oneOf may take (disjoint.ts): ~tens of ms at most. */
+const PROOF_STEPS = 20_000;
 /** anyOf options an intersection may multiply into. */
 const MAX_DISTRIBUTED = 64;
 
@@ -415,6 +424,8 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
         options = options.map((o, i) => intersect(o, rest, `${at}.${unionKey}[${i}]`, 0)).filter((o) => o !== false);
         if ((options as unknown[]).length === 0) throw new InvalidOptionError(at, 'no option of the union meets the other keywords');
       }
+      // Options read in parallel are "at least one"; oneOf's are made exclusive first, or refused (one-of.ts).
+      if (unionKey === 'oneOf') options = exclusiveOptions(options as unknown[], disjointContext(`${at}.oneOf`), `${at}.oneOf`);
       const merged = empty();
       const literals: Uint8Array[] = [];
       let structural = false;
@@ -520,9 +531,11 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
         patternValues.push(schema === false ? null : compile(schema, `${at}.patternProperties`));
       }
     }
+    const banned = freeKeys ? Object.keys(properties).filter((name) => schemas[name] === false) : [];
     return {
       id: newId(),
       dialect,
+      ...(banned.length > 0 ? { banned: banned.map((name) => utf8(JSON.stringify(name).slice(1))) } : {}),
       names,
       // The key as JSON text, closing quote included (so no key is a prefix of another); also a Python string.
       keyBytes: names.map((name) => utf8(JSON.stringify(name).slice(1))),
@@ -569,6 +582,11 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
     }
   }
 
+  /** What disjoint.ts and one-of.ts need: refs followed and allOf intersected at a schema's top, and exact value checks. */
+  function disjointContext(at: string): DisjointContext {
+    return { expand: (s: unknown) => expand(s, at, 0), fits: (v: unknown, s: unknown) => fits(v, s, 0), budget: { left: PROOF_STEPS } };
+  }
+
   /** Whether the JSON value `v` meets schema `s` (for enum/const values against their siblings). */
   function fits(v: unknown, s0: unknown, depth: number): boolean {
     const s = expand(s0, 'enum', depth);
@@ -602,7 +620,15 @@ export function compileSchema(schema: unknown, where: string, dialect: Dialect =
       if (typeof s.maxProperties === 'number' && keys.length > s.maxProperties) return false;
       if (Array.isArray(s.required) && !s.required.every((k) => typeof k === 'string' && k in v)) return false;
       const properties = (isObject(s.properties) ? s.properties : {}) as Schema;
-      if (!keys.every((k) => fits(v[k], properties[k] ?? s.additionalProperties ?? true, depth + 1))) return false;
+      const patterns = (isObject(s.patternProperties) ? s.patternProperties : {}) as Schema;
+      // A key meets its declared schema and every pattern it matches; additionalProperties only if neither applies.
+      const keyFits = (k: string): boolean => {
+        const matched = Object.keys(patterns).filter((p) => nativeTest(p, k));
+        if (!matched.every((p) => fits(v[k], patterns[p], depth + 1))) return false;
+        if (Object.hasOwn(properties, k)) return fits(v[k], properties[k], depth + 1);
+        return matched.length > 0 || fits(v[k], s.additionalProperties ?? true, depth + 1);
+      };
+      if (!keys.every(keyFits)) return false;
     }
     if (Array.isArray(s.anyOf) && !s.anyOf.some((o) => fits(v, o, depth + 1))) return false;
     if (Array.isArray(s.oneOf) && s.oneOf.filter((o) => fits(v, o, depth + 1)).length !== 1) return false;

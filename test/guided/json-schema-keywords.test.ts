@@ -254,6 +254,20 @@ describe('JSON-schema keywords (issue 30)', () => {
     }
   });
 
+  it('a property whose schema is false is never written, also where undeclared keys are free', () => {
+    const schema = { type: 'object', properties: { a: { type: 'integer' }, gone: false } };
+    const validate = ajv.compile(schema);
+    for (const undeclaredProperties of ['declared', 'schema'] as const) {
+      const grammar = compileJsonSchema(schema, { undeclaredProperties });
+      expect(grammar.accepts('{"a":1}')).toBe(true);
+      expect(grammar.accepts('{"gone":1}'), undeclaredProperties).toBe(false);
+      expect(grammar.accepts('{"a":1,"gone":null}'), undeclaredProperties).toBe(false);
+      // A key that only starts like the banned one is another key.
+      expect(grammar.accepts('{"gonex":1}')).toBe(undeclaredProperties === 'schema');
+    }
+    expect(validate({ gonex: 1 }) && !validate({ gone: 1 })).toBe(true);
+  });
+
   it('refuses, by name, what it cannot enforce; a pathological pattern is a typed error, fast', () => {
     const refusals: [unknown, RegExp][] = [
       [{ type: 'string', pattern: '^(?=a)' }, /lookahead/],
