@@ -216,6 +216,11 @@ const json = {
 };
 const resultsFile = join(here, '..', values.quick ? 'RESULTS-quick.md' : 'RESULTS.md');
 if (values.notes) lines.push('', readFileSync(values.notes, 'utf8').trim());
-writeFileSync(resultsFile, `${lines.join('\n')}\n\nLast line of the run:\n\n\`\`\`json\n${JSON.stringify(json)}\n\`\`\`\n`);
+// This run's part of the file ends with its JSON line; sections after it belong to other benchmarks and are kept.
+const END_OF_RUN = 'Last line of the run:';
+const previous = existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : '';
+const runEnd = previous.indexOf('```\n', previous.indexOf(`${END_OF_RUN}\n\n\`\`\`json\n`) + 1);
+const others = previous.includes(END_OF_RUN) && runEnd >= 0 ? previous.slice(runEnd + 4) : '';
+writeFileSync(resultsFile, `${lines.join('\n')}\n\n${END_OF_RUN}\n\n\`\`\`json\n${JSON.stringify(json)}\n\`\`\`\n${others}`);
 process.stderr.write(`bench: wrote ${resultsFile}\n`);
 console.log(JSON.stringify(json));
