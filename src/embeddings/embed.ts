@@ -7,7 +7,6 @@
  */
 import type { Engine, FinishInfo } from '../engine/engine.js';
 import { AbortError, BackendError, InvalidOptionError, PipelineClosedError, PromptTooLongError, UnsupportedModelError, WeftError } from '../errors.js';
-import type { PromptText } from '../pipeline/prompt-text.js';
 import { GREEDY } from '../sampling/params.js';
 import type { EmbeddingConfig } from './embedding-config.js';
 
@@ -33,10 +32,15 @@ export interface EmbedResult {
   readonly usage: { readonly promptTokens: number };
 }
 
+/** How texts become token ids: the pipeline's PromptText (its text sandbox for a model folder's tokenizer). */
+export interface PromptEncoder {
+  encode(text: string, addSpecialTokens: boolean): Promise<number[]>;
+}
+
 /** What embedding needs of its pipeline. */
 export interface EmbedContext {
   readonly engine: Engine;
-  readonly promptText: PromptText;
+  readonly promptText: PromptEncoder;
   /** The model's embedding settings, or why they could not be read (thrown by embed()). */
   readonly config: EmbeddingConfig | Error;
   readonly maxContextLength: number;
@@ -116,7 +120,7 @@ function checkOptions(hiddenSize: number | undefined, config: EmbeddingConfig, o
 }
 
 /** A text's token ids with the tokenizer's special tokens; cut to `limit` (keeping those) when `truncate`. */
-async function encode(promptText: PromptText, text: string, index: number, limit: number, truncate: boolean): Promise<number[]> {
+async function encode(promptText: PromptEncoder, text: string, index: number, limit: number, truncate: boolean): Promise<number[]> {
   const ids = await promptText.encode(text, true);
   if (ids.length <= limit) return ids;
   if (!truncate) throw new PromptTooLongError(`input[${index}] has ${ids.length} tokens; the model's context holds ${limit} (set truncate: true to cut it)`);
