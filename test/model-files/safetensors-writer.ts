@@ -1,6 +1,7 @@
 /** Writes safetensors files for tests, including deliberately broken ones. */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { readSafetensorsHeader } from '../../src/model-files/safetensors.js';
+import { halfToFloat } from '../../src/model-files/gguf/half.js';
 
 export interface RawTensor {
   name: string;
@@ -41,15 +42,7 @@ export function f32Bytes(values: ArrayLike<number>): Uint8Array {
   return new Uint8Array(Float32Array.from(values).buffer);
 }
 
-/** Decodes IEEE half bits exactly (the reference for the native converter). */
-export function halfToFloat(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exponent = (h >> 10) & 0x1f;
-  const mantissa = h & 0x3ff;
-  if (exponent === 0) return sign * 2 ** -14 * (mantissa / 1024);
-  if (exponent === 31) return mantissa ? NaN : sign * Infinity;
-  return sign * 2 ** (exponent - 15) * (1 + mantissa / 1024);
-}
+export { halfToFloat };
 
 /** Some half with roughly the value of f (truncating); exact value via halfToFloat. */
 export function floatToHalfTruncated(f: number): number {

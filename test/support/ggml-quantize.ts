@@ -5,6 +5,7 @@
  *   F16   IEEE half, round to nearest even
  *   Q8_0  blocks of 32: f16 scale d = max|x| / 127, then 32 int8 round(x / d)
  */
+import { halfToFloat } from '../../src/model-files/gguf/half.js';
 
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
@@ -35,14 +36,7 @@ export function floatToHalf(value: number): number {
   return sign | half;
 }
 
-export function halfToFloat(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exponent = (h >> 10) & 0x1f;
-  const mantissa = h & 0x3ff;
-  if (exponent === 0) return sign * 2 ** -14 * (mantissa / 1024);
-  if (exponent === 31) return mantissa ? NaN : sign * Infinity;
-  return sign * 2 ** (exponent - 15) * (1 + mantissa / 1024);
-}
+export { halfToFloat };
 
 export function toF16(values: Float32Array): Uint8Array {
   const out = new Uint8Array(values.length * 2);

@@ -17,6 +17,7 @@ import type { TensorInfo } from '../safetensors.js';
 import { ggmlTypeByName } from './ggml-types.js';
 import { temporaryTensor, type ReorderedTensor } from './row-order.js';
 import type { GgufHybridTransform } from './weights.js';
+import { halfToFloat } from './half.js';
 
 /** Entry h of the result: the stored (tiled) head that holds Hugging Face value head h. */
 export function tiledHeadOrder(keyHeads: number, valueHeads: number): Int32Array {
@@ -26,14 +27,6 @@ export function tiledHeadOrder(keyHeads: number, valueHeads: number): Int32Array
   return order;
 }
 
-function halfToFloat(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exponent = (h >> 10) & 0x1f;
-  const mantissa = h & 0x3ff;
-  if (exponent === 0) return sign * 2 ** -14 * (mantissa / 1024);
-  if (exponent === 31) return mantissa ? NaN : sign * Infinity;
-  return sign * 2 ** (exponent - 15) * (1 + mantissa / 1024);
-}
 
 const f32 = Math.fround;
 
