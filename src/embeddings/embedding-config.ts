@@ -19,8 +19,8 @@ export interface EmbeddingConfig {
   readonly prompts: Readonly<Record<string, string>>;
   /** The prompt used when a call names none (default_prompt_name), if the folder sets one. */
   readonly defaultPromptName?: string;
-  /** Where this came from: the folder's sentence-transformers files, or weft's default. */
-  readonly source: 'sentence-transformers' | 'default';
+  /** Where this came from: the folder's sentence-transformers files, a GGUF file's pooling_type, or weft's default. */
+  readonly source: 'sentence-transformers' | 'gguf' | 'default';
 }
 
 /** A decoder model folder without sentence-transformers files: last token, normalised. */
@@ -55,6 +55,25 @@ export async function readEmbeddingConfig(dir: string): Promise<EmbeddingConfig>
   const settings = await readJson(dir, 'config_sentence_transformers.json');
   const { prompts, defaultPromptName } = readPrompts(settings, join(dir, 'config_sentence_transformers.json'));
   return { pooling, normalize, prompts, ...(defaultPromptName !== undefined && { defaultPromptName }), source: 'sentence-transformers' };
+}
+
+/**
+ * A GGUF file's `{arch}.pooling_type` (llama.cpp's enum: 0 none, 1 mean, 2 cls,
+ * 3 last, 4 rank), which its converter writes for embedding and reranking
+ * models. GGUF has no Normalize module: llama.cpp L2-normalises embeddings by
+ * default, and so does weft. A file without the key is a generation model,
+ * embedded with the decoder default. Returns an error (thrown by embed()) for
+ * the types weft does not embed with; for type 0 (per-token vectors) the
+ * `embedding.pooling` option, when given, says how to pool.
+ */
+export function ggufEmbeddingConfig(poolingType: unknown, file: string, askedPooling?: Pooling): EmbeddingConfig | Error {
+  if (poolingType === undefined) return DEFAULT_EMBEDDING_CONFIG;
+  const pooling = ([askedPooling, 'mean', 'cls', 'last'] as const)[poolingType as number];
+  if (pooling !== undefined) return { pooling, normalize: true, prompts: {}, source: 'gguf' };
+  if (poolingType === 0)
+    return new UnsupportedModelError(`${file}: pooling type 0 (none: one vector per token) is not supported; pass Pipeline.create's embedding: { pooling: 'mean' | 'cls' | 'last' } to pool`);
+  if (poolingType === 4) return new UnsupportedModelError(`${file}: pooling type 4 (rank) marks a reranker, which gives scores, not embeddings`);
+  return new ModelLoadError(`${file}: pooling_type ${JSON.stringify(poolingType)} is not one of llama.cpp's (0 none, 1 mean, 2 cls, 3 last, 4 rank)`, file);
 }
 
 /** 1_Pooling/config.json: `pooling_mode: "mean"` (sentence-transformers 6) or one `pooling_mode_*_tokens: true` (earlier). */

@@ -82,6 +82,12 @@ export interface ModelConfig {
    * head it would compute is never asked for).
    */
   readonly baseModel?: boolean;
+  /**
+   * Made for embedding (a base model, or a GGUF file with `{arch}.pooling_type`):
+   * its cache defaults to f32, since a text's cache lives only while it is read
+   * and its vectors are compared to 1e-4.
+   */
+  readonly embeddingModel?: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -180,7 +186,7 @@ export function parseModelConfig(root: unknown, file = 'config.json'): ModelConf
     ...(hybrid && { linearAttention: readLinearAttention(json, numLayers, file, next) }),
     ...(mixtureOfExperts && { mixtureOfExperts }),
     ...(architecture === 'Qwen3_5ForConditionalGeneration' && { weightPrefix: 'model.language_model.' }),
-    ...(baseModel && { baseModel, weightPrefix: '' }),
+    ...(baseModel && { baseModel, embeddingModel: true, weightPrefix: '' }),
   };
 }
 

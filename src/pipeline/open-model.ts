@@ -19,7 +19,7 @@ import type { ChatTemplate } from '../text/chat-template.js';
 import type { GenerationDefaults, Tokenizer } from '../text/types.js';
 import { TextSandbox } from '../text/sandbox/text-sandbox.js';
 import type { CpuBackend } from '../backends/cpu/cpu-backend.js';
-import { DEFAULT_EMBEDDING_CONFIG, readEmbeddingConfig, withEmbeddingOptions, type EmbeddingConfig } from '../embeddings/embedding-config.js';
+import { DEFAULT_EMBEDDING_CONFIG, ggufEmbeddingConfig, readEmbeddingConfig, withEmbeddingOptions, type EmbeddingConfig } from '../embeddings/embedding-config.js';
 import type { PipelineOptions, ResolvedPipelineOptions } from './options.js';
 import { inlinePromptText, type PromptText } from './prompt-text.js';
 
@@ -253,7 +253,10 @@ async function loadGgufParts(file: string, options: PipelineOptions, resolved: R
     import('../text/gguf-tokenizer.js'),
     import('../backends/cpu/cpu-backend.js'),
   ]);
-  const text = ggufTextAssets(gguf.readGgufFile(file));
+  const ggufFile = gguf.readGgufFile(file);
+  const text = ggufTextAssets(ggufFile);
+  const architecture = ggufFile.metadata.get('general.architecture');
+  const embedding = ggufEmbeddingConfig(ggufFile.metadata.get(`${String(architecture)}.pooling_type`), file, options.embedding?.pooling);
   const backend = await CpuBackend.loadGguf(file, {
     ...(resolved.threads !== undefined && { threads: resolved.threads }),
     ...(resolved.quantize !== undefined && { quantize: resolved.quantize }),
@@ -266,7 +269,7 @@ async function loadGgufParts(file: string, options: PipelineOptions, resolved: R
     chatTemplate: text.chatTemplate,
     generationDefaults: text.generationDefaults,
     promptText: new TextSandbox(text.source, resolved.textLimits),
-    embedding: DEFAULT_EMBEDDING_CONFIG,
+    embedding,
     baseModel: false,
   };
 }

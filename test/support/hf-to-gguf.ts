@@ -56,9 +56,11 @@ export async function convertHfToGguf(dir: string, file: string, matrixType: Mat
   for (const t of await readAllTensors(join(dir, 'model.safetensors'))) {
     if (t.dtype !== 'F32') throw new Error(`${t.name}: convertHfToGguf takes F32 tensors`);
     if (t.name === 'lm_head.weight' && config.tieWordEmbeddings) continue;
-    const rule = NAMES.find(([re]) => re.test(t.name));
+    // A base-model folder (Qwen3Model, as sentence-transformers saves an embedder) names its weights without `model.`.
+    const hfName = config.baseModel && !t.name.startsWith('model.') ? `model.${t.name}` : t.name;
+    const rule = NAMES.find(([re]) => re.test(hfName));
     if (!rule) throw new Error(`no GGUF name for ${t.name}`);
-    const name = t.name.replace(rule[0], rule[1]);
+    const name = hfName.replace(rule[0], rule[1]);
     let values: Float32Array = new Float32Array(t.data.slice().buffer);
     const heads = /attn_q\./.test(name) ? config.numHeads : /attn_k\./.test(name) ? config.numKvHeads : 0;
     if (arch === 'llama' && heads > 0) values = permuteRows(values, t.shape[0]!, heads);

@@ -223,7 +223,7 @@ export class CpuBackend implements Backend {
       stepBytesPerToken: stepBytesPerToken(config),
       // Half the memory of f32 for no difference in greedy output on the fixtures (docs/cpu-backend.md);
       // an embedding model's cache only lives while a text is read, and its vectors are compared to 1e-4.
-      defaultKvPrecision: config.baseModel === true ? 'f32' : 'f16',
+      defaultKvPrecision: config.embeddingModel === true ? 'f32' : 'f16',
       hiddenSize: config.hiddenSize,
       ...(config.linearAttention !== undefined && { extraPools: linearStatePools(config) }),
     };

@@ -116,6 +116,7 @@ export function ggufModelConfig(gguf: GgufFile): ModelConfig {
     dtype: fileTypeName(meta.number('general.file_type')),
     ...(rotaryDim !== undefined && rotaryDim !== headDim && { rotaryDim }),
     ...(hybrid && { linearAttention: ggufLinearAttention(meta, arch, numLayers) }),
+    ...(meta.has(k('pooling_type')) && { embeddingModel: true }),
   };
 }
 
