@@ -118,7 +118,8 @@ const DECODE: Record<number, (bytes: Uint8Array) => Float32Array> = { [GGML.Q8_0
  * `dequantized`: write every quantized matrix as the F32 values its blocks
  * decode to (a reference for checking quantized kernels and layouts).
  */
-export async function makeModel(shape: BenchShape, type: WeightType, file: string, dequantized = false): Promise<void> {
+/** `extraMeta` is appended to the file's metadata (bench/embed adds `qwen3.pooling_type`). */
+export async function makeModel(shape: BenchShape, type: WeightType, file: string, dequantized = false, extraMeta: GgufSpec['metadata'] = []): Promise<void> {
   const s = shape;
   const vocab = buildVocabulary(s.vocab, s.merges);
   const q = s.heads * s.headDim;
@@ -218,6 +219,7 @@ export async function makeModel(shape: BenchShape, type: WeightType, file: strin
       ['tokenizer.ggml.bos_token_id', meta.u32(vocab.bosId)],
       ['tokenizer.ggml.add_bos_token', meta.bool(false)],
       ['tokenizer.chat_template', meta.str(CHAT_TEMPLATE)],
+      ...extraMeta,
     ],
     tensors,
   };
