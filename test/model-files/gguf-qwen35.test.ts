@@ -68,7 +68,6 @@ describe('qwen35 GGUF config', () => {
   });
 
   it.each([
-    ['qwen3next', /GGUF architecture "qwen3next" is not supported yet: Qwen3-Next/],
     ['qwen35moe', /GGUF architecture "qwen35moe" is not supported yet: the mixture-of-experts variant/],
   ])('%s is refused by name (UnsupportedModelError)', async (arch, message) => {
     const error = await configOf('qwen35-tiny', [['general.architecture', meta.str(arch)]]).catch((e: unknown) => e);

@@ -68,9 +68,13 @@ function tileCols(values: Float32Array, rows: number, block: number, keyHeads: n
   return out;
 }
 
-/** The ggml type the converter stores a tensor in (0 F32, 1 F16, 8 Q8_0): floats for vectors, norms and the conv. */
-function storedType(ggufName: string, shape: readonly number[], matrixType: MatrixType): number {
-  const float32 = shape.length === 1 || ggufName.endsWith('_norm.weight') || ggufName.endsWith('ssm_conv1d.weight') || !ggufName.endsWith('.weight');
+/**
+ * The ggml type the converter stores a tensor in (0 F32, 1 F16, 8 Q8_0): floats for vectors, norms,
+ * the conv and a mixture of experts' routers (ffn_gate_inp, ffn_gate_inp_shexp).
+ */
+export function storedType(ggufName: string, shape: readonly number[], matrixType: MatrixType): number {
+  const float32 = shape.length === 1 || ggufName.endsWith('_norm.weight') || ggufName.endsWith('ssm_conv1d.weight') || !ggufName.endsWith('.weight') ||
+    ggufName.includes('ffn_gate_inp');
   const type = float32 || matrixType === 'F32' ? 0 : matrixType === 'F16' ? 1 : 8;
   return type === 8 && shape[shape.length - 1]! % 32 !== 0 ? 1 : type;
 }
@@ -89,7 +93,8 @@ export async function writeRoundedTwin(dir: string, outDir: string, matrixType: 
   const out: RawTensor[] = [];
   for (const t of await readAllTensors(join(dir, 'model.safetensors'))) {
     const values = new Float32Array(t.data.slice().buffer);
-    const matrix = t.shape.length === 2 && t.name.endsWith('.weight') && !t.name.endsWith('norm.weight');
+    const router = t.name.endsWith('mlp.gate.weight') || t.name.endsWith('shared_expert_gate.weight');
+    const matrix = t.shape.length === 2 && t.name.endsWith('.weight') && !t.name.endsWith('norm.weight') && !router;
     const type = matrix ? storedType('x.weight', t.shape, matrixType) : 0;
     if (type === 1) out.push({ ...t, dtype: 'F16', data: toF16(values) });
     else if (type === 8) out.push({ ...t, data: new Uint8Array(fromQ8_0(toQ8_0(values)).buffer) });

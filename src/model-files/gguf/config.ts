@@ -4,7 +4,7 @@
  * a model came from.
  */
 import { ModelLoadError, UnsupportedModelError } from '../../errors.js';
-import type { Architecture, LinearAttentionConfig, ModelConfig, RopeScaling } from '../config.js';
+import type { Architecture, LinearAttentionConfig, MixtureOfExpertsConfig, ModelConfig, RopeScaling } from '../config.js';
 import { GgufMetadata } from './metadata.js';
 import type { GgufFile } from './reader.js';
 
@@ -16,12 +16,11 @@ export const GGUF_ARCHITECTURES: Readonly<Record<string, Architecture>> = {
   qwen3: 'Qwen3ForCausalLM',
   // llama.cpp's converter writes both Qwen3.5 layouts (text-only and the published one) as qwen35.
   qwen35: 'Qwen3_5ForCausalLM',
+  qwen3next: 'Qwen3NextForCausalLM',
 };
 
 /** GGUF architectures weft knows of but does not read yet, with what is missing. */
 const GGUF_NOT_YET: Readonly<Record<string, string>> = {
-  qwen3next:
-    'Qwen3-Next is not supported from GGUF yet (its Hugging Face folders are: Qwen3NextForCausalLM); Qwen3.5 (qwen35) is',
   qwen35moe: 'the mixture-of-experts variant of Qwen3.5 is not supported; the dense one (qwen35) is',
 };
 
@@ -53,7 +52,8 @@ export function ggufModelConfig(gguf: GgufFile): ModelConfig {
     throw new UnsupportedModelError(`${gguf.file}: ${what} is not supported`);
   };
 
-  if ((meta.number(k('expert_count')) ?? 0) > 0) unsupported('a mixture of experts');
+  const next = arch === 'qwen3next';
+  if (!next && (meta.number(k('expert_count')) ?? 0) > 0) unsupported(`a mixture of experts in a ${arch} file`);
   const embedding = gguf.tensors.get('token_embd.weight');
   if (!embedding) throw new ModelLoadError(`${gguf.file}: tensor token_embd.weight is missing`, gguf.file, 'token_embd.weight');
   if (embedding.dims.length !== 2) meta.fail(`token_embd.weight must be 2-D, dims ${JSON.stringify(embedding.dims)}`);
@@ -67,7 +67,7 @@ export function ggufModelConfig(gguf: GgufFile): ModelConfig {
   if (headDim % 2 !== 0) meta.fail(`head dimension ${headDim} must be even`);
   const valueLength = meta.number(k('attention.value_length'));
   if (valueLength !== undefined && valueLength !== headDim) unsupported(`value_length ${valueLength} != key_length ${headDim}`);
-  const hybrid = arch === 'qwen35';
+  const hybrid = arch === 'qwen35' || next;
   const ropeDims = meta.number(k('rope.dimension_count'));
   let rotaryDim: number | undefined;
   if (hybrid) {
@@ -116,6 +116,7 @@ export function ggufModelConfig(gguf: GgufFile): ModelConfig {
     dtype: fileTypeName(meta.number('general.file_type')),
     ...(rotaryDim !== undefined && rotaryDim !== headDim && { rotaryDim }),
     ...(hybrid && { linearAttention: ggufLinearAttention(meta, arch, numLayers) }),
+    ...(next && { mixtureOfExperts: ggufMixtureOfExperts(meta, arch, numLayers) }),
     ...(meta.has(k('pooling_type')) && { embeddingModel: true }),
   };
 }
@@ -153,6 +154,36 @@ function ggufLinearAttention(meta: GgufMetadata, arch: string, numLayers: number
     layers = Array.from({ length: numLayers }, (_, i) => (i + 1) % interval !== 0);
   }
   return { layers, numKeyHeads, numValueHeads, keyHeadDim, valueHeadDim, convKernel };
+}
+
+/**
+ * A qwen3next file's sparse MLPs, from llama.cpp's expert_* keys. A layer is a
+ * mixture of experts where it has a router (ffn_gate_inp) and dense where it
+ * has ffn_gate (Qwen3-Next's mlp_only_layers). The chosen experts' weights are
+ * renormalised (Qwen3-Next's norm_topk_prob) unless expert_weights_norm says
+ * otherwise; a router other than softmax (expert_gating_func 1) is refused.
+ */
+function ggufMixtureOfExperts(meta: GgufMetadata, arch: string, numLayers: number): MixtureOfExpertsConfig {
+  const k = (name: string) => `${arch}.${name}`;
+  const numExperts = meta.positiveInt(k('expert_count'));
+  const expertsPerToken = meta.positiveInt(k('expert_used_count'));
+  if (expertsPerToken > numExperts) meta.fail(`${k('expert_used_count')} (${expertsPerToken}) must not exceed ${k('expert_count')} (${numExperts})`);
+  const gating = meta.number(k('expert_gating_func'));
+  if (gating !== undefined && gating !== 1)
+    throw new UnsupportedModelError(`${meta.gguf.file}: ${k('expert_gating_func')} ${gating} is not supported (1: softmax, as Qwen3-Next routes)`);
+  const layers = Array.from({ length: numLayers }, (_, i) => {
+    const routed = meta.gguf.tensors.has(`blk.${i}.ffn_gate_inp.weight`);
+    if (!routed && !meta.gguf.tensors.has(`blk.${i}.ffn_gate.weight`)) meta.fail(`layer ${i} has neither a router (blk.${i}.ffn_gate_inp.weight) nor a dense MLP (blk.${i}.ffn_gate.weight)`);
+    return routed;
+  });
+  return {
+    layers,
+    numExperts,
+    expertsPerToken,
+    expertIntermediateSize: meta.positiveInt(k('expert_feed_forward_length')),
+    sharedExpertIntermediateSize: meta.has(k('expert_shared_feed_forward_length')) ? meta.positiveInt(k('expert_shared_feed_forward_length')) : 0,
+    normTopKProb: meta.bool(k('expert_weights_norm')) ?? true,
+  };
 }
 
 function ropeScaling(meta: GgufMetadata, arch: string): RopeScaling | null {

@@ -138,12 +138,26 @@ async function readTensor(info: TensorInfo): Promise<Buffer> {
   return bytes;
 }
 
+/** The rows of one part of qwen3next's fused ssm_ba (per key head: r rows of b, then r of a), whole rows for every type. */
+function baPartRows(bytes: Buffer, { part, keyHeads, valueHeads }: NonNullable<GgufHybridTransform['baPart']>, fail: (message: string) => never): Buffer {
+  const r = valueHeads / keyHeads;
+  const rowBytes = bytes.length / (2 * valueHeads);
+  if (!Number.isInteger(rowBytes)) fail(`${bytes.length} bytes do not split into ${2 * valueHeads} rows of b and a`);
+  const out = Buffer.allocUnsafe(valueHeads * rowBytes);
+  for (let g = 0; g < keyHeads; g++) {
+    const from = (g * 2 * r + (part === 'a' ? r : 0)) * rowBytes;
+    bytes.copy(out, g * r * rowBytes, from, from + r * rowBytes);
+  }
+  return out;
+}
+
 export async function transformHybridTensor(info: TensorInfo, transform: GgufHybridTransform): Promise<ReorderedTensor> {
   const fail = (message: string): never => {
     throw new ModelLoadError(`${info.file} (tensor ${info.name}): ${message}`, info.file, info.name);
   };
   let bytes = await readTensor(info);
   let dtype = info.dtype;
+  if (transform.baPart) bytes = baPartRows(bytes, transform.baPart, fail);
   const heads = transform.valueHeads;
   const type = ggmlTypeByName(dtype);
   if (!type) return fail(`unknown type ${dtype}`);

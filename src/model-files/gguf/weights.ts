@@ -20,6 +20,11 @@ const FLOAT_TYPES = ['F32', 'F16', 'BF16'];
  * section 8), so the backend receives what the safetensors give it.
  */
 export interface GgufHybridTransform {
+  /**
+   * qwen3next keeps in_proj_ba fused as ssm_ba, per key head [b (r rows) | a (r rows)]
+   * with r = valueHeads / keyHeads: gather the rows of one part, in value-head order.
+   */
+  readonly baPart?: { readonly part: 'b' | 'a'; readonly keyHeads: number; readonly valueHeads: number };
   /** Stored as 1 + w (every RMSNorm of the model but the gated one): subtract 1. */
   readonly minusOne?: boolean;
   /** Stored as A = -exp(A_log): take log(-A). */
@@ -78,21 +83,52 @@ const HYBRID_LAYER_NAMES: Readonly<Record<string, string>> = {
   'linear_attn.norm': 'ssm_norm.weight',
   'linear_attn.out_proj': 'ssm_out.weight',
 };
+/** qwen3next's where they differ from qwen35's: in_proj_b and in_proj_a are both read from the fused ssm_ba. */
+const NEXT_LAYER_NAMES: Readonly<Record<string, string>> = {
+  'linear_attn.in_proj_b': 'ssm_ba.weight',
+  'linear_attn.in_proj_a': 'ssm_ba.weight',
+};
+/** A mixture of experts' slots (the routed experts' are in expertTensor). */
+const MOE_LAYER_NAMES: Readonly<Record<string, string>> = {
+  'mlp.gate': 'ffn_gate_inp.weight',
+  'mlp.shared_expert.gate_proj': 'ffn_gate_shexp.weight',
+  'mlp.shared_expert.up_proj': 'ffn_up_shexp.weight',
+  'mlp.shared_expert.down_proj': 'ffn_down_shexp.weight',
+  'mlp.shared_expert_gate': 'ffn_gate_inp_shexp.weight',
+};
+/** "mlp.experts.5.up_proj" -> expert 5 of the stacked ffn_up_exps (llama.cpp stacks the experts, expert outermost). */
+function expertTensor(kind: string): { name: string; expert: number } | undefined {
+  const m = /^mlp\.experts\.(\d+)\.(gate|up|down)_proj$/.exec(kind);
+  return m ? { name: `ffn_${m[2]}_exps.weight`, expert: Number(m[1]) } : undefined;
+}
 /** The norms a hybrid model applies as (1 + w), which the converter stores with the 1 added. */
 const PLUS_ONE_NORMS = new Set(['input_layernorm', 'post_attention_layernorm', 'norm', 'q_norm', 'k_norm']);
 
-/** The GGUF tensor name of a weight slot: "q_proj" in layer 3 is blk.3.attn_q.weight; `hybrid` for qwen35's names. */
-export function ggufTensorName(kind: string, layer: number, hybrid = false): string | undefined {
+/** Which GGUF naming a file uses: llama.cpp's base one, qwen35's or qwen3next's. */
+export type GgufNaming = 'base' | 'qwen35' | 'qwen3next';
+
+/** The GGUF tensor name of a weight slot: "q_proj" in layer 3 is blk.3.attn_q.weight. */
+export function ggufTensorName(kind: string, layer: number, naming: GgufNaming = 'base'): string | undefined {
   if (layer < 0) return MODEL_NAMES[kind];
-  const name = (hybrid ? HYBRID_LAYER_NAMES[kind] : undefined) ?? LAYER_NAMES[kind];
+  const name =
+    (naming === 'qwen3next' ? (NEXT_LAYER_NAMES[kind] ?? MOE_LAYER_NAMES[kind] ?? expertTensor(kind)?.name) : undefined) ??
+    (naming !== 'base' ? HYBRID_LAYER_NAMES[kind] : undefined) ??
+    LAYER_NAMES[kind];
   return name === undefined ? undefined : `blk.${layer}.${name}`;
 }
 
-/** How llama.cpp's qwen35 converter changed the tensor of this slot, or undefined where it did not. */
-function hybridTransform(kind: string, config: ModelConfig): GgufHybridTransform | undefined {
+/** How llama.cpp's qwen35 / qwen3next converter changed the tensor of this slot, or undefined where it did not. */
+function hybridTransform(kind: string, config: ModelConfig, naming: GgufNaming): GgufHybridTransform | undefined {
   const linear = config.linearAttention!;
   if (PLUS_ONE_NORMS.has(kind)) return { minusOne: true };
   const { numKeyHeads: keyHeads, numValueHeads: valueHeads, keyHeadDim, valueHeadDim } = linear;
+  // qwen3next keeps HF's grouped value heads: only A and the fused ba change.
+  if (naming === 'qwen3next') {
+    if (kind === 'linear_attn.A_log') return { aLog: true };
+    if (kind === 'linear_attn.in_proj_b' || kind === 'linear_attn.in_proj_a')
+      return { baPart: { part: kind === 'linear_attn.in_proj_b' ? 'b' : 'a', keyHeads, valueHeads } };
+    return undefined;
+  }
   const keyChannels = 2 * keyHeads * keyHeadDim;
   const channels = keyChannels + valueHeads * valueHeadDim;
   const reorder = (axis: 'rows' | 'cols', rows: number, first: number, block: number): GgufHybridTransform['valueHeads'] =>
@@ -128,11 +164,23 @@ function hybridTransform(kind: string, config: ModelConfig): GgufHybridTransform
 export function planGgufWeights(slots: readonly WeightSlot[], config: ModelConfig, gguf: GgufFile, interleavedRope: boolean): PlannedGgufTensor[] {
   const file = gguf.file;
   const hybrid = config.linearAttention !== undefined;
+  const naming: GgufNaming = config.architecture === 'Qwen3NextForCausalLM' ? 'qwen3next' : hybrid ? 'qwen35' : 'base';
   return slots.map(({ kind, layer, shape }) => {
-    const name = ggufTensorName(kind, layer, hybrid);
+    const name = ggufTensorName(kind, layer, naming);
     if (name === undefined) throw new ModelLoadError(`${file}: weft has no GGUF name for weight ${kind}${layer >= 0 ? ` of layer ${layer}` : ''}`, file);
     const t = gguf.tensors.get(name);
     if (!t) throw new ModelLoadError(`${file}: tensor ${name} is missing`, file, name);
+    const expert = expertTensor(kind);
+    if (expert) return plannedExpert(kind, layer, shape, t, expert.expert, config, file);
+    if (kind === 'mlp.shared_expert_gate' && t.dims.length === 1) {
+      // Stored [hidden] or [hidden, 1]: both are the slot's one row.
+      checkTensor(t, [shape[1]!], file);
+      return { kind, layer, info: { name, file, dtype: t.type.name, shape: [...shape], offset: t.offset, byteLength: t.byteLength } };
+    }
+    if (naming === 'qwen3next' && (kind === 'linear_attn.in_proj_b' || kind === 'linear_attn.in_proj_a')) {
+      checkTensor(t, [2 * shape[0]!, shape[1]!], file);
+      return { kind, layer, info: { name, file, dtype: t.type.name, shape: [...shape], offset: t.offset, byteLength: t.byteLength }, hybrid: hybridTransform(kind, config, naming)! };
+    }
     // The depthwise conv is stored [channels, taps] (GGUF dims [taps, channels]); the slot holds it flattened.
     const conv = kind === 'linear_attn.conv1d' && t.dims.length === 2;
     if (conv) {
@@ -141,7 +189,7 @@ export function planGgufWeights(slots: readonly WeightSlot[], config: ModelConfi
       checkType(t, true, file);
     } else checkTensor(t, [...shape], file);
     const heads = kind.startsWith('q_proj') ? config.numHeads : kind.startsWith('k_proj') ? config.numKvHeads : 0;
-    const transform = hybrid ? hybridTransform(kind, config) : undefined;
+    const transform = hybrid ? hybridTransform(kind, config, naming) : undefined;
     return {
       kind,
       layer,
@@ -150,6 +198,17 @@ export function planGgufWeights(slots: readonly WeightSlot[], config: ModelConfi
       ...(transform && { hybrid: transform }),
     };
   });
+}
+
+/** One routed expert's matrix: its slice of the stacked tensor (dims [cols, rows, experts]), read in place at its byte offset. */
+function plannedExpert(kind: string, layer: number, shape: readonly number[], t: GgufTensor, expert: number, config: ModelConfig, file: string): PlannedGgufTensor {
+  const experts = config.mixtureOfExperts?.numExperts ?? 0;
+  const expected = [shape[1]!, shape[0]!, experts];
+  if (t.dims.length !== 3 || t.dims.some((d, i) => d !== expected[i]))
+    throw new ModelLoadError(`${file} (tensor ${t.name}): GGUF dims ${JSON.stringify(t.dims)}, expected ${JSON.stringify(expected)}`, file, t.name);
+  checkType(t, false, file);
+  const bytes = t.byteLength / experts;
+  return { kind, layer, info: { name: `${t.name}[${expert}]`, file, dtype: t.type.name, shape: [...shape], offset: t.offset + expert * bytes, byteLength: bytes } };
 }
 
 /** `shape` is [rows, cols] (or [rows] for a vector); GGUF lists the same dims innermost first. */
