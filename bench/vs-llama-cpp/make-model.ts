@@ -50,6 +50,21 @@ export const FULL_HYBRID: HybridShape = { ...FULL, name: 'qwen35-0.6b-shape', li
 export const QUICK_HYBRID: HybridShape = { ...QUICK, name: 'qwen35-quick-shape', linKeyHeads: 2, linValueHeads: 4, linDim: 64, conv: 4 };
 const isHybrid = (s: BenchShape): s is HybridShape => 'linDim' in s;
 
+/**
+ * Qwen3-Next (GGUF architecture qwen3next) of a hybrid shape: the same layers with b and a fused
+ * in ssm_ba (per key head [b | a]), and every MLP a mixture of experts (softmax router over
+ * `experts`, `expertsUsed` chosen and renormalised, plus a sigmoid-gated shared expert), the
+ * routed experts stacked per projection (tools/hybrid/NOTES.md section 8).
+ */
+export interface NextShape extends HybridShape {
+  experts: number;
+  expertsUsed: number;
+  expertFfn: number;
+  sharedFfn: number;
+}
+export const QUICK_NEXT: NextShape = { ...QUICK_HYBRID, name: 'qwen3next-quick-shape', experts: 8, expertsUsed: 2, expertFfn: 64, sharedFfn: 128 };
+const isNext = (s: BenchShape): s is NextShape => 'experts' in s;
+
 export type WeightType = 'F16' | 'Q8_0' | 'Q4_K_M';
 const FILE_TYPE: Record<WeightType, number> = { F16: 1, Q8_0: 7, Q4_K_M: 15 };
 const GGML = { F32: 0, F16: 1, Q8_0: 8, Q4_K: 12, Q6_K: 14 } as const;
@@ -126,7 +141,7 @@ export async function makeModel(shape: BenchShape, type: WeightType, file: strin
   const kv = s.kvHeads * s.headDim;
   // [name, GGUF dims (ne0 first), kind]; 'norm' vectors hold 1 (a qwen35 file stores its (1 + w) norms so: w = 0),
   // 'a' qwen35's A = -exp(A_log) (negative), 'conv' the F32 depthwise conv.
-  const layout: Array<[string, number[], 'matrix' | 'norm' | 'a' | 'conv']> = [['token_embd.weight', [s.hidden, s.vocab], 'matrix']];
+  const layout: Array<[string, number[], 'matrix' | 'norm' | 'a' | 'conv' | 'router']> = [['token_embd.weight', [s.hidden, s.vocab], 'matrix']];
   for (let l = 0; l < s.layers; l++) {
     const p = `blk.${l}.`;
     if (isHybrid(s)) {
@@ -145,20 +160,33 @@ export async function makeModel(shape: BenchShape, type: WeightType, file: strin
         layout.push(
           [`${p}attn_qkv.weight`, [s.hidden, conv], 'matrix'],
           [`${p}attn_gate.weight`, [s.hidden, lin], 'matrix'],
-          [`${p}ssm_beta.weight`, [s.hidden, s.linValueHeads], 'matrix'],
-          [`${p}ssm_alpha.weight`, [s.hidden, s.linValueHeads], 'matrix'],
+          ...((isNext(s)
+            ? [[`${p}ssm_ba.weight`, [s.hidden, 2 * s.linValueHeads], 'matrix']]
+            : [[`${p}ssm_beta.weight`, [s.hidden, s.linValueHeads], 'matrix'], [`${p}ssm_alpha.weight`, [s.hidden, s.linValueHeads], 'matrix']]) as typeof layout),
           [`${p}ssm_conv1d.weight`, [s.conv, conv], 'conv'],
           [`${p}ssm_dt.bias`, [s.linValueHeads], 'norm'],
           [`${p}ssm_a`, [s.linValueHeads], 'a'],
           [`${p}ssm_norm.weight`, [s.linDim], 'norm'],
           [`${p}ssm_out.weight`, [lin, s.hidden], 'matrix'],
         );
-      layout.push(
-        [`${p}post_attention_norm.weight`, [s.hidden], 'norm'],
-        [`${p}ffn_gate.weight`, [s.hidden, s.ffn], 'matrix'],
-        [`${p}ffn_up.weight`, [s.hidden, s.ffn], 'matrix'],
-        [`${p}ffn_down.weight`, [s.ffn, s.hidden], 'matrix'],
-      );
+      layout.push([`${p}post_attention_norm.weight`, [s.hidden], 'norm']);
+      if (isNext(s))
+        layout.push(
+          [`${p}ffn_gate_inp.weight`, [s.hidden, s.experts], 'router'],
+          [`${p}ffn_gate_exps.weight`, [s.hidden, s.expertFfn, s.experts], 'matrix'],
+          [`${p}ffn_up_exps.weight`, [s.hidden, s.expertFfn, s.experts], 'matrix'],
+          [`${p}ffn_down_exps.weight`, [s.expertFfn, s.hidden, s.experts], 'matrix'],
+          [`${p}ffn_gate_inp_shexp.weight`, [s.hidden], 'router'],
+          [`${p}ffn_gate_shexp.weight`, [s.hidden, s.sharedFfn], 'matrix'],
+          [`${p}ffn_up_shexp.weight`, [s.hidden, s.sharedFfn], 'matrix'],
+          [`${p}ffn_down_shexp.weight`, [s.sharedFfn, s.hidden], 'matrix'],
+        );
+      else
+        layout.push(
+          [`${p}ffn_gate.weight`, [s.hidden, s.ffn], 'matrix'],
+          [`${p}ffn_up.weight`, [s.hidden, s.ffn], 'matrix'],
+          [`${p}ffn_down.weight`, [s.ffn, s.hidden], 'matrix'],
+        );
       continue;
     }
     layout.push(
@@ -179,7 +207,7 @@ export async function makeModel(shape: BenchShape, type: WeightType, file: strin
   if (isHybrid(s) && type === 'Q4_K_M') throw new Error('the hybrid bench model is written in F16 or Q8_0');
   const types = layout.map(([name, , kind]) => (kind !== 'matrix' ? GGML.F32 : matrixType(type, name, s.layers)));
   const tensors: TensorSpec[] = layout.map(([name, dims], i) => ({ name, dims, type: dequantized && types[i] !== GGML.F16 ? GGML.F32 : types[i]! }));
-  const a = isHybrid(s) ? 'qwen35' : 'qwen3';
+  const a = isNext(s) ? 'qwen3next' : isHybrid(s) ? 'qwen35' : 'qwen3';
   const hybridMeta: GgufSpec['metadata'] = isHybrid(s)
     ? [
         [`${a}.ssm.conv_kernel`, meta.u32(s.conv)],
@@ -189,7 +217,14 @@ export async function makeModel(shape: BenchShape, type: WeightType, file: strin
         [`${a}.ssm.inner_size`, meta.u32(s.linValueHeads * s.linDim)],
         [`${a}.full_attention_interval`, meta.u32(4)],
         [`${a}.rope.dimension_count`, meta.u32(s.headDim / 4)],
-        [`${a}.rope.dimension_sections`, meta.i32s([11, 11, 10, 0])],
+        ...((isNext(s)
+          ? [
+              [`${a}.expert_count`, meta.u32(s.experts)],
+              [`${a}.expert_used_count`, meta.u32(s.expertsUsed)],
+              [`${a}.expert_feed_forward_length`, meta.u32(s.expertFfn)],
+              [`${a}.expert_shared_feed_forward_length`, meta.u32(s.sharedFfn)],
+            ]
+          : [[`${a}.rope.dimension_sections`, meta.i32s([11, 11, 10, 0])]]) as GgufSpec['metadata']),
       ]
     : [];
   const spec: GgufSpec = {
@@ -234,6 +269,11 @@ export async function makeModel(shape: BenchShape, type: WeightType, file: strin
       yield new Uint8Array((varied || new Float32Array(count).fill(1)).buffer);
       return;
     }
+    if (kind === 'router') {
+      // Router logits of a few units, so the experts chosen differ from token to token.
+      for (const values of randomChunks(name, count, count, 2 / Math.sqrt(dims[0]!))) yield new Uint8Array(values.buffer);
+      return;
+    }
     if (kind === 'a') {
       // A_log = log(1..16), as Qwen3.5 initialises it.
       yield new Uint8Array(Float32Array.from({ length: count }, (_, i) => -(1 + (i % 16))).buffer);
@@ -267,8 +307,8 @@ export async function ensureModel(shape: BenchShape, type: WeightType): Promise<
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, hybrid: { type: 'boolean' }, type: { type: 'string', default: 'F16' }, out: { type: 'string' }, dequantized: { type: 'boolean' } } });
-  const shape = values.hybrid ? (values.quick ? QUICK_HYBRID : FULL_HYBRID) : values.quick ? QUICK : FULL;
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, hybrid: { type: 'boolean' }, next: { type: 'boolean' }, type: { type: 'string', default: 'F16' }, out: { type: 'string' }, dequantized: { type: 'boolean' } } });
+  const shape = values.next ? QUICK_NEXT : values.hybrid ? (values.quick ? QUICK_HYBRID : FULL_HYBRID) : values.quick ? QUICK : FULL;
   const type = values.type as WeightType;
   if (!(type in FILE_TYPE)) throw new Error(`--type must be one of ${Object.keys(FILE_TYPE).join(', ')}`);
   const file = values.out ?? modelPath(shape, type).replace(/\.gguf$/, values.dequantized ? '-dequantized.gguf' : '.gguf');
