@@ -14,6 +14,7 @@
  */
 
 import type { EmbedInput, EmbedOptions, EmbedResult } from '../embeddings/embed.js';
+import type { RerankOptions, RerankResult } from '../embeddings/rerank.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { AbortError, BackendCrashedError, InvalidOptionError, PipelineClosedError } from '../errors.js';
 import { PipelineFace, type ModelPipeline, type PartRun, type PipelineEvents, type PipelineStats } from '../pipeline/face.js';
@@ -36,8 +37,8 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
   private child: ChildProcess | undefined;
   private opening: Promise<ChildProcess> | undefined;
   private readonly runs = new Map<number, PartChannel>();
-  /** embed() calls in flight, by id (the same ids as runs). */
-  private readonly embeds = new Map<number, { resolve(result: EmbedResult): void; reject(error: Error): void }>();
+  /** embed() and rerank() calls in flight, by id (the same ids as runs). */
+  private readonly embeds = new Map<number, { resolve(result: unknown): void; reject(error: Error): void }>();
   private nextId = 1;
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -103,15 +104,26 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
   }
 
   /** pipe.embed() in the child: the same checks, vectors and errors as in process. */
-  async embed(input: EmbedInput, options: EmbedOptions = {}): Promise<EmbedResult> {
-    if (this.closed) throw new PipelineClosedError();
+  embed(input: EmbedInput, options: EmbedOptions = {}): Promise<EmbedResult> {
     const { signal, ...rest } = options;
+    return this.callChild<EmbedResult>((id) => ({ kind: 'embed', id, input, options: rest }), signal);
+  }
+
+  /** pipe.rerank() in the child: the same checks, scores and errors as in process. */
+  rerank(query: string, documents: readonly string[], options: RerankOptions = {}): Promise<RerankResult> {
+    const { signal, ...rest } = options;
+    return this.callChild<RerankResult>((id) => ({ kind: 'rerank', id, query, documents, options: rest }), signal);
+  }
+
+  /** One call answered by one result message (`embedded`, `reranked`) or `failed`, aborted by `signal`. */
+  private async callChild<T>(message: (id: number) => HostMessage, signal: AbortSignal | undefined): Promise<T> {
+    if (this.closed) throw new PipelineClosedError();
     if (signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: signal.reason });
     const child = await this.ensureChild();
     const id = this.nextId++;
-    const result = new Promise<EmbedResult>((resolve, reject) => this.embeds.set(id, { resolve, reject }));
+    const result = new Promise<T>((resolve, reject) => this.embeds.set(id, { resolve: resolve as (result: unknown) => void, reject }));
     try {
-      child.send({ kind: 'embed', id, input, options: rest } satisfies HostMessage);
+      child.send(message(id));
     } catch (error) {
       this.embeds.delete(id);
       throw new InvalidOptionError('options', `cannot be sent to the isolated engine: ${(error as Error).message}`);
@@ -213,6 +225,7 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
         this.embeds.get(message.id)?.reject(fromErrorData(message.error));
         return;
       case 'embedded':
+      case 'reranked':
         this.embeds.get(message.id)?.resolve(message.result);
         return;
       case 'event':
