@@ -1,0 +1,88 @@
+/**
+ * The cross-encoder half of reranking without an encoder forward: the head
+ * (pooler dense + tanh, classifier, CrossEncoder's activation) read from
+ * test/fixtures/bert-cross-encoder-tiny's safetensors and applied to the
+ * [CLS] states transformers computed, and the pair template read from its
+ * tokenizer.json, both against tools/embeddings/make_rerank_fixtures.py's
+ * numbers from sentence-transformers and torch.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { crossEncoderActivation, crossEncoderLogits, crossEncoderScore } from '../../src/embeddings/rerank-cross-encoder.js';
+import { readReranker, type CrossEncoderReranker } from '../../src/embeddings/rerank-config.js';
+import { encodePair, pairTemplateOf, specialTokenCount } from '../../src/embeddings/rerank-pair.js';
+import { ModelLoadError, PromptTooLongError, UnsupportedModelError } from '../../src/errors.js';
+import { readReference, REPO_ROOT } from '../native/helpers.js';
+
+const DIR = join(REPO_ROOT, 'test', 'fixtures', 'bert-cross-encoder-tiny');
+interface Pair { input_ids: number[]; token_type_ids: number[]; query_ids: number[]; document_ids: number[]; cls_hidden: number[]; logit: number }
+const ref = readReference(DIR) as unknown as {
+  pairs: Pair[]; scores: number[]; activation: string;
+  truncated_pair: { document: number; max_length: number; input_ids: number[]; token_type_ids: number[] };
+};
+const noTokens = { tokenToId: () => undefined };
+
+describe('cross-encoder head', () => {
+  it('is recognised from config.json and read from the safetensors', async () => {
+    const reranker = (await readReranker(DIR, undefined, noTokens)) as CrossEncoderReranker;
+    expect(reranker.kind).toBe('cross-encoder');
+    expect(reranker.head.activation).toBe('sigmoid');
+    expect(ref.activation).toBe('Sigmoid');
+    expect([reranker.head.dense.rows, reranker.head.dense.cols, reranker.head.out.rows]).toEqual([32, 32, 1]);
+  });
+
+  it("gives the model's logit and CrossEncoder.predict()'s score from the [CLS] state, within 1e-5", async () => {
+    const { head } = (await readReranker(DIR, undefined, noTokens)) as CrossEncoderReranker;
+    ref.pairs.forEach((pair, i) => {
+      const cls = Float32Array.from(pair.cls_hidden);
+      expect(Math.abs(crossEncoderLogits(head, cls)[0]! - pair.logit), `pair ${i}`).toBeLessThan(1e-5);
+      expect(Math.abs(crossEncoderScore(head, cls) - ref.scores[i]!), `pair ${i}`).toBeLessThan(1e-5);
+    });
+    expect(crossEncoderScore({ ...head, activation: 'identity' }, Float32Array.from(ref.pairs[0]!.cls_hidden))).toBeCloseTo(ref.pairs[0]!.logit, 5);
+    expect(() => crossEncoderLogits(head, new Float32Array(8))).toThrow(RangeError);
+  });
+
+  it('reads the activation config.json names, in both of its spellings', () => {
+    expect(crossEncoderActivation({}, 'config.json')).toBe('sigmoid');
+    expect(crossEncoderActivation({ sentence_transformers: { activation_fn: 'torch.nn.modules.linear.Identity' } }, 'config.json')).toBe('identity');
+    expect(crossEncoderActivation({ sbert_ce_default_activation_function: 'torch.nn.modules.activation.Sigmoid' }, 'config.json')).toBe('sigmoid');
+    expect(() => crossEncoderActivation({ sentence_transformers: { activation_fn: 'torch.nn.Tanh' } }, 'config.json')).toThrow(UnsupportedModelError);
+  });
+});
+
+describe('pair template', () => {
+  const template = pairTemplateOf(JSON.parse(readFileSync(join(DIR, 'tokenizer.json'), 'utf8')), 'tokenizer.json');
+
+  it("puts query and document together as the tokenizer's pair template does, with token types", () => {
+    expect(specialTokenCount(template)).toBe(3);
+    ref.pairs.forEach((pair, i) => {
+      const { ids, typeIds } = encodePair(template, pair.query_ids, pair.document_ids, 128, false, `documents[${i}]`);
+      expect(ids, `pair ${i}`).toEqual(pair.input_ids);
+      expect(typeIds, `pair ${i}`).toEqual(pair.token_type_ids);
+    });
+  });
+
+  it("cuts the longer side first (longest_first), else PromptTooLongError naming the document", () => {
+    const { document, max_length: max, input_ids, token_type_ids } = ref.truncated_pair;
+    const pair = ref.pairs[document]!;
+    expect(encodePair(template, pair.query_ids, pair.document_ids, max, true, 'documents[3]')).toEqual({ ids: input_ids, typeIds: token_type_ids });
+    expect(() => encodePair(template, pair.query_ids, pair.document_ids, max, false, 'documents[3]')).toThrow(PromptTooLongError);
+    expect(() => encodePair(template, pair.query_ids, pair.document_ids, max, false, 'documents[3]')).toThrow(/documents\[3\]: the query and document make \d+ tokens/);
+    // Both sides long: each keeps about half.
+    const a = Array.from({ length: 40 }, (_, i) => 10 + i);
+    const b = Array.from({ length: 30 }, (_, i) => 60 + i);
+    const cut = encodePair(template, a, b, 23, true, 'documents[0]');
+    expect(cut.ids).toHaveLength(23);
+    expect(cut.typeIds.filter((t) => t === 1)).toHaveLength(10 + 1);
+  });
+
+  it("reads RoBERTa's processor and refuses a tokenizer without a pair template", () => {
+    const roberta = pairTemplateOf({ post_processor: { type: 'RobertaProcessing', sep: ['</s>', 2], cls: ['<s>', 0] } }, 'tokenizer.json');
+    expect(encodePair(roberta, [5, 6], [7], 64, false, 'documents[0]')).toEqual({ ids: [0, 5, 6, 2, 2, 7, 2], typeIds: [0, 0, 0, 0, 0, 0, 0] });
+    const sequence = pairTemplateOf({ post_processor: { type: 'Sequence', processors: [{ type: 'ByteLevel' }, { type: 'BertProcessing', sep: ['[SEP]', 3], cls: ['[CLS]', 2] }] } }, 'tokenizer.json');
+    expect(encodePair(sequence, [5], [7], 64, false, 'documents[0]').ids).toEqual([2, 5, 3, 7, 3]);
+    expect(() => pairTemplateOf({ post_processor: null }, 'tokenizer.json')).toThrow(ModelLoadError);
+    expect(() => pairTemplateOf({ post_processor: { type: 'ByteLevel' } }, 'tokenizer.json')).toThrow(/no pair template weft reads/);
+  });
+});
