@@ -149,6 +149,8 @@ export function runAll(engine: Engine, config: Pick<EmbeddingConfig, 'pooling'>,
     };
     const onAbort = (): void => fail(new AbortError('the request was aborted', { cause: options.signal?.reason }));
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    // Aborted while the prompts were encoded: the listener will never fire.
+    if (options.signal?.aborted) return onAbort();
     const done = (): void => {
       options.signal?.removeEventListener('abort', onAbort);
       if (!settled) {

@@ -133,6 +133,8 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
       if (this.child === child && this.embeds.has(id)) child.send({ kind: 'abort', id } satisfies HostMessage);
     };
     signal?.addEventListener('abort', abort, { once: true });
+    // Aborted while the child was started: the listener will never fire.
+    if (signal?.aborted) abort();
     try {
       return await result;
     } finally {
