@@ -111,3 +111,18 @@ export function encodePair(template: PairTemplate, a: readonly number[], b: read
   }
   return { ids, typeIds };
 }
+
+/** How a side becomes token ids: the pipeline's encoder, without special tokens (the template adds them). */
+export interface SideEncoder {
+  encode(text: string, addSpecialTokens: boolean): Promise<number[]>;
+}
+
+/**
+ * Every (query, document) pair of a call, encoded for a cross-encoder: the
+ * query once, each document on its own, put together by the template within
+ * `maxTokens` (errors name `documents[i]`).
+ */
+export async function encodePairs(encoder: SideEncoder, template: PairTemplate, query: string, documents: readonly string[], maxTokens: number, truncate: boolean): Promise<EncodedPair[]> {
+  const [queryIds, ...documentIds] = await Promise.all([query, ...documents].map((text) => encoder.encode(text, false)));
+  return documentIds.map((ids, i) => encodePair(template, queryIds!, ids, maxTokens, truncate, `documents[${i}]`));
+}

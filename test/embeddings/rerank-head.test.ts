@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { crossEncoderActivation, crossEncoderLogits, crossEncoderScore } from '../../src/embeddings/rerank-cross-encoder.js';
 import { readReranker, type CrossEncoderReranker } from '../../src/embeddings/rerank-config.js';
-import { encodePair, pairTemplateOf, specialTokenCount } from '../../src/embeddings/rerank-pair.js';
+import { encodePair, encodePairs, pairTemplateOf, specialTokenCount } from '../../src/embeddings/rerank-pair.js';
 import { ModelLoadError, PromptTooLongError, UnsupportedModelError } from '../../src/errors.js';
 import { readReference, REPO_ROOT } from '../native/helpers.js';
 
@@ -75,6 +75,19 @@ describe('pair template', () => {
     const cut = encodePair(template, a, b, 23, true, 'documents[0]');
     expect(cut.ids).toHaveLength(23);
     expect(cut.typeIds.filter((t) => t === 1)).toHaveLength(10 + 1);
+  });
+
+  it('encodes a whole call through the tokenizer interface: the query once, each document on its own', async () => {
+    // The WordPiece tokenizer lands with the BERT encoder; here each side's ids are the fixture tokenizer's own.
+    const sides = new Map<string, number[]>([['q', ref.pairs[0]!.query_ids], ...ref.pairs.map((p, i): [string, number[]] => [`d${i}`, p.document_ids])]);
+    const asked: [string, boolean][] = [];
+    const encoder = { encode: async (text: string, special: boolean) => (asked.push([text, special]), sides.get(text)!) };
+    const pairs = await encodePairs(encoder, template, 'q', ref.pairs.map((_, i) => `d${i}`), 128, false);
+    expect(pairs.map((p) => p.ids)).toEqual(ref.pairs.map((p) => p.input_ids));
+    expect(pairs.map((p) => p.typeIds)).toEqual(ref.pairs.map((p) => p.token_type_ids));
+    expect(asked.every(([, special]) => !special)).toBe(true);
+    expect(asked.filter(([text]) => text === 'q')).toHaveLength(1);
+    await expect(encodePairs(encoder, template, 'q', ['d0', 'd3'], ref.pairs[0]!.input_ids.length, false)).rejects.toThrow(/documents\[1\]: the query and document make/);
   });
 
   it("reads RoBERTa's processor and refuses a tokenizer without a pair template", () => {
