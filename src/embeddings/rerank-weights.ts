@@ -48,12 +48,14 @@ export async function readRows(info: TensorInfo, rows?: readonly number[]): Prom
   return { rows: wanted.length, cols, data };
 }
 
+/** One word reinterpreted: BF16 is the top half of an f32. */
+const word = new Uint32Array(1);
+const wordAsFloat = new Float32Array(word.buffer);
+
 function toFloat(bytes: Buffer, i: number, dtype: string): number {
   if (dtype === 'F32') return bytes.readFloatLE(i * 4);
   const bits = bytes.readUInt16LE(i * 2);
   if (dtype === 'F16') return halfToFloat(bits);
-  // BF16 is the top half of an f32.
-  const word = Buffer.alloc(4);
-  word.writeUInt32LE(bits << 16 >>> 0);
-  return word.readFloatLE(0);
+  word[0] = bits << 16;
+  return wordAsFloat[0]!;
 }

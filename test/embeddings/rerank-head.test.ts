@@ -6,13 +6,16 @@
  * tokenizer.json, both against tools/embeddings/make_rerank_fixtures.py's
  * numbers from sentence-transformers and torch.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { crossEncoderActivation, crossEncoderLogits, crossEncoderScore } from '../../src/embeddings/rerank-cross-encoder.js';
 import { readReranker, type CrossEncoderReranker } from '../../src/embeddings/rerank-config.js';
 import { encodePair, encodePairs, pairTemplateOf, specialTokenCount } from '../../src/embeddings/rerank-pair.js';
 import { ModelLoadError, PromptTooLongError, UnsupportedModelError } from '../../src/errors.js';
+import { readRows } from '../../src/embeddings/rerank-weights.js';
+import { readSafetensorsHeader } from '../../src/model-files/safetensors.js';
 import { readReference, REPO_ROOT } from '../native/helpers.js';
 
 const DIR = join(REPO_ROOT, 'test', 'fixtures', 'bert-cross-encoder-tiny');
@@ -97,5 +100,41 @@ describe('pair template', () => {
     expect(encodePair(sequence, [5], [7], 64, false, 'documents[0]').ids).toEqual([2, 5, 3, 7, 3]);
     expect(() => pairTemplateOf({ post_processor: null }, 'tokenizer.json')).toThrow(ModelLoadError);
     expect(() => pairTemplateOf({ post_processor: { type: 'ByteLevel' } }, 'tokenizer.json')).toThrow(/no pair template weft reads/);
+  });
+});
+
+describe('head weights from safetensors', () => {
+  it('reads rows of F32, F16 and BF16 tensors as float32', async () => {
+    // Bit patterns and values from torch: bfloat16 [1.5, -2.25, 3e-3, 65504, -1e30] rounds to these.
+    const bf16 = [16320, -16368, 15173, 18304, -3766];
+    const bf16Values = [1.5, -2.25, 0.0030059814453125, 65536.0, -1.0002555517425873e30];
+    const f16 = [0x3e00, 0xc080, 0x0001, 0x7bff, 0x3c00, 0x0000]; // 1.5, -2.25, 2^-24, 65504, 1, 0
+    const f32 = [0.25, -8, 1e-7, 3];
+    const parts = [
+      { name: 'b', dtype: 'BF16', shape: [5], bytes: Buffer.from(Int16Array.from(bf16).buffer) },
+      { name: 'h', dtype: 'F16', shape: [3, 2], bytes: Buffer.from(Uint16Array.from(f16).buffer) },
+      { name: 'f', dtype: 'F32', shape: [2, 2], bytes: Buffer.from(Float32Array.from(f32).buffer) },
+    ];
+    let offset = 0;
+    const header: Record<string, unknown> = {};
+    for (const p of parts) (header[p.name] = { dtype: p.dtype, shape: p.shape, data_offsets: [offset, offset + p.bytes.length] }), (offset += p.bytes.length);
+    const json = Buffer.from(JSON.stringify(header));
+    const length = Buffer.alloc(8);
+    length.writeBigUInt64LE(BigInt(json.length));
+    const dir = mkdtempSync(join(tmpdir(), 'weft-rows-'));
+    try {
+      const file = join(dir, 'model.safetensors');
+      writeFileSync(file, Buffer.concat([length, json, ...parts.map((p) => p.bytes)]));
+      const tensors = await readSafetensorsHeader(file);
+      expect(Array.from((await readRows(tensors.get('b')!)).data)).toEqual(bf16Values.map((v) => Math.fround(v)));
+      const half = await readRows(tensors.get('h')!, [2, 0]);
+      expect([half.rows, half.cols]).toEqual([2, 2]);
+      expect(Array.from(half.data)).toEqual([1, 0, 1.5, -2.25]);
+      expect(Array.from((await readRows(tensors.get('h')!, [1])).data)).toEqual([2 ** -24, 65504]);
+      expect(Array.from((await readRows(tensors.get('f')!, [1])).data)).toEqual([Math.fround(1e-7), 3]);
+      await expect(readRows(tensors.get('f')!, [2])).rejects.toThrow(ModelLoadError);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
