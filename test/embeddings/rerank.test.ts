@@ -9,6 +9,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CpuBackend } from '../../src/backends/cpu/index.js';
 import { Pipeline } from '../../src/create.js';
 import { AbortError, InvalidOptionError, PromptTooLongError, UnsupportedModelError } from '../../src/errors.js';
 import { DEFAULT_RERANK_INSTRUCTION, YES_NO_PREFIX, YES_NO_SUFFIX, yesNoBody } from '../../src/embeddings/rerank-yes-no.js';
@@ -85,7 +86,10 @@ describe('qwen3-rerank-tiny', () => {
     await expect(pipe.rerank(ref.query, ['fine'], { topN: 0 })).rejects.toThrow(/topN: must be a positive integer/);
     await expect(pipe.rerank(ref.query, ['fine'], { colour: 'red' } as never)).rejects.toThrow(/colour: is not a rerank option/);
     await expect(pipe.rerank(ref.query, ['fine'], { instruction: ' ' })).rejects.toThrow(/instruction: must be a non-empty string/);
-    expectScores((await pipe.rerank(ref.query, ref.documents)).scores, ref.default_instruction.scores);
+    // A bad call beside a good one leaves the good one's scores alone.
+    const [good, bad] = await Promise.allSettled([pipe.rerank(ref.query, ref.documents), pipe.rerank(ref.query, ['fine', 'weft '.repeat(600)])]);
+    expect(bad.status === 'rejected' && bad.reason instanceof PromptTooLongError).toBe(true);
+    expectScores(good.status === 'fulfilled' ? good.value.scores : [], ref.default_instruction.scores);
   });
 
   it('a pair longer than the context is a PromptTooLongError naming the document, or is cut with truncate', async () => {
@@ -144,6 +148,13 @@ describe('which folders rerank', () => {
   it('the rerank pipeline option is checked at create', async () => {
     await expect(Pipeline.create({ model: DIR, rerank: { instruction: 3 } as never })).rejects.toThrow(/rerank.instruction: must be a non-empty string/);
     await expect(Pipeline.create({ model: DIR, rerank: { format: 'x' } as never })).rejects.toThrow(/rerank.format: is not a rerank option/);
+  });
+
+  it('a pipeline over your own backend cannot rerank (weft reads the head from a folder)', async () => {
+    const backend = await CpuBackend.load(DIR, { threads: 1 });
+    const tokenizer = await Pipeline.create({ model: DIR, threads: 1 }).then(async (p) => { const t = p.tokenizer; await p.close(); return t; });
+    await using pipe = await Pipeline.create({ backend, tokenizer });
+    await expect(pipe.rerank(ref.query, ['a'])).rejects.toThrow(/your own backend cannot rerank/);
   });
 
   it('an embedding model folder is not a reranker', async () => {
