@@ -38,7 +38,7 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
   private opening: Promise<ChildProcess> | undefined;
   private readonly runs = new Map<number, PartChannel>();
   /** embed() and rerank() calls in flight, by id (the same ids as runs). */
-  private readonly embeds = new Map<number, { resolve(result: unknown): void; reject(error: Error): void }>();
+  private readonly calls = new Map<number, { resolve(result: unknown): void; reject(error: Error): void }>();
   private nextId = 1;
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -121,16 +121,16 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
     if (signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: signal.reason });
     const child = await this.ensureChild();
     const id = this.nextId++;
-    const result = new Promise<T>((resolve, reject) => this.embeds.set(id, { resolve: resolve as (result: unknown) => void, reject }));
+    const result = new Promise<T>((resolve, reject) => this.calls.set(id, { resolve: resolve as (result: unknown) => void, reject }));
     try {
       child.send(message(id));
     } catch (error) {
-      this.embeds.delete(id);
+      this.calls.delete(id);
       throw new InvalidOptionError('options', `cannot be sent to the isolated engine: ${(error as Error).message}`);
     }
     setChildRef(child, true);
     const abort = (): void => {
-      if (this.child === child && this.embeds.has(id)) child.send({ kind: 'abort', id } satisfies HostMessage);
+      if (this.child === child && this.calls.has(id)) child.send({ kind: 'abort', id } satisfies HostMessage);
     };
     signal?.addEventListener('abort', abort, { once: true });
     // Aborted while the child was started: the listener will never fire.
@@ -139,8 +139,8 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
       return await result;
     } finally {
       signal?.removeEventListener('abort', abort);
-      this.embeds.delete(id);
-      if (this.runs.size === 0 && this.embeds.size === 0 && this.child) setChildRef(this.child, false);
+      this.calls.delete(id);
+      if (this.runs.size === 0 && this.calls.size === 0 && this.child) setChildRef(this.child, false);
     }
   }
 
@@ -175,7 +175,7 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
       // A consumer that leaves early (break, return, throw) cancels the request.
       if (!channel.isSettled) abort();
       this.runs.delete(id);
-      if (this.runs.size === 0 && this.embeds.size === 0 && this.child) setChildRef(this.child, false);
+      if (this.runs.size === 0 && this.calls.size === 0 && this.child) setChildRef(this.child, false);
     }
   }
 
@@ -208,7 +208,7 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
       // Start the replacement now, so the next request does not wait for the model to load.
       this.ensureChild().catch((error: unknown) => this.log(`the engine process could not be restarted: ${String(error)}`));
     });
-    if (this.runs.size === 0 && this.embeds.size === 0) setChildRef(child, false);
+    if (this.runs.size === 0 && this.calls.size === 0) setChildRef(child, false);
   }
 
   private onMessage(message: ChildMessage): void {
@@ -224,11 +224,11 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
         return;
       case 'failed':
         this.runs.get(message.id)?.fail(fromErrorData(message.error));
-        this.embeds.get(message.id)?.reject(fromErrorData(message.error));
+        this.calls.get(message.id)?.reject(fromErrorData(message.error));
         return;
       case 'embedded':
       case 'reranked':
-        this.embeds.get(message.id)?.resolve(message.result);
+        this.calls.get(message.id)?.resolve(message.result);
         return;
       case 'event':
         this.latestStats = message.stats as PipelineStats;
@@ -242,7 +242,7 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
 
   private failRuns(error: Error): void {
     for (const channel of this.runs.values()) channel.fail(error);
-    for (const pending of this.embeds.values()) pending.reject(error);
+    for (const pending of this.calls.values()) pending.reject(error);
   }
 
   private log(message: string): void {
