@@ -5,7 +5,7 @@
  * pairs share steps with generation, take their share of the step budget, are
  * cancelled by the call's AbortSignal and hold no KV blocks once scored. The
  * pairs of one call share their prompt's start (judging prompt, instruction,
- * query), so after the first they read it from the prefix cache.
+ * query), so with prefix caching on, later pairs read it from the cache.
  *
  * The folder says how pairs are written and scored (rerank-config.ts):
  * yes/no rerankers (Qwen3-Reranker) here; cross-encoders wait for an encoder
