@@ -9,6 +9,8 @@ export type { IsolatedPipeline } from './isolation/host.js';
 export type { ChatResult, GenerateResult } from './pipeline/results.js';
 export type { EmbedInput, EmbedOptions, EmbedResult } from './embeddings/embed.js';
 export type { EmbeddingOptions } from './embeddings/embedding-config.js';
+export type { RerankOptions, RerankResult } from './embeddings/rerank.js';
+export type { RerankPipelineOptions } from './embeddings/rerank-config.js';
 export type { Pooling } from './engine/embedding.js';
 export type { ChatInputMessage, OpenAIChatMessage, OpenAIToolCall, TextContentPart } from './pipeline/messages.js';
 export type {

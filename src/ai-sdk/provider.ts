@@ -12,6 +12,7 @@ import { UnsupportedModelError } from '../errors.js';
 import type { PipelineApi } from '../pipeline/face.js';
 import { WeftEmbeddingModel, type WeftEmbeddingSettings } from './embedding-model.js';
 import { WeftLanguageModel, type WeftModelSettings } from './language-model.js';
+import { WeftRerankingModel, type WeftRerankingSettings } from './reranking-model.js';
 import { borrowed, isPipeline, pipelineSource, type PipelineInput, type PipelineSource } from '../integrations/pipeline-source.js';
 
 export interface WeftProviderSettings extends WeftModelSettings {
@@ -29,6 +30,8 @@ export interface WeftProvider extends ProviderV3, AsyncDisposable {
   embeddingModel(modelId?: string, settings?: WeftEmbeddingSettings): WeftEmbeddingModel;
   /** The AI SDK's older name for embeddingModel. */
   textEmbeddingModel(modelId?: string, settings?: WeftEmbeddingSettings): WeftEmbeddingModel;
+  /** The reranking model over this provider's pipeline (its rerank()); `modelId` is only a label. */
+  rerankingModel(modelId?: string, settings?: WeftRerankingSettings): WeftRerankingModel;
   /** The pipeline (opened now if the provider was given options). */
   pipeline(): Promise<PipelineApi>;
   /** Closes the pipeline if the provider opened it; a Pipeline you passed in stays open. */
@@ -43,7 +46,7 @@ export function createWeft(settings: WeftProviderSettings): WeftProvider {
   const defaultId = settings.modelId ?? modelName(settings.pipeline);
   const languageModel = (modelId?: string): WeftLanguageModel => new WeftLanguageModel(modelId ?? defaultId, shared, settings);
   const unsupported = (kind: string) => (): never => {
-    throw new UnsupportedModelError(`weft serves language and embedding models only; it has no ${kind} models`);
+    throw new UnsupportedModelError(`weft serves language, embedding and reranking models only; it has no ${kind} models`);
   };
   const embeddingModel = (modelId?: string, embeddingSettings?: WeftEmbeddingSettings): WeftEmbeddingModel =>
     new WeftEmbeddingModel(modelId ?? defaultId, shared, embeddingSettings);
@@ -52,6 +55,7 @@ export function createWeft(settings: WeftProviderSettings): WeftProvider {
     languageModel,
     embeddingModel,
     textEmbeddingModel: embeddingModel,
+    rerankingModel: (modelId?: string, rerankingSettings?: WeftRerankingSettings) => new WeftRerankingModel(modelId ?? defaultId, shared, rerankingSettings),
     imageModel: unsupported('image') as (modelId: string) => ImageModelV3,
     pipeline: () => source.get(),
     close: () => source.close(),
@@ -78,6 +82,13 @@ export function weftEmbedding(modelOrPipeline: PipelineInput, settings: WeftEmbe
   const { modelId, ...rest } = settings;
   const source = pipelineSource(modelOrPipeline, 'weft', {});
   return new WeftEmbeddingModel(modelId ?? modelName(modelOrPipeline), source, rest);
+}
+
+/** One reranking model, as weftEmbedding() is one embedding model. */
+export function weftReranking(modelOrPipeline: PipelineInput, settings: WeftRerankingSettings & { modelId?: string } = {}): WeftRerankingModel {
+  const { modelId, ...rest } = settings;
+  const source = pipelineSource(modelOrPipeline, 'weft', {});
+  return new WeftRerankingModel(modelId ?? modelName(modelOrPipeline), source, rest);
 }
 
 function modelName(input: PipelineInput): string {

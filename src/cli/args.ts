@@ -28,11 +28,13 @@ export type Command =
   | ({ name: 'chat'; system?: string; templateKwargs?: Record<string, unknown> } & LoadFlags & SamplingFlags & ToolFlags)
   | { name: 'demo'; model?: string; threads?: number; quiet: boolean }
   | ({ name: 'embed'; texts: string[]; file?: string; promptName?: string; dimensions?: number; truncate: boolean } & LoadFlags)
+  // The documents are `texts`, read as embed's are.
+  | ({ name: 'rerank'; query: string; texts: string[]; file?: string; topN?: number; instruction?: string; truncate: boolean } & LoadFlags)
   // serve parses its own flags (src/serve/command-line.ts).
   | { name: 'serve'; args: string[] };
 
-export type CommandName = 'generate' | 'chat' | 'embed' | 'demo' | 'serve';
-const COMMANDS: readonly CommandName[] = ['generate', 'chat', 'embed', 'demo', 'serve'];
+export type CommandName = 'generate' | 'chat' | 'embed' | 'rerank' | 'demo' | 'serve';
+const COMMANDS: readonly CommandName[] = ['generate', 'chat', 'embed', 'rerank', 'demo', 'serve'];
 
 /** Parsers and tools for chat. `reasoningParser: 'none'` turns off the automatic reasoning parser. */
 export interface ToolFlags {
@@ -82,6 +84,7 @@ export const COMMAND_OPTIONS = {
     'guided-tools': { type: 'boolean' },
   },
   embed: { ...loadOptions, file: { type: 'string', short: 'f' }, 'prompt-name': { type: 'string' }, dimensions: { type: 'string' }, truncate: { type: 'boolean' } },
+  rerank: { ...loadOptions, query: { type: 'string' }, file: { type: 'string', short: 'f' }, 'top-n': { type: 'string' }, instruction: { type: 'string' }, truncate: { type: 'boolean' } },
   demo: { model: loadOptions.model, threads: loadOptions.threads, quiet: loadOptions.quiet, help: loadOptions.help },
 } satisfies Record<Exclude<CommandName, 'serve'>, Options>;
 
@@ -100,6 +103,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (name === 'generate') return parseGenerate(rest);
   if (name === 'chat') return parseChat(rest);
   if (name === 'embed') return parseEmbed(rest);
+  if (name === 'rerank') return parseRerank(rest);
   if (name === 'serve') return { name: 'serve', args: rest };
   return parseDemo(rest);
 }
@@ -138,6 +142,28 @@ function parseEmbed(args: string[]): Command {
     ...(file !== undefined && { file }),
     ...(promptName !== undefined && { promptName }),
     ...(dimensions !== undefined && { dimensions }),
+    truncate: values.truncate === true,
+  };
+}
+
+function parseRerank(args: string[]): Command {
+  const { values, positionals } = parse('rerank', args, COMMAND_OPTIONS.rerank);
+  if (values.help) return { name: 'help', topic: 'rerank' };
+  const query = stringValue(values.query);
+  if (query === undefined || query.trim() === '') throw new UsageError('--query is required: the text the documents are ranked against', 'rerank');
+  const file = stringValue(values.file);
+  if (file !== undefined && positionals.length > 0) throw new UsageError('give documents as arguments or --file, not both', 'rerank');
+  const topN = optionalInteger('rerank', '--top-n', values['top-n'], 1);
+  const instruction = stringValue(values.instruction);
+  return {
+    name: 'rerank',
+    ...loadFlags('rerank', values),
+    query,
+    // Each argument is one document; none (and no --file) means one document per line of stdin.
+    texts: positionals,
+    ...(file !== undefined && { file }),
+    ...(topN !== undefined && { topN }),
+    ...(instruction !== undefined && { instruction }),
     truncate: values.truncate === true,
   };
 }

@@ -13,7 +13,7 @@ type EmbedCommand = Extract<Command, { name: 'embed' }>;
  * token count on stderr. Ctrl-C stops it.
  */
 export async function runEmbed(command: EmbedCommand, io: CliIo, openPipeline: OpenPipeline): Promise<number> {
-  const texts = await readTexts(command, io);
+  const texts = await readTexts(command, io, 'embed');
   if (texts.length === 0) throw new UsageError('no texts given: pass them as arguments, with --file, or one per line on stdin', 'embed');
   const pipeline = await openModel(command, io, openPipeline);
   const abort = new AbortController();
@@ -46,16 +46,17 @@ export async function runEmbed(command: EmbedCommand, io: CliIo, openPipeline: O
   }
 }
 
-/** The texts to embed: the arguments, else the lines of --file or of stdin (blank lines skipped). */
-async function readTexts(command: EmbedCommand, io: CliIo): Promise<string[]> {
+/** The texts to embed (or rerank): the arguments, else the lines of --file or of stdin (blank lines skipped). */
+export async function readTexts(command: { readonly texts: string[]; readonly file?: string }, io: CliIo, topic: 'embed' | 'rerank'): Promise<string[]> {
   if (command.texts.length > 0) return command.texts;
   let content: string;
   if (command.file !== undefined) {
     content = await readFile(command.file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      throw new UsageError(`cannot read --file ${command.file}: ${error.code ?? error.message}`, 'embed');
+      throw new UsageError(`cannot read --file ${command.file}: ${error.code ?? error.message}`, topic);
     });
   } else {
-    if (io.stdin.isTTY) throw new UsageError('no texts given: pass them as arguments, with --file, or pipe them to stdin (one per line)', 'embed');
+    const what = topic === 'rerank' ? 'documents' : 'texts';
+    if (io.stdin.isTTY) throw new UsageError(`no ${what} given: pass them as arguments, with --file, or pipe them to stdin (one per line)`, topic);
     const chunks: Buffer[] = [];
     for await (const chunk of io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
     content = Buffer.concat(chunks).toString('utf8');

@@ -26,6 +26,7 @@ Usage:
   weft generate --model <dir> [options] "prompt"   continue a prompt, streaming tokens to stdout
   weft chat --model <dir> [options]                 chat interactively with a model's chat template
   weft embed --model <dir> [options] "text" ...     embed texts, one JSON line per text on stdout
+  weft rerank --model <dir> --query <q> "doc" ...   score documents against a query, best first, one JSON line each
   weft demo                                         the built-in demo: a tiny agent that reasons and calls tools
   weft serve --model <dir> [options]                an OpenAI-compatible HTTP server (/v1/chat/completions, /metrics)
   weft help <command>                               options of one command
@@ -113,6 +114,24 @@ ${LOAD_OPTIONS}
 
 Example:
   weft embed -m models/Qwen3-Embedding-0.6B --prompt-name query "what is paged attention?"
+`,
+  rerank: `Usage: weft rerank --model <dir> --query <text> [options] "document" ...
+
+Scores each document (each argument; or each line of --file, or of stdin)
+against the query and writes one JSON line per document to stdout, best first,
+{"index":0,"score":0.93,"document":"..."}. The model is a reranker: a
+Qwen3-Reranker-style folder (docs/reranking.md).
+
+Options:
+${LOAD_OPTIONS}
+      --query <text>       the text the documents are ranked against (required)
+  -f, --file <path>        read the documents from a file, one per line
+      --top-n <n>          write only the n best documents
+      --instruction <text> the reranker's task instruction (Qwen3-Reranker's <Instruct>)
+      --truncate           cut pairs longer than the model's context instead of failing
+
+Example:
+  weft rerank -m models/Qwen3-Reranker-0.6B --query "what is paged attention?" -f passages.txt --top-n 3
 `,
   demo: `Usage: weft demo [options]
 

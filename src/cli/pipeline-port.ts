@@ -1,4 +1,5 @@
 import type { EmbedOptions, EmbedResult } from '../embeddings/embed.js';
+import type { RerankOptions, RerankResult } from '../embeddings/rerank.js';
 import type { LoadProgress, ParserOptions } from '../pipeline/options.js';
 import type { StreamPart } from '../pipeline/stream-parts.js';
 import type { ChatMessage, ToolDefinition } from '../text/types.js';
@@ -28,6 +29,8 @@ export interface CliPipeline {
   close(): Promise<void>;
   /** `weft embed`; a stand-in may leave it out. */
   embed?(input: string[], options: EmbedOptions): Promise<EmbedResult>;
+  /** `weft rerank`; a stand-in may leave it out. */
+  rerank?(query: string, documents: string[], options: RerankOptions): Promise<RerankResult>;
   /** Looked at to pick default parsers and to spot a chat model; a stand-in may leave them out. */
   readonly tokenizer?: { tokenToId(token: string): number | undefined };
   readonly chatTemplate?:

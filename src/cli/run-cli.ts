@@ -5,6 +5,7 @@ import { describeError, runChat } from './chat.js';
 import { runServe } from '../serve/run-serve.js';
 import { runDemo } from './demo.js';
 import { runEmbed } from './embed.js';
+import { runRerank } from './rerank.js';
 import { runGenerate } from './generate.js';
 import { helpText, weftVersion } from './help.js';
 import type { CliIo } from './io.js';
@@ -36,6 +37,8 @@ export async function runCli(argv: readonly string[], io: CliIo, deps: CliDepend
         return await runChat(command, io, openPipeline);
       case 'embed':
         return await runEmbed(command, io, openPipeline);
+      case 'rerank':
+        return await runRerank(command, io, openPipeline);
       case 'serve':
         return await runServe(command.args, { stdout: io.stdout, stderr: io.stderr, env: io.env });
       case 'demo':

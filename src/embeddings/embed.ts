@@ -131,8 +131,11 @@ async function encode(promptText: PromptEncoder, text: string, index: number, li
   return [...ids.slice(0, before), ...plain.slice(0, limit - before - after), ...ids.slice(ids.length - after)];
 }
 
-/** Every prompt as an engine request at once, so they share steps; the first failure (or an abort) ends them all. */
-function runAll(engine: Engine, config: EmbeddingConfig, prompts: readonly number[][], options: EmbedOptions): Promise<Float32Array[]> {
+/**
+ * Every prompt as an engine request at once, so they share steps; the first failure (or an abort) ends them all.
+ * `what` names the prompts in errors (rerank() runs its pairs here too, as `documents`).
+ */
+export function runAll(engine: Engine, config: Pick<EmbeddingConfig, 'pooling'>, prompts: readonly number[][], options: Pick<EmbedOptions, 'signal' | 'priority'>, what = 'input'): Promise<Float32Array[]> {
   const ids: number[] = [];
   const vectors: Float32Array[] = new Array(prompts.length);
   return new Promise<Float32Array[]>((resolve, reject) => {
@@ -141,11 +144,13 @@ function runAll(engine: Engine, config: EmbeddingConfig, prompts: readonly numbe
     const fail = (error: Error): void => {
       if (settled) return;
       settled = true;
-      for (const id of ids) engine.abort(id, new AbortError('another text of the same embed() call failed'));
+      for (const id of ids) engine.abort(id, new AbortError(`another of the same call's ${what} failed`));
       reject(error);
     };
     const onAbort = (): void => fail(new AbortError('the request was aborted', { cause: options.signal?.reason }));
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    // Aborted while the prompts were encoded: the listener will never fire.
+    if (options.signal?.aborted) return onAbort();
     const done = (): void => {
       options.signal?.removeEventListener('abort', onAbort);
       if (!settled) {
@@ -174,14 +179,14 @@ function runAll(engine: Engine, config: EmbeddingConfig, prompts: readonly numbe
             }
             options.signal?.removeEventListener('abort', onAbort);
             if (info.reason === 'aborted') fail(info.error instanceof WeftError ? info.error : new AbortError());
-            else fail(info.error instanceof WeftError ? info.error : new BackendError(`embedding input[${i}] failed: ${info.error?.message ?? info.reason}`, { cause: info.error }));
+            else fail(info.error instanceof WeftError ? info.error : new BackendError(`${what}[${i}] failed: ${info.error?.message ?? info.reason}`, { cause: info.error }));
           },
         },
       );
       if (added.ok) ids.push(added.value);
       else if (added.error.kind === 'Closed') fail(new PipelineClosedError());
       else if (added.error.kind === 'CannotEmbed') fail(new UnsupportedModelError(added.error.message));
-      else fail(new PromptTooLongError(`input[${i}]: ${added.error.message}`));
+      else fail(new PromptTooLongError(`${what}[${i}]: ${added.error.message}`));
     });
   });
 }

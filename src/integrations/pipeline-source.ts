@@ -41,7 +41,7 @@ export function isPipeline(value: unknown): value is PipelineApi {
  * it was given here, so a wrong one gets an InvalidOptionError saying how that
  * factory is called, not a TypeError from deep inside.
  */
-export type SourceFactory = 'createWeft' | 'weft' | 'ChatWeft' | 'WeftEmbeddings';
+export type SourceFactory = 'createWeft' | 'weft' | 'ChatWeft' | 'WeftEmbeddings' | 'WeftReranker';
 
 const FOLDER = "'models/weft-demo'";
 const PIPELINE_INPUT = `a Pipeline you opened, Pipeline.create options ({ model: ${FOLDER}, ... }) or a model folder path`;
@@ -50,12 +50,14 @@ const CALLS: Record<SourceFactory, string> = {
   weft: `weft(pipeline), weft(${FOLDER}) or weft({ model: ${FOLDER}, ... }), then optionally { modelId, defaults }`,
   ChatWeft: `new ChatWeft({ pipeline, ...request defaults }), pipeline being ${PIPELINE_INPUT}`,
   WeftEmbeddings: `new WeftEmbeddings({ pipeline, queryPromptName?, documentPromptName?, dimensions? }), pipeline being ${PIPELINE_INPUT}`,
+  WeftReranker: `new WeftReranker({ pipeline, topN?, instruction?, truncate? }), pipeline being ${PIPELINE_INPUT}`,
 };
 /** The keys a settings object may have beside `pipeline` (ChatWeft's fields are LangChain's and weft's request options: not listed). */
 const SETTINGS_KEYS: Partial<Record<SourceFactory, readonly string[]>> = {
   createWeft: ['pipeline', 'modelId', 'defaults'],
   weft: ['modelId', 'defaults'],
   WeftEmbeddings: ['pipeline', 'queryPromptName', 'documentPromptName', 'dimensions', 'normalize', 'truncate'],
+  WeftReranker: ['pipeline', 'topN', 'instruction', 'truncate'],
 };
 
 /**
@@ -67,7 +69,7 @@ const SETTINGS_KEYS: Partial<Record<SourceFactory, readonly string[]>> = {
  * Pipeline.create checks the options themselves when the pipeline is opened.
  */
 export function pipelineSource(input: PipelineInput): PipelineSource;
-export function pipelineSource(settings: { readonly pipeline: PipelineInput }, factory: 'createWeft' | 'ChatWeft' | 'WeftEmbeddings'): PipelineSource;
+export function pipelineSource(settings: { readonly pipeline: PipelineInput }, factory: 'createWeft' | 'ChatWeft' | 'WeftEmbeddings' | 'WeftReranker'): PipelineSource;
 export function pipelineSource(input: PipelineInput, factory: 'weft', settings: unknown): PipelineSource;
 export function pipelineSource(value: unknown, factory?: SourceFactory, settings?: unknown): PipelineSource {
   let input = value as PipelineInput;

@@ -39,7 +39,10 @@ process.on('message', (message: HostMessage) => {
       void run(message.id, message.input, message.options, message.chat);
       return;
     case 'embed':
-      void embed(message.id, message.input, message.options);
+      void call(message.id, async (pipe, signal) => ({ kind: 'embedded', id: message.id, result: await pipe.embed(message.input as EmbedInput, { ...message.options, signal }) }));
+      return;
+    case 'rerank':
+      void call(message.id, async (pipe, signal) => ({ kind: 'reranked', id: message.id, result: await pipe.rerank(message.query as string, message.documents as string[], { ...message.options, signal }) }));
       return;
     case 'abort':
       runs.get(message.id)?.abort();
@@ -85,13 +88,13 @@ async function run(id: number, input: unknown, options: Record<string, unknown>,
   }
 }
 
-async function embed(id: number, input: unknown, options: Record<string, unknown>): Promise<void> {
+/** One embed() or rerank() call: its answer as one message, or `failed`; aborted by the host's `abort`. */
+async function call(id: number, start: (pipe: InProcessPipeline, signal: AbortSignal) => Promise<ChildMessage>): Promise<void> {
   const controller = new AbortController();
   runs.set(id, controller);
   try {
     if (pipe === undefined) throw new Error('the pipeline is not open');
-    const result = await pipe.embed(input as EmbedInput, { ...options, signal: controller.signal });
-    sendBatched({ kind: 'embedded', id, result });
+    sendBatched(await start(pipe, controller.signal));
   } catch (error) {
     sendBatched({ kind: 'failed', id, error: toErrorData(error) });
   } finally {

@@ -14,6 +14,7 @@
  */
 
 import type { EmbedInput, EmbedOptions, EmbedResult } from '../embeddings/embed.js';
+import type { RerankOptions, RerankResult } from '../embeddings/rerank.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { AbortError, BackendCrashedError, InvalidOptionError, PipelineClosedError } from '../errors.js';
 import { PipelineFace, type ModelPipeline, type PartRun, type PipelineEvents, type PipelineStats } from '../pipeline/face.js';
@@ -36,8 +37,8 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
   private child: ChildProcess | undefined;
   private opening: Promise<ChildProcess> | undefined;
   private readonly runs = new Map<number, PartChannel>();
-  /** embed() calls in flight, by id (the same ids as runs). */
-  private readonly embeds = new Map<number, { resolve(result: EmbedResult): void; reject(error: Error): void }>();
+  /** embed() and rerank() calls in flight, by id (the same ids as runs). */
+  private readonly calls = new Map<number, { resolve(result: unknown): void; reject(error: Error): void }>();
   private nextId = 1;
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -103,30 +104,43 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
   }
 
   /** pipe.embed() in the child: the same checks, vectors and errors as in process. */
-  async embed(input: EmbedInput, options: EmbedOptions = {}): Promise<EmbedResult> {
-    if (this.closed) throw new PipelineClosedError();
+  embed(input: EmbedInput, options: EmbedOptions = {}): Promise<EmbedResult> {
     const { signal, ...rest } = options;
+    return this.callChild<EmbedResult>((id) => ({ kind: 'embed', id, input, options: rest }), signal);
+  }
+
+  /** pipe.rerank() in the child: the same checks, scores and errors as in process. */
+  rerank(query: string, documents: readonly string[], options: RerankOptions = {}): Promise<RerankResult> {
+    const { signal, ...rest } = options;
+    return this.callChild<RerankResult>((id) => ({ kind: 'rerank', id, query, documents, options: rest }), signal);
+  }
+
+  /** One call answered by one result message (`embedded`, `reranked`) or `failed`, aborted by `signal`. */
+  private async callChild<T>(message: (id: number) => HostMessage, signal: AbortSignal | undefined): Promise<T> {
+    if (this.closed) throw new PipelineClosedError();
     if (signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: signal.reason });
     const child = await this.ensureChild();
     const id = this.nextId++;
-    const result = new Promise<EmbedResult>((resolve, reject) => this.embeds.set(id, { resolve, reject }));
+    const result = new Promise<T>((resolve, reject) => this.calls.set(id, { resolve: resolve as (result: unknown) => void, reject }));
     try {
-      child.send({ kind: 'embed', id, input, options: rest } satisfies HostMessage);
+      child.send(message(id));
     } catch (error) {
-      this.embeds.delete(id);
+      this.calls.delete(id);
       throw new InvalidOptionError('options', `cannot be sent to the isolated engine: ${(error as Error).message}`);
     }
     setChildRef(child, true);
     const abort = (): void => {
-      if (this.child === child && this.embeds.has(id)) child.send({ kind: 'abort', id } satisfies HostMessage);
+      if (this.child === child && this.calls.has(id)) child.send({ kind: 'abort', id } satisfies HostMessage);
     };
     signal?.addEventListener('abort', abort, { once: true });
+    // Aborted while the child was started: the listener will never fire.
+    if (signal?.aborted) abort();
     try {
       return await result;
     } finally {
       signal?.removeEventListener('abort', abort);
-      this.embeds.delete(id);
-      if (this.runs.size === 0 && this.embeds.size === 0 && this.child) setChildRef(this.child, false);
+      this.calls.delete(id);
+      if (this.runs.size === 0 && this.calls.size === 0 && this.child) setChildRef(this.child, false);
     }
   }
 
@@ -161,7 +175,7 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
       // A consumer that leaves early (break, return, throw) cancels the request.
       if (!channel.isSettled) abort();
       this.runs.delete(id);
-      if (this.runs.size === 0 && this.embeds.size === 0 && this.child) setChildRef(this.child, false);
+      if (this.runs.size === 0 && this.calls.size === 0 && this.child) setChildRef(this.child, false);
     }
   }
 
@@ -194,7 +208,7 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
       // Start the replacement now, so the next request does not wait for the model to load.
       this.ensureChild().catch((error: unknown) => this.log(`the engine process could not be restarted: ${String(error)}`));
     });
-    if (this.runs.size === 0 && this.embeds.size === 0) setChildRef(child, false);
+    if (this.runs.size === 0 && this.calls.size === 0) setChildRef(child, false);
   }
 
   private onMessage(message: ChildMessage): void {
@@ -210,10 +224,11 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
         return;
       case 'failed':
         this.runs.get(message.id)?.fail(fromErrorData(message.error));
-        this.embeds.get(message.id)?.reject(fromErrorData(message.error));
+        this.calls.get(message.id)?.reject(fromErrorData(message.error));
         return;
       case 'embedded':
-        this.embeds.get(message.id)?.resolve(message.result);
+      case 'reranked':
+        this.calls.get(message.id)?.resolve(message.result);
         return;
       case 'event':
         this.latestStats = message.stats as PipelineStats;
@@ -227,7 +242,7 @@ export class IsolatedPipeline extends PipelineFace<PipelineEvents> implements Mo
 
   private failRuns(error: Error): void {
     for (const channel of this.runs.values()) channel.fail(error);
-    for (const pending of this.embeds.values()) pending.reject(error);
+    for (const pending of this.calls.values()) pending.reject(error);
   }
 
   private log(message: string): void {

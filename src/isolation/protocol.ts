@@ -6,6 +6,7 @@
  */
 
 import type { EmbedResult } from '../embeddings/embed.js';
+import type { RerankResult } from '../embeddings/rerank.js';
 import type { RequestPart } from '../pipeline/run-request.js';
 import type { GenerationDefaults } from '../text/types.js';
 
@@ -24,6 +25,8 @@ export type HostMessage =
   | { readonly kind: 'request'; readonly id: number; readonly input: unknown; readonly options: Record<string, unknown>; readonly chat: boolean }
   /** An embed() call: answered by one `embedded` or `failed`. */
   | { readonly kind: 'embed'; readonly id: number; readonly input: unknown; readonly options: Record<string, unknown> }
+  /** A rerank() call: answered by one `reranked` or `failed`. */
+  | { readonly kind: 'rerank'; readonly id: number; readonly query: unknown; readonly documents: unknown; readonly options: Record<string, unknown> }
   | { readonly kind: 'abort'; readonly id: number }
   | { readonly kind: 'close' };
 
@@ -35,6 +38,7 @@ export type ChildMessage =
   | { readonly kind: 'end'; readonly id: number }
   | { readonly kind: 'failed'; readonly id: number; readonly error: ErrorData }
   | { readonly kind: 'embedded'; readonly id: number; readonly result: EmbedResult }
+  | { readonly kind: 'reranked'; readonly id: number; readonly result: RerankResult }
   /** A pipeline event, with the pipeline's stats just after it (the host's stats() reads the latest). */
   | { readonly kind: 'event'; readonly name: string; readonly args: unknown[]; readonly stats: unknown }
   | { readonly kind: 'closed' }

@@ -1,5 +1,5 @@
 /**
- * `weft/langchain`: weft as a LangChain.js chat model and embeddings (`@langchain/core` 1.x).
+ * `weft/langchain`: weft as a LangChain.js chat model, embeddings and a reranker (`@langchain/core` 1.x).
  *
  *   import { ChatWeft } from 'weft/langchain';
  *   const model = new ChatWeft({ pipeline, temperature: 0 }).bindTools(tools);
@@ -12,3 +12,5 @@ export type { ChatWeftCallOptions, ChatWeftFields, WeftRequestOptions } from './
 export { toChatMessages } from './messages.js';
 export { WeftEmbeddings } from './embeddings.js';
 export type { WeftEmbeddingsFields } from './embeddings.js';
+export { WeftReranker } from './reranker.js';
+export type { WeftRerankerFields } from './reranker.js';

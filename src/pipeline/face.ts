@@ -13,6 +13,7 @@
  */
 
 import type { EmbedInput, EmbedOptions, EmbedResult } from '../embeddings/embed.js';
+import type { RerankOptions, RerankResult } from '../embeddings/rerank.js';
 import { EventEmitter } from 'eventemitter3';
 import type { StepInfo } from '../engine/engine.js';
 import type { PoolStats } from '../engine/kv/kv-cache-manager.js';
@@ -36,6 +37,8 @@ export interface PipelineApi extends AsyncDisposable {
   stream(input: string | readonly number[] | readonly ChatInputMessage[], options?: ChatOptions): AsyncIterable<StreamPart>;
   /** One vector per text, pooled and normalised as the model says (docs/embeddings.md). */
   embed(input: EmbedInput, options?: EmbedOptions): Promise<EmbedResult>;
+  /** One relevance score per document against `query`, and the documents by score (docs/reranking.md). */
+  rerank(query: string, documents: readonly string[], options?: RerankOptions): Promise<RerankResult>;
   /** Ends every pending request with PipelineClosedError and frees what the pipeline holds. Idempotent. */
   close(): Promise<void>;
 }
@@ -112,6 +115,8 @@ export abstract class PipelineFace<Events extends EventEmitter.ValidEventTypes =
   }
 
   abstract embed(input: EmbedInput, options?: EmbedOptions): Promise<EmbedResult>;
+
+  abstract rerank(query: string, documents: readonly string[], options?: RerankOptions): Promise<RerankResult>;
 
   abstract close(): Promise<void>;
 

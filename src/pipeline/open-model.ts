@@ -12,7 +12,7 @@ import type { Backend, KvPrecision, ModelShape } from '../backends/backend.js';
 import { checkModelShape } from '../backends/shape-check.js';
 import { KvCacheManager } from '../engine/kv/kv-cache-manager.js';
 import { defaultKvBytes, planPools } from '../engine/kv/sizing.js';
-import { InvalidOptionError, ModelLoadError, TokenizerError } from '../errors.js';
+import { InvalidOptionError, ModelLoadError, TokenizerError, UnsupportedModelError } from '../errors.js';
 import { isGgufPath } from '../model-files/gguf/path.js';
 import { checkModelFolder } from '../model-files/model-folder.js';
 import type { ChatTemplate } from '../text/chat-template.js';
@@ -22,6 +22,7 @@ import type { CpuBackend } from '../backends/cpu/cpu-backend.js';
 import { DEFAULT_EMBEDDING_CONFIG, ggufEmbeddingConfig, readEmbeddingConfig, withEmbeddingOptions, type EmbeddingConfig } from '../embeddings/embedding-config.js';
 import type { PipelineOptions, ResolvedPipelineOptions } from './options.js';
 import { inlinePromptText, type PromptText } from './prompt-text.js';
+import { readReranker, type Reranker } from '../embeddings/rerank-config.js';
 
 export interface OpenedModel {
   /** Most tokens one step may schedule: the option, capped by the backend's per-token working memory. */
@@ -41,6 +42,8 @@ export interface OpenedModel {
   readonly embedding: EmbeddingConfig | Error;
   /** The folder holds a base model without an LM head (ModelConfig.baseModel): it embeds, it does not generate. */
   readonly baseModel: boolean;
+  /** What rerank() scores with, read from the folder on first use; rejects with why the model cannot rerank. */
+  readonly reranker: () => Promise<Reranker>;
 }
 
 type ModelParts = Omit<OpenedModel, 'kv' | 'maxNumBatchedTokens'>;
@@ -216,7 +219,19 @@ function customParts(options: PipelineOptions): ModelParts {
     promptText: inlinePromptText(options.tokenizer!, options.chatTemplate),
     embedding: DEFAULT_EMBEDDING_CONFIG,
     baseModel: false,
+    reranker: cannotRerank('a pipeline over your own backend cannot rerank: weft reads a reranker\'s head from a model folder'),
   };
+}
+
+/** A reranker loader for models weft cannot rerank with. */
+function cannotRerank(why: string): () => Promise<Reranker> {
+  return () => Promise.reject(new UnsupportedModelError(why));
+}
+
+/** Reads the folder's reranker on the first call, and answers every later call with the same result. */
+function rerankerOnce(modelDir: string, options: PipelineOptions, tokenizer: Tokenizer): () => Promise<Reranker> {
+  let read: Promise<Reranker> | undefined;
+  return () => (read ??= readReranker(modelDir, options.rerank, tokenizer));
 }
 
 async function loadModelParts(options: PipelineOptions, resolved: ResolvedPipelineOptions): Promise<ModelParts> {
@@ -237,6 +252,7 @@ async function loadModelParts(options: PipelineOptions, resolved: ResolvedPipeli
     promptText: new TextSandbox(text.source, resolved.textLimits),
     embedding,
     baseModel: cpu?.config.baseModel === true,
+    reranker: rerankerOnce(modelDir, options, text.tokenizer),
   };
 }
 
@@ -271,6 +287,7 @@ async function loadGgufParts(file: string, options: PipelineOptions, resolved: R
     promptText: new TextSandbox(text.source, resolved.textLimits),
     embedding,
     baseModel: false,
+    reranker: cannotRerank(`${file}: weft reranks from model folders (safetensors), not .gguf files yet`),
   };
 }
 

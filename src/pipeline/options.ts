@@ -5,6 +5,7 @@
  */
 
 import { checkEmbeddingOptions, type EmbeddingOptions } from '../embeddings/embedding-config.js';
+import { checkRerankPipelineOptions, type RerankPipelineOptions } from '../embeddings/rerank-config.js';
 import type { Backend, KvPrecision, LoadProgress } from '../backends/backend.js';
 import { checkQuantization, type WeightQuantization } from '../backends/cpu/quantization.js';
 import type { SchedulingPolicy } from '../engine/scheduler.js';
@@ -145,6 +146,11 @@ export interface PipelineOptions {
    * sentence-transformers files say (docs/embeddings.md).
    */
   embedding?: EmbeddingOptions;
+  /**
+   * Marks a causal LM as a yes/no reranker for rerank() (a folder named
+   * "*Reranker*" needs no marking), with its default instruction (docs/reranking.md).
+   */
+  rerank?: RerankPipelineOptions;
 }
 
 export interface TextSandboxOptions {
@@ -235,6 +241,7 @@ function keysOf<T>(keys: Record<keyof Required<T>, true>): readonly string[] {
 const PIPELINE_KEYS = keysOf<PipelineOptions>({
   model: true,
   embedding: true,
+  rerank: true,
   device: true,
   threads: true,
   quantize: true,
@@ -317,6 +324,7 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
   }
   checkParsers('parsers', options.parsers);
   checkEmbeddingOptions(options.embedding);
+  checkRerankPipelineOptions(options.rerank);
   if (options.guidedTools === true && options.parsers?.tool !== undefined && options.parsers.tool !== NO_PARSER && !isGuidedToolParser(options.parsers.tool)) {
     throw new InvalidOptionError('guidedTools', `the ${options.parsers.tool} tool parser has no guided grammar yet (guided: ${GUIDED_TOOL_PARSERS.join(', ')})`);
   }

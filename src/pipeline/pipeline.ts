@@ -15,6 +15,7 @@ import type { Backend } from '../backends/backend.js';
 import { Engine } from '../engine/engine.js';
 import type { SchedulerConfig } from '../engine/scheduler.js';
 import { embedTexts, type EmbedContext, type EmbedInput, type EmbedOptions, type EmbedResult } from '../embeddings/embed.js';
+import { rerankDocuments, type RerankContext, type RerankOptions, type RerankResult } from '../embeddings/rerank.js';
 import type { SpeculativeConfig } from '../engine/speculative.js';
 import { InvalidOptionError, PipelineClosedError, UnsupportedModelError } from '../errors.js';
 import { Guide } from '../guided/guide.js';
@@ -49,6 +50,7 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
   private readonly options: PipelineOptions;
   private readonly runContext: RunContext;
   private readonly embedContext: EmbedContext;
+  private readonly rerankContext: RerankContext;
   /** A base-model folder (no LM head): it embeds, it does not generate. */
   private readonly baseModel: boolean;
   private readonly promptText: PromptText;
@@ -124,6 +126,14 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
       hiddenSize: model.backend.shape.hiddenSize,
       isClosed: () => this.closed,
     };
+    this.rerankContext = {
+      engine: this.engine,
+      promptText: model.promptText,
+      maxContextLength: model.backend.shape.maxContextLength,
+      hiddenSize: model.backend.shape.hiddenSize,
+      reranker: model.reranker,
+      isClosed: () => this.closed,
+    };
     this.runContext = {
       engine: this.engine,
       maxContextLength: model.backend.shape.maxContextLength,
@@ -159,6 +169,14 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
    */
   embed(input: EmbedInput, options: EmbedOptions = {}): Promise<EmbedResult> {
     return embedTexts(this.embedContext, input, options);
+  }
+
+  /**
+   * One relevance score per document against `query`, and the documents by
+   * score, through the same engine as generation (docs/reranking.md).
+   */
+  rerank(query: string, documents: readonly string[], options: RerankOptions = {}): Promise<RerankResult> {
+    return rerankDocuments(this.rerankContext, query, documents, options);
   }
 
   /** Cache usage per pool, queue lengths and counters. */

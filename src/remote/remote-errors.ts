@@ -2,11 +2,12 @@
  * An OpenAI-compatible server's error answer -> weft's typed errors, so code
  * written against an in-process Pipeline catches the same classes:
  * a bad field is InvalidOptionError (naming the field), an overlong prompt
- * PromptTooLongError, an unknown model InvalidOptionError('model'), the rest
+ * PromptTooLongError, an unknown model InvalidOptionError('model'), a model
+ * weft serve says cannot do it UnsupportedModelError, the rest
  * RemoteError with the HTTP status.
  */
 
-import { InvalidOptionError, PromptTooLongError, RemoteError, type WeftError } from '../errors.js';
+import { InvalidOptionError, PromptTooLongError, RemoteError, UnsupportedModelError, type WeftError } from '../errors.js';
 
 interface ErrorBody {
   message?: unknown;
@@ -25,6 +26,8 @@ export function remoteError(status: number | undefined, body: unknown): WeftErro
     if (status === undefined || status === 400) return new PromptTooLongError(message);
   }
   if (status === 404 && (code === 'model_not_found' || param === 'model' || /model/i.test(message))) return new InvalidOptionError('model', message);
+  // weft serve's answer when its model cannot do what was asked (rerank() on a chat model).
+  if (status === 400 && code === 'model_not_supported') return new UnsupportedModelError(message);
   if (status === 400 || status === 422) return new InvalidOptionError(param ?? 'request', message);
   return new RemoteError(`${status ?? 'no answer'}: ${message}`, status);
 }

@@ -23,6 +23,8 @@ import type { ChatOptions, ParserOptions } from '../pipeline/options.js';
 import type { RequestPart } from '../pipeline/run-request.js';
 import type { ToolDefinition } from '../text/types.js';
 import type { EmbedInput, EmbedOptions, EmbedResult } from '../embeddings/embed.js';
+import type { RerankOptions, RerankResult } from '../embeddings/rerank.js';
+import { rerankResultOf } from './rerank-answer.js';
 import { ChunkReader } from './chunk-parts.js';
 import { remoteError } from './remote-errors.js';
 import { chatBody, completionBody } from './request-body.js';
@@ -105,6 +107,33 @@ export class RemotePipeline extends PipelineFace<NoEvents> {
     try {
       const response = await this.post('/embeddings', body, AbortSignal.any([this.closer.signal, ...(signal ? [signal] : [])]));
       return embeddingsOf(await jsonOf(response));
+    } catch (error) {
+      throw this.typed(error, signal);
+    }
+  }
+
+  /**
+   * POST /rerank (vLLM's, llama.cpp's and weft serve's shape): every
+   * document's score, ranked here. top_n is not sent, so `scores` has them
+   * all; weft serve's instruction and truncate are sent only when given.
+   */
+  async rerank(query: string, documents: readonly string[], options: RerankOptions = {}): Promise<RerankResult> {
+    if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'expected an object');
+    if (this.closer.signal.aborted) throw new PipelineClosedError();
+    const { signal, topN, instruction, truncate, priority: _priority } = options;
+    if (!Array.isArray(documents)) throw new InvalidOptionError('documents', 'expected an array of strings');
+    if (topN !== undefined && (!Number.isSafeInteger(topN) || topN < 1)) throw new InvalidOptionError('topN', `must be a positive integer, got ${String(topN)}`);
+    if (signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: signal.reason });
+    const body = {
+      model: this.model,
+      query,
+      documents,
+      ...(instruction !== undefined && { instruction }),
+      ...(truncate !== undefined && { truncate }),
+    };
+    try {
+      const response = await this.post('/rerank', body, AbortSignal.any([this.closer.signal, ...(signal ? [signal] : [])]));
+      return rerankResultOf(await jsonOf(response), documents.length, topN);
     } catch (error) {
       throw this.typed(error, signal);
     }

@@ -5,6 +5,7 @@
  *   POST /v1/chat/completions   GET /v1/models   GET /health
  *   POST /v1/completions        GET /metrics
  *   POST /v1/embeddings
+ *   POST /v1/rerank (also /rerank, as vLLM and llama.cpp's server answer it)
  */
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
@@ -19,6 +20,7 @@ import { parseChatRequest } from './chat-request.js';
 import { CompletionChunker, CompletionReply } from './completion-response.js';
 import { parseCompletionRequest } from './completion-request.js';
 import { embeddingsResponse, parseEmbeddingsRequest } from './embeddings.js';
+import { parseRerankRequest, rerankApiError, rerankResponse } from './rerank.js';
 import { ApiError, toApiError } from './errors.js';
 import { runGeneration, type Shape } from './generation.js';
 import { PROMETHEUS_CONTENT_TYPE, toPrometheusText } from './metrics-text.js';
@@ -64,6 +66,10 @@ async function route(ctx: RouteContext, req: IncomingMessage, res: ServerRespons
       res.end(text);
     });
   }
+  if (path === '/rerank') {
+    authorize(ctx, req);
+    return only(req, 'POST', () => rerank(ctx, req, res));
+  }
   if (api === undefined) throw new ApiError(404, 'not_found_error', `no route ${req.method} ${path}`, null, 'unknown_route');
   authorize(ctx, req);
   switch (api) {
@@ -77,6 +83,8 @@ async function route(ctx: RouteContext, req: IncomingMessage, res: ServerRespons
       return only(req, 'POST', () => completions(ctx, req, res));
     case 'embeddings':
       return only(req, 'POST', () => embeddings(ctx, req, res));
+    case 'rerank':
+      return only(req, 'POST', () => rerank(ctx, req, res));
     default:
       throw new ApiError(404, 'not_found_error', `no route ${req.method} ${path}`, null, 'unknown_route');
   }
@@ -103,17 +111,27 @@ async function completions(ctx: RouteContext, req: IncomingMessage, res: ServerR
 
 async function embeddings(ctx: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const request = parseEmbeddingsRequest(await readJsonBody(req, ctx.limits), { name: ctx.modelName });
+  await answerCall(ctx, res, (signal) => ctx.pipeline.embed(request.input, { ...request.options, signal }), (result) => embeddingsResponse(result, ctx.modelName, request.base64));
+}
+
+async function rerank(ctx: RouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const request = parseRerankRequest(await readJsonBody(req, ctx.limits), { name: ctx.modelName });
+  const start = (signal: AbortSignal) => ctx.pipeline.rerank(request.query, request.documents, { ...request.options, signal }).catch((error: unknown) => Promise.reject(rerankApiError(error)));
+  await answerCall(ctx, res, start, (result) => rerankResponse(result, request, ctx.modelName));
+}
+
+/** One embed() or rerank() call answered as one JSON body; a client that goes away cancels it. */
+async function answerCall<T>(ctx: RouteContext, res: ServerResponse, start: (signal: AbortSignal) => Promise<T>, answer: (result: T) => object): Promise<void> {
   if (ctx.draining()) throw new ApiError(503, 'service_unavailable', 'the server is shutting down', null, 'shutting_down');
-  // A client that goes away cancels the texts it asked for.
   const controller = new AbortController();
   const onClose = (): void => {
     if (!res.writableEnded) controller.abort();
   };
   res.once('close', onClose);
-  const run = ctx.pipeline.embed(request.input, { ...request.options, signal: controller.signal });
+  const run = start(controller.signal);
   ctx.track(controller, run.then(() => {}, () => {}));
   try {
-    sendJson(res, 200, embeddingsResponse(await run, ctx.modelName, request.base64));
+    sendJson(res, 200, answer(await run));
   } finally {
     res.off('close', onClose);
   }

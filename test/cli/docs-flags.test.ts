@@ -67,6 +67,12 @@ describe('docs/cli.md, the help and the parser list the same flags', () => {
     expect(sorted(tableFlags(section(cli, '`weft embed`')))).toEqual(sorted(parsed));
   });
 
+  it('rerank', () => {
+    const parsed = Object.keys(COMMAND_OPTIONS.rerank);
+    expect(sorted(helpFlags(helpText('rerank')))).toEqual(sorted(parsed));
+    expect(sorted(tableFlags(section(cli, '`weft rerank`')))).toEqual(sorted(parsed));
+  });
+
   it('demo', () => {
     const parsed = Object.keys(COMMAND_OPTIONS.demo);
     expect(sorted(helpFlags(helpText('demo')))).toEqual(sorted(parsed));
