@@ -9,9 +9,11 @@
 import { join } from 'node:path';
 import { ModelLoadError, UnsupportedModelError } from '../errors.js';
 import { type LinearAttentionConfig, type MixtureOfExpertsConfig, readLinearAttention, readMixtureOfExperts } from './hybrid-config.js';
+import { type EncoderArchitecture, type EncoderConfig, isEncoderConfig, readEncoderConfig } from './encoder-config.js';
 import { MAX_FILE_BYTES, parseJsonText, readModelFile } from './model-file.js';
 
 export type { LinearAttentionConfig, MixtureOfExpertsConfig } from './hybrid-config.js';
+export type { EncoderConfig } from './encoder-config.js';
 
 export const SUPPORTED_ARCHITECTURES = [
   'LlamaForCausalLM',
@@ -22,7 +24,8 @@ export const SUPPORTED_ARCHITECTURES = [
   'Qwen3_5ForConditionalGeneration',
   'Qwen3NextForCausalLM',
 ] as const;
-export type Architecture = (typeof SUPPORTED_ARCHITECTURES)[number];
+/** The decoders weft generates with, and the encoders it embeds with (encoder-config.ts). */
+export type Architecture = (typeof SUPPORTED_ARCHITECTURES)[number] | EncoderArchitecture;
 
 /** RoPE frequency scaling; `null` in ModelConfig means plain RoPE. */
 export type RopeScaling =
@@ -82,6 +85,12 @@ export interface ModelConfig {
    * head it would compute is never asked for).
    */
   readonly baseModel?: boolean;
+  /**
+   * A BERT-family encoder (encoder-config.ts): bidirectional attention, so
+   * every text is computed whole in one step; it embeds, it does not generate
+   * (baseModel is set too). Absent for decoders.
+   */
+  readonly encoder?: EncoderConfig;
 }
 
 type Json = Record<string, unknown>;
@@ -103,6 +112,7 @@ export function parseModelConfig(root: unknown, file = 'config.json'): ModelConf
   const fail = (message: string): never => {
     throw new ModelLoadError(`${file}: ${message}`, file);
   };
+  if (isEncoderConfig(root)) return encoderModelConfig(root, file);
   const architecture = readArchitecture(root, file);
   const baseModel = Array.isArray(root.architectures) && BASE_MODELS[root.architectures[0] as string] !== undefined;
   // The fields read below: the text model's.
@@ -181,6 +191,26 @@ export function parseModelConfig(root: unknown, file = 'config.json'): ModelConf
     ...(mixtureOfExperts && { mixtureOfExperts }),
     ...(architecture === 'Qwen3_5ForConditionalGeneration' && { weightPrefix: 'model.language_model.' }),
     ...(baseModel && { baseModel, weightPrefix: '' }),
+  };
+}
+
+/** An encoder's ModelConfig: what its config.json says, and the decoder-only fields at values that change nothing. */
+function encoderModelConfig(json: Json, file: string): ModelConfig {
+  const shape = readEncoderConfig(json, file);
+  return {
+    ...shape,
+    numKvHeads: shape.numHeads,
+    rmsNormEps: shape.encoder.layerNormEps,
+    ropeTheta: 10000,
+    ropeScaling: null,
+    tieWordEmbeddings: true,
+    attentionBias: true,
+    qkvBias: true,
+    oBias: true,
+    qkNorm: false,
+    slidingWindow: null,
+    baseModel: true,
+    weightPrefix: '',
   };
 }
 

@@ -68,9 +68,18 @@ function asSlotShape(kind: string, shape: readonly number[]): readonly number[] 
   return shape;
 }
 
-export function planWeights(slots: readonly WeightSlot[], tensors: TensorIndex, folder: string, prefix?: string): PlannedTensor[] {
+/** How a slot's tensor is named in the folder's safetensors: huggingFaceTensorName (decoders) or bertTensorName (encoders). */
+export type TensorNaming = (kind: string, layer: number, prefix?: string) => string;
+
+export function planWeights(
+  slots: readonly WeightSlot[],
+  tensors: TensorIndex,
+  folder: string,
+  prefix?: string,
+  naming: TensorNaming = huggingFaceTensorName,
+): PlannedTensor[] {
   return slots.map(({ kind, layer, shape }) => {
-    const name = huggingFaceTensorName(kind, layer, prefix);
+    const name = naming(kind, layer, prefix);
     const stored = tensors.get(name);
     if (!stored) throw new ModelLoadError(`${folder}: tensor ${name} is missing`, folder, name);
     const where = `${stored.file} (tensor ${name})`;
