@@ -1,0 +1,212 @@
+/**
+ * BERT-family encoders on the CPU backend (test/fixtures/bert-embed-tiny, a
+ * random-weight BertModel with mean pooling + Normalize, made by
+ * tools/embeddings/make_fixtures.py): weft's vectors against
+ * sentence-transformers' one text at a time, batched into one step and from
+ * concurrent calls; CLS and mean states unnormalised (what a cross-encoder's
+ * head reads); token types of a pair; and the whole-sequence rule (E3): a
+ * text is never split across steps, one too long for a step is refused by
+ * index or truncated, and the backend refuses a step that would split one.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CpuBackend } from '../../src/backends/cpu/index.js';
+import { Pipeline } from '../../src/create.js';
+import { ModelLoadError, PromptTooLongError, UnsupportedModelError } from '../../src/errors.js';
+import { parseModelConfig } from '../../src/model-files/config.js';
+import { buildBatch, readReference, REPO_ROOT } from '../native/helpers.js';
+
+const DIR = join(REPO_ROOT, 'test', 'fixtures', 'bert-embed-tiny');
+interface Reference {
+  texts: string[];
+  token_ids: number[][];
+  embeddings: number[][];
+  embeddings_batched: number[][];
+  mean_unnormalized: number[][];
+  cls_unnormalized: number[][];
+  pair: { token_ids: number[]; token_type_ids: number[]; cls_unnormalized: number[] };
+}
+const ref = readReference(DIR) as unknown as Reference;
+
+const maxDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+  expect(a.length).toBe(b.length);
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - b[i]!));
+  return worst;
+};
+const cosine = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+  let ab = 0, aa = 0, bb = 0;
+  for (let i = 0; i < a.length; i++) (ab += a[i]! * b[i]!), (aa += a[i]! * a[i]!), (bb += b[i]! * b[i]!);
+  return ab / Math.sqrt(aa * bb);
+};
+function expectClose(got: readonly ArrayLike<number>[], want: readonly number[][]): void {
+  expect(got).toHaveLength(want.length);
+  got.forEach((v, i) => {
+    expect(maxDiff(v, want[i]!), `text ${i}`).toBeLessThan(1e-4);
+    expect(cosine(v, want[i]!), `text ${i}`).toBeGreaterThanOrEqual(0.99999);
+  });
+}
+
+describe('bert-embed-tiny through pipe.embed()', () => {
+  let pipe: Pipeline;
+  const steps: number[] = [];
+  beforeAll(async () => {
+    pipe = await Pipeline.create({ model: DIR, threads: 2 });
+    pipe.on('step', (info: { scheduledTokens: number }) => steps.push(info.scheduledTokens));
+  });
+  afterAll(async () => pipe.close());
+
+  it('tokenizes as sentence-transformers does ([CLS] ... [SEP])', () => {
+    ref.texts.forEach((text, i) => expect(pipe.tokenizer.encode(text)).toEqual(ref.token_ids[i]));
+  });
+
+  it("equals sentence-transformers' encode() one text at a time", async () => {
+    for (const [i, text] of ref.texts.entries()) expectClose((await pipe.embed(text)).embeddings, [ref.embeddings[i]!]);
+  });
+
+  it('batched: all texts in one step give the padded batch of sentence-transformers, and the texts alone', async () => {
+    steps.length = 0;
+    const { embeddings, usage } = await pipe.embed(ref.texts);
+    const total = ref.token_ids.reduce((sum, ids) => sum + ids.length, 0);
+    expect(usage.promptTokens).toBe(total);
+    expect(steps).toEqual([total]); // one step computed every text
+    expectClose(embeddings, ref.embeddings_batched);
+    expectClose(embeddings, ref.embeddings);
+  });
+
+  it('concurrent embed() calls share steps and each gets its own vectors', async () => {
+    const order = [3, 0, 5, 1, 4, 2];
+    const results = await Promise.all(order.map((i) => pipe.embed([ref.texts[i]!, ref.texts[(i + 1) % 6]!])));
+    results.forEach((r, k) => expectClose(r.embeddings, [ref.embeddings[order[k]!]!, ref.embeddings[(order[k]! + 1) % 6]!]));
+  });
+
+  it('normalize: false gives the mean of the last layer states', async () => {
+    expectClose((await pipe.embed(ref.texts, { normalize: false })).embeddings, ref.mean_unnormalized);
+  });
+
+  it('a text longer than the model has positions is a PromptTooLongError naming it, or truncated when asked', async () => {
+    const long = 'hello world '.repeat(200); // 402 tokens; the model has 256 positions
+    await expect(pipe.embed(['hello', long])).rejects.toThrow(PromptTooLongError);
+    await expect(pipe.embed(['hello', long])).rejects.toThrow(/input\[1\] has 402 tokens; the model's context holds 256/);
+    const { embeddings, usage } = await pipe.embed(['hello', long], { truncate: true });
+    expect(usage.promptTokens).toBe(3 + 256);
+    expectClose([embeddings[0]!], [ref.embeddings[1]!]);
+    // Truncation kept [CLS] and [SEP]: the same as the first 254 words' tokens between them.
+    const cut = [2, ...pipe.tokenizer.encode(long, { addSpecialTokens: false }).slice(0, 254), 3];
+    expectClose([embeddings[1]!], [Array.from((await pipe.embed([cut])).embeddings[0]!)]);
+  });
+
+  it('does not generate: an encoder has no LM head', async () => {
+    await expect(pipe.generate('hello')).rejects.toThrow(UnsupportedModelError);
+    expect(() => pipe.stream('hello')).toThrow(/BertModel/);
+  });
+});
+
+describe('the whole-sequence rule with a small step budget (E3)', () => {
+  let pipe: Pipeline;
+  const steps: number[] = [];
+  beforeAll(async () => {
+    pipe = await Pipeline.create({ model: DIR, threads: 2, scheduler: { maxNumBatchedTokens: 20 } });
+    pipe.on('step', (info: { scheduledTokens: number }) => steps.push(info.scheduledTokens));
+  });
+  afterAll(async () => pipe.close());
+
+  it('texts that fit a step are never split: each waits for a step with room for all of it', async () => {
+    const fitting = ref.texts.map((_, i) => i).filter((i) => ref.token_ids[i]!.length <= 20);
+    expect(fitting.length).toBeGreaterThan(2);
+    const { embeddings } = await pipe.embed(fitting.map((i) => ref.texts[i]!));
+    expectClose(embeddings, fitting.map((i) => ref.embeddings[i]!));
+    // Every step's tokens are whole texts: a sum of some of the texts' lengths, never more than the budget.
+    for (const n of steps) expect(n).toBeLessThanOrEqual(20);
+    expect(steps.reduce((a, b) => a + b, 0)).toBe(fitting.reduce((sum, i) => sum + ref.token_ids[i]!.length, 0));
+    expect(steps.length).toBeGreaterThan(1);
+  });
+
+  it('a text longer than one step is a PromptTooLongError naming its index, and another call is unharmed', async () => {
+    const longIndex = ref.token_ids.findIndex((ids) => ids.length > 20);
+    const failing = pipe.embed(['hello', ref.texts[longIndex]!]);
+    const fine = pipe.embed('hello');
+    await expect(failing).rejects.toThrow(PromptTooLongError);
+    await expect(failing).rejects.toThrow(/input\[1\] has \d+ tokens; the model's context holds 20/);
+    expectClose((await fine).embeddings, [ref.embeddings[1]!]);
+    const cut = await pipe.embed(ref.texts[longIndex]!, { truncate: true });
+    expect(cut.usage.promptTokens).toBe(20);
+  });
+});
+
+describe('the CPU backend running an encoder step directly', () => {
+  let backend: CpuBackend;
+  beforeAll(async () => {
+    backend = await CpuBackend.load(DIR, { threads: 2 });
+    await backend.allocateCache({ numBlocks: 32, blockSize: 16, precision: 'f32' });
+  });
+  afterAll(async () => backend.dispose());
+
+  it('says it computes whole sequences and has a hidden state', () => {
+    expect(backend.shape.wholeSequences).toBe(true);
+    expect(backend.shape.hiddenSize).toBe(32);
+  });
+
+  it('returns the CLS state of every sequence in a batch, unnormalised', async () => {
+    const lengths = ref.token_ids.map((ids) => ids.length);
+    let next = 1;
+    const seqs = ref.token_ids.map((tokens) => {
+      const blocks = Array.from({ length: Math.ceil(tokens.length / 16) }, () => next++);
+      return { tokens, pastLen: 0, blocks, logits: 'none' as const };
+    });
+    const batch = buildBatch(seqs);
+    const starts = lengths.map((_, i) => lengths.slice(0, i).reduce((a, b) => a + b, 0));
+    const result = await backend.execute({ ...batch, hiddenIndices: Int32Array.from(starts) });
+    expect(result.logits).toHaveLength(0);
+    expectClose(ref.cls_unnormalized.map((_, i) => result.hidden!.subarray(i * 32, (i + 1) * 32)), ref.cls_unnormalized);
+  });
+
+  it('reads token types: a pair with tokenTypeIds gives transformers\' CLS state, and without them another', async () => {
+    const { token_ids, token_type_ids, cls_unnormalized } = ref.pair;
+    const batch = buildBatch([{ tokens: token_ids, pastLen: 0, blocks: [1, 2, 3], logits: 'none' }]);
+    const typed = await backend.execute({ ...batch, hiddenIndices: Int32Array.of(0), tokenTypeIds: Int32Array.from(token_type_ids) });
+    expectClose([typed.hidden!], [cls_unnormalized]);
+    const untyped = await backend.execute({ ...batch, hiddenIndices: Int32Array.of(0) });
+    expect(maxDiff(untyped.hidden!, cls_unnormalized)).toBeGreaterThan(1e-3);
+  });
+
+  it('refuses a step that would split a sequence, ask for logits, or name a position or token type it lacks', async () => {
+    const tokens = ref.token_ids[0]!;
+    const split = buildBatch([{ tokens: tokens.slice(4), pastLen: 4, blocks: [1], logits: 'none' }]);
+    await expect(backend.execute(split)).rejects.toThrow(/pastLens\[0\] = 4: an encoder attends both ways/);
+    await expect(backend.execute(buildBatch([{ tokens, pastLen: 0, blocks: [1] }]))).rejects.toThrow(/no LM head/);
+    const base = buildBatch([{ tokens, pastLen: 0, blocks: [1], logits: 'none' }]);
+    await expect(backend.execute({ ...base, tokenTypeIds: new Int32Array(tokens.length).fill(2) })).rejects.toThrow(/not a token type in \[0, 2\)/);
+    await expect(backend.execute({ ...base, tokenTypeIds: Int32Array.of(0) })).rejects.toThrow(/tokenTypeIds has 1 entries/);
+    const far = { ...base, positions: base.positions.map((p) => p + 250) };
+    await expect(backend.execute(far)).rejects.toThrow(/past the model's 256 position embeddings/);
+    // The model still runs after every refusal.
+    const ok = await backend.execute({ ...base, hiddenIndices: Int32Array.of(0) });
+    expectClose([ok.hidden!], [ref.cls_unnormalized[0]!]);
+  });
+});
+
+describe('encoder configs', () => {
+  const bert = {
+    architectures: ['BertModel'], model_type: 'bert', hidden_size: 32, num_hidden_layers: 2, num_attention_heads: 4,
+    intermediate_size: 64, vocab_size: 100, max_position_embeddings: 64, type_vocab_size: 2, layer_norm_eps: 1e-12, hidden_act: 'gelu',
+  };
+
+  it('reads a BertModel config, gelu and its tanh forms', () => {
+    const config = parseModelConfig(bert);
+    expect(config.architecture).toBe('BertModel');
+    expect(config.encoder).toEqual({ typeVocabSize: 2, layerNormEps: 1e-12, activation: 'gelu' });
+    expect(config.baseModel).toBe(true);
+    expect(parseModelConfig({ ...bert, hidden_act: 'gelu_new' }).encoder?.activation).toBe('gelu_tanh');
+    expect(parseModelConfig({ ...bert, architectures: undefined, hidden_act: 'gelu_pytorch_tanh' }).encoder?.activation).toBe('gelu_tanh');
+  });
+
+  it('refuses what the encoder does not compute, by name', () => {
+    expect(() => parseModelConfig({ ...bert, hidden_act: 'relu' })).toThrow(/activation "relu" is not supported for BertModel \(gelu, gelu_new, gelu_pytorch_tanh\)/);
+    expect(() => parseModelConfig({ ...bert, position_embedding_type: 'relative_key' })).toThrow(UnsupportedModelError);
+    expect(() => parseModelConfig({ ...bert, is_decoder: true })).toThrow(/is_decoder is not supported/);
+    expect(() => parseModelConfig({ ...bert, architectures: ['NomicBertModel'] })).toThrow(/NomicBert .* rotary positions, a SwiGLU MLP and a fused Wqkv/);
+    expect(() => parseModelConfig({ ...bert, architectures: ['XLMRobertaModel'] })).toThrow(UnsupportedModelError);
+    expect(() => parseModelConfig({ ...bert, num_attention_heads: 5 })).toThrow(ModelLoadError);
+  });
+});
