@@ -48,6 +48,13 @@ TOKENIZER_TEXTS = [
     "   ",
 ]
 
+TOKENIZER_VARIANTS = {
+    "cased": normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=False, lowercase=False),
+    "strip_accents_cased": normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=True, lowercase=False),
+    "lowercase_keep_accents": normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=False, lowercase=True),
+    "no_chinese_no_clean": normalizers.BertNormalizer(clean_text=False, handle_chinese_chars=False, strip_accents=None, lowercase=True),
+}
+
 EMBED_TEXTS = [
     "The quick brown fox jumps over the lazy dog.",
     "hello",
@@ -144,6 +151,15 @@ def build_bert(out_dir, seed, versions, command):
     saved = Tokenizer.from_file(os.path.join(path, "tokenizer.json"))
     tokenizer_ids = [saved.encode(t).ids for t in TOKENIZER_TEXTS]
     tokenizer_plain = [saved.encode(t, add_special_tokens=False).ids for t in TOKENIZER_TEXTS]
+    # The same vocabulary under the other BertNormalizer settings published checkpoints use (cased models,
+    # accents kept or stripped without lowercasing, no Chinese split): the normalizer as tokenizer.json
+    # writes it, and the ids the Python package gives under it.
+    variants = {}
+    for name, normalizer in TOKENIZER_VARIANTS.items():
+        variant = Tokenizer.from_str(saved.to_str())
+        variant.normalizer = normalizer
+        variants[name] = {"normalizer": json.loads(variant.to_str())["normalizer"],
+                          "ids": [variant.encode(t).ids for t in TOKENIZER_TEXTS]}
     ref = {
         "model": "bert-embed-tiny (random weights)",
         "seed": seed,
@@ -156,6 +172,7 @@ def build_bert(out_dir, seed, versions, command):
         "tokenizer_texts": TOKENIZER_TEXTS,
         "tokenizer_ids": tokenizer_ids,
         "tokenizer_ids_plain": tokenizer_plain,
+        "tokenizer_variants": variants,
         "pair": {"texts": list(PAIR), "token_ids": pair["input_ids"][0].tolist(),
                  "token_type_ids": pair["token_type_ids"][0].tolist(), "cls_unnormalized": pair_cls},
         "conventions": {
@@ -165,6 +182,7 @@ def build_bert(out_dir, seed, versions, command):
             "cls_unnormalized": "the first ([CLS]) token's last hidden state",
             "tokenizer_ids": "tokenizers.Tokenizer.from_file(tokenizer.json).encode(text).ids ([CLS] ... [SEP])",
             "tokenizer_ids_plain": "the same with add_special_tokens=False",
+            "tokenizer_variants": "tokenizer.json with its normalizer replaced by `normalizer`: encode(text).ids",
             "pair": "tokenizer(a, b): [CLS] a [SEP] b [SEP] with token_type_ids 1 on b's part; BertModel's CLS state",
         },
         "produced_with": dict(versions, command=command),
