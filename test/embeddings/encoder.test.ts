@@ -1,6 +1,7 @@
 /**
  * BERT-family encoders on the CPU backend (test/fixtures/bert-embed-tiny, a
- * random-weight BertModel with mean pooling + Normalize, made by
+ * random-weight BertModel, and nomic-embed-tiny, a NomicBertModel: rotary,
+ * SwiGLU, fused Wqkv; both with mean pooling + Normalize, made by
  * tools/embeddings/make_fixtures.py): weft's vectors against
  * sentence-transformers' one text at a time, batched into one step and from
  * concurrent calls; CLS and mean states unnormalised (what a cross-encoder's
@@ -8,6 +9,7 @@
  * text is never split across steps, one too long for a step is refused by
  * index or truncated, and the backend refuses a step that would split one.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend } from '../../src/backends/cpu/index.js';
@@ -17,6 +19,7 @@ import { parseModelConfig } from '../../src/model-files/config.js';
 import { buildBatch, readReference, REPO_ROOT } from '../native/helpers.js';
 
 const DIR = join(REPO_ROOT, 'test', 'fixtures', 'bert-embed-tiny');
+const NOMIC_DIR = join(REPO_ROOT, 'test', 'fixtures', 'nomic-embed-tiny');
 interface Reference {
   texts: string[];
   token_ids: number[][];
@@ -27,6 +30,10 @@ interface Reference {
   pair: { token_ids: number[]; token_type_ids: number[]; cls_unnormalized: number[] };
 }
 const ref = readReference(DIR) as unknown as Reference;
+const FIXTURES = [
+  { name: 'bert-embed-tiny (BertModel)', dir: DIR, ref },
+  { name: 'nomic-embed-tiny (NomicBertModel)', dir: NOMIC_DIR, ref: readReference(NOMIC_DIR) as unknown as Reference },
+];
 
 const maxDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => {
   expect(a.length).toBe(b.length);
@@ -47,11 +54,11 @@ function expectClose(got: readonly ArrayLike<number>[], want: readonly number[][
   });
 }
 
-describe('bert-embed-tiny through pipe.embed()', () => {
+describe.each(FIXTURES)('$name through pipe.embed()', ({ dir, ref }) => {
   let pipe: Pipeline;
   const steps: number[] = [];
   beforeAll(async () => {
-    pipe = await Pipeline.create({ model: DIR, threads: 2 });
+    pipe = await Pipeline.create({ model: dir, threads: 2 });
     pipe.on('step', (info: { scheduledTokens: number }) => steps.push(info.scheduledTokens));
   });
   afterAll(async () => pipe.close());
@@ -80,8 +87,14 @@ describe('bert-embed-tiny through pipe.embed()', () => {
     results.forEach((r, k) => expectClose(r.embeddings, [ref.embeddings[order[k]!]!, ref.embeddings[(order[k]! + 1) % 6]!]));
   });
 
-  it('normalize: false gives the mean of the last layer states', async () => {
+  it('normalize: false gives the mean of the last layer states; CLS pooling the first token\'s', async () => {
     expectClose((await pipe.embed(ref.texts, { normalize: false })).embeddings, ref.mean_unnormalized);
+    const cls = await Pipeline.create({ model: dir, threads: 2, embedding: { pooling: 'cls', normalize: false } });
+    try {
+      expectClose((await cls.embed(ref.texts)).embeddings, ref.cls_unnormalized);
+    } finally {
+      await cls.close();
+    }
   });
 
   it('a text longer than the model has positions is a PromptTooLongError naming it, or truncated when asked', async () => {
@@ -195,7 +208,7 @@ describe('encoder configs', () => {
   it('reads a BertModel config, gelu and its tanh forms', () => {
     const config = parseModelConfig(bert);
     expect(config.architecture).toBe('BertModel');
-    expect(config.encoder).toEqual({ typeVocabSize: 2, layerNormEps: 1e-12, activation: 'gelu' });
+    expect(config.encoder).toEqual({ typeVocabSize: 2, layerNormEps: 1e-12, activation: 'gelu', positions: 'absolute', mlpBias: true });
     expect(config.baseModel).toBe(true);
     expect(parseModelConfig({ ...bert, hidden_act: 'gelu_new' }).encoder?.activation).toBe('gelu_tanh');
     expect(parseModelConfig({ ...bert, architectures: undefined, hidden_act: 'gelu_pytorch_tanh' }).encoder?.activation).toBe('gelu_tanh');
@@ -205,8 +218,38 @@ describe('encoder configs', () => {
     expect(() => parseModelConfig({ ...bert, hidden_act: 'relu' })).toThrow(/activation "relu" is not supported for BertModel \(gelu, gelu_new, gelu_pytorch_tanh\)/);
     expect(() => parseModelConfig({ ...bert, position_embedding_type: 'relative_key' })).toThrow(UnsupportedModelError);
     expect(() => parseModelConfig({ ...bert, is_decoder: true })).toThrow(/is_decoder is not supported/);
-    expect(() => parseModelConfig({ ...bert, architectures: ['NomicBertModel'] })).toThrow(/NomicBert .* rotary positions, a SwiGLU MLP and a fused Wqkv/);
     expect(() => parseModelConfig({ ...bert, architectures: ['XLMRobertaModel'] })).toThrow(UnsupportedModelError);
     expect(() => parseModelConfig({ ...bert, num_attention_heads: 5 })).toThrow(ModelLoadError);
+  });
+
+  // nomic-embed-text-v1.5's config.json as published (remote-code names), trimmed to what is read.
+  const publishedNomic = {
+    architectures: ['NomicBertModel'], model_type: 'nomic_bert', activation_function: 'swiglu', n_embd: 768, n_head: 12,
+    n_inner: 3072, n_layer: 12, n_positions: 8192, layer_norm_epsilon: 1e-12, rotary_emb_base: 1000, rotary_emb_fraction: 1.0,
+    rotary_emb_interleaved: false, rotary_scaling_factor: null, qkv_proj_bias: false, mlp_fc1_bias: false, mlp_fc2_bias: false,
+    prenorm: false, causal: false, type_vocab_size: 2, vocab_size: 30528,
+  };
+
+  it("reads NomicBertModel in transformers 5's names and in the published remote-code names", () => {
+    const config = parseModelConfig(publishedNomic);
+    expect(config).toMatchObject({ architecture: 'NomicBertModel', hiddenSize: 768, numLayers: 12, numHeads: 12, headDim: 64, intermediateSize: 3072,
+      maxPositionEmbeddings: 8192, ropeTheta: 1000, qkvBias: false, oBias: false, baseModel: true });
+    expect(config.encoder).toEqual({ typeVocabSize: 2, layerNormEps: 1e-12, activation: 'swiglu', positions: 'rotary', mlpBias: false });
+    const fixture = parseModelConfig(JSON.parse(readFileSync(join(NOMIC_DIR, 'config.json'), 'utf8')));
+    expect(fixture).toMatchObject({ architecture: 'NomicBertModel', hiddenSize: 32, ropeTheta: 1000, maxPositionEmbeddings: 256 });
+    expect(fixture.encoder?.positions).toBe('rotary');
+  });
+
+  it('refuses the NomicBert variants the encoder does not compute, by name', () => {
+    for (const [key, value, message] of [
+      ['rotary_emb_interleaved', true, /rotary_emb_interleaved is not supported for NomicBertModel/],
+      ['qkv_proj_bias', true, /qkv_proj_bias/],
+      ['prenorm', true, /prenorm/],
+      ['rotary_emb_fraction', 0.5, /rotary_emb_fraction 0.5/],
+      ['rotary_scaling_factor', 2, /dynamic NTK/],
+      ['moe_every_n_layers', 2, /mixture of experts/],
+      ['activation_function', 'gelu', /activation "gelu"/],
+    ] as const)
+      expect(() => parseModelConfig({ ...publishedNomic, [key]: value }), key).toThrow(message);
   });
 });

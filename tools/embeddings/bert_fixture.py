@@ -119,6 +119,7 @@ def build_bert(out_dir, seed, versions, command):
     path = os.path.join(out_dir, "bert-embed-tiny")
     shutil.rmtree(path, ignore_errors=True)
     gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)  # what transformers initialises itself (an unused pooler) is the same on every run
     core, vocab = build_tokenizer()
     with tempfile.TemporaryDirectory() as tmp:
         fast = BertTokenizerFast(tokenizer_object=core, unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]",

@@ -11,6 +11,8 @@ Makes, under --out (default test/fixtures):
   bert-embed-tiny    an encoder embedder as all-MiniLM / bge / e5 publish theirs: a bare BertModel
                      with mean pooling and Normalize and a WordPiece tokenizer.json made here
                      (bert_fixture.py), with the Python tokenizers package's ids for a set of texts.
+  nomic-embed-tiny   a NomicBertModel (rotary, SwiGLU, fused Wqkv, no biases) with mean pooling and
+                     Normalize, as nomic-embed publishes it, and the same tokenizer (nomic_fixture.py).
 
 reference.json holds, for each text, sentence-transformers' encode() output as the folder is saved
 (last token, normalised), with the "query" prompt, and the unnormalised mean and last-token pooling
@@ -182,6 +184,8 @@ def main():
                 "tokenizers": tokenizers.__version__, "torch": torch.__version__, "python": sys.version.split()[0],
                 "device": "cpu, float32"}
     build_bert(args.out, 3202, versions, COMMAND)
+    from nomic_fixture import build_nomic
+    build_nomic(args.out, 3203, versions, COMMAND)
 
 
 if __name__ == "__main__":

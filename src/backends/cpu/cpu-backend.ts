@@ -7,7 +7,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import { BackendError, InvalidOptionError, ModelLoadError, NativeBackendUnavailableError } from '../../errors.js';
 import type { ModelConfig } from '../../model-files/config.js';
 import { loadModelConfig } from '../../model-files/config.js';
-import { bertTensorName } from '../../model-files/encoder-config.js';
+import { bertTensorName, nomicBertTensorName } from '../../model-files/encoder-config.js';
 import { ropeInverseFrequencies } from '../../model-files/rope.js';
 import { openSafetensorsFolder } from '../../model-files/safetensors.js';
 import { openGgufModel } from '../../model-files/gguf/open.js';
@@ -105,7 +105,10 @@ function encoderFields(config: ModelConfig): Partial<NativeModelConfig> {
     maxPositions: config.maxPositionEmbeddings,
     typeVocab: encoder.typeVocabSize,
     layerNormEps: encoder.layerNormEps,
-    activation: encoder.activation,
+    activation: encoder.activation === 'swiglu' ? 'silu' : encoder.activation,
+    ...(encoder.positions === 'rotary' && { encoderRope: true }),
+    ...(encoder.activation === 'swiglu' && { gatedMlp: true }),
+    mlpBias: encoder.mlpBias,
   };
 }
 
@@ -256,7 +259,7 @@ export class CpuBackend implements Backend {
     const tensors = await openSafetensorsFolder(modelDir);
     const native = CpuBackend.#createNative(nativeModelConfig(config, threads, quantize, undefined, options.copyLogits), modelDir);
     // An encoder's tensors are BertModel's, bare (as sentence-transformers saves them) or under "bert." in a task model.
-    const naming = config.encoder === undefined ? undefined : bertTensorName;
+    const naming = config.encoder === undefined ? undefined : config.architecture === 'NomicBertModel' ? nomicBertTensorName : bertTensorName;
     const prefix = config.encoder !== undefined && tensors.has('bert.embeddings.word_embeddings.weight') ? 'bert.' : config.weightPrefix;
     return CpuBackend.#loadWeights(native, config, (slots) => planWeights(slots, tensors, modelDir, prefix, naming), progress, options.mmap);
   }

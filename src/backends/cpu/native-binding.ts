@@ -71,7 +71,11 @@ export interface NativeModelConfig {
   readonly maxPositions?: number;
   readonly typeVocab?: number;
   readonly layerNormEps?: number;
-  readonly activation?: 'gelu' | 'gelu_tanh';
+  readonly activation?: 'gelu' | 'gelu_tanh' | 'silu';
+  /** NomicBert: RoPE instead of a position table, a SwiGLU MLP (activation 'silu'), MLP biases or not (default true). */
+  readonly encoderRope?: boolean;
+  readonly gatedMlp?: boolean;
+  readonly mlpBias?: boolean;
   readonly experts?: number;
   readonly expertsPerToken?: number;
   readonly expertIntermediate?: number;

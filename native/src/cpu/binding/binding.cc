@@ -1,7 +1,8 @@
 // N-API binding of the CPU model: class CpuModel.
 //
 //   new CpuModel(config)                       sync; config checked here
-//                                               (encoders: encoder, maxPositions, typeVocab, layerNormEps, activation)
+//                                               (encoders: encoder, maxPositions, typeVocab, layerNormEps, activation,
+//                                                encoderRope, gatedMlp, mlpBias)
 //   loadTensor(kind, layer, path, offset, dtype, shape, map?) -> Promise<void>  (map: may use the file's mapping, default true)
 //   allocateCache(numBlocks, blockSize, precision, hybrid?) -> Promise<void>
 //                                                 (hybrid: {stateBlocks, checkpointBlocks, checkpointInterval}, linear_state.h)
@@ -144,8 +145,9 @@ void read_moe_config(const Napi::Object& o, ModelConfig& c) {
 }
 
 // An encoder's fields (config.h), all absent for decoders: encoder (true),
-// maxPositions, typeVocab, layerNormEps and activation ('gelu' exact erf, or
-// 'gelu_tanh').
+// maxPositions, typeVocab, layerNormEps, activation ('gelu' exact erf,
+// 'gelu_tanh', or 'silu' with gatedMlp), and NomicBert's encoderRope,
+// gatedMlp and mlpBias (default false, false, true).
 void read_encoder_config(const Napi::Object& o, ModelConfig& c) {
   Napi::Env env = o.Env();
   c.encoder = read_bool_or(o, "encoder", false);
@@ -156,11 +158,16 @@ void read_encoder_config(const Napi::Object& o, ModelConfig& c) {
   if (!eps.IsNumber() || !(eps.As<Napi::Number>().DoubleValue() > 0) || !std::isfinite(eps.As<Napi::Number>().DoubleValue()))
     throw Napi::RangeError::New(env, "layerNormEps must be a positive number");
   c.layer_norm_eps = eps.As<Napi::Number>().FloatValue();
+  c.encoder_rope = read_bool_or(o, "encoderRope", false);
+  c.gated_mlp = read_bool_or(o, "gatedMlp", false);
+  c.mlp_bias = read_bool_or(o, "mlpBias", true);
   const Napi::Value act = o.Get("activation");
   const std::string a = act.IsString() ? act.As<Napi::String>().Utf8Value() : "";
-  if (a == "gelu") c.activation = ModelConfig::Activation::GeluErf;
+  if (c.gated_mlp) {
+    if (a != "silu") throw Napi::RangeError::New(env, "a gated encoder MLP (gatedMlp) takes activation 'silu'");
+  } else if (a == "gelu") c.activation = ModelConfig::Activation::GeluErf;
   else if (a == "gelu_tanh") c.activation = ModelConfig::Activation::GeluTanh;
-  else throw Napi::RangeError::New(env, "activation must be 'gelu' or 'gelu_tanh' for an encoder");
+  else throw Napi::RangeError::New(env, "activation must be 'gelu' or 'gelu_tanh' for an encoder ('silu' with gatedMlp)");
   if (c.kv_heads != c.heads) throw Napi::RangeError::New(env, "an encoder has as many kvHeads as heads");
   if (!c.linear_layer.empty() || !c.moe_layer.empty()) throw Napi::RangeError::New(env, "an encoder has no linear-attention or expert layers");
 }

@@ -1,6 +1,7 @@
 // The forward pass of a BERT-family encoder (BertModel: all-MiniLM, bge, e5,
-// gte), over the same step layout, KV cache and kernels as the decoder
-// (forward.cc). T tokens of B sequences, H = hidden, I = intermediate:
+// gte; NomicBertModel: nomic-embed), over the same step layout, KV cache and
+// kernels as the decoder (forward.cc). T tokens of B sequences, H = hidden,
+// I = intermediate:
 //
 //   x[T][H]  = LayerNorm(word[id] + token_type[type] + position[pos])
 //   per layer (post-norm):
@@ -10,6 +11,10 @@
 //     h[T][I]  = gelu(x @ Wup^T + bup)
 //     x        = LayerNorm(x + h @ Wdown^T + bdown)             (output_layernorm)
 //   hidden rows = x at hidden_indices (no final norm beyond the last layer's)
+//
+// NomicBert (config.h: encoder_rope, gated_mlp, mlp_bias off): no position
+// table, q and k rotated by RoPE instead (rotate_half, as the decoder's);
+// h = silu(x @ Wgate^T) * (x @ Wup^T); no biases anywhere but the LayerNorms.
 //
 // Attention is bidirectional: a token attends to the whole sequence, the
 // tokens after it included. So a sequence is computed whole, in one step
@@ -25,6 +30,7 @@
 #include <cstring>
 #include <utility>
 
+#include "kernels/activation/activation.h"
 #include "kernels/activation/gelu.h"
 #include "kernels/attention/attention.h"
 #include "kernels/norm/layer_norm.h"
@@ -44,8 +50,10 @@ void embeddings(Model& model, const StepInput& s, StepState& st) {
   if (!s.token_type_ids.empty()) std::memcpy(st.type_ids.data(), s.token_type_ids.data(), T * sizeof(int32_t));
   embed_rows(w.token_types, st.type_ids.data(), T, c.hidden, st.xb.data(), st.embed_row);
   for (size_t i = 0; i < T * H; ++i) st.x[i] += st.xb[i];
-  embed_rows(w.positions, s.positions.data(), T, c.hidden, st.xb.data(), st.embed_row);
-  for (size_t i = 0; i < T * H; ++i) st.x[i] += st.xb[i];
+  if (!c.encoder_rope) {
+    embed_rows(w.positions, s.positions.data(), T, c.hidden, st.xb.data(), st.embed_row);
+    for (size_t i = 0; i < T * H; ++i) st.x[i] += st.xb[i];
+  }
   model.pool->parallel_for(T, st.token_grain, [&](size_t t0, size_t t1, int) {
     for (size_t t = t0; t < t1; ++t)
       layer_norm(&st.x[t * H], &st.x[t * H], w.embed_ln.data.data(), w.embed_ln_b.data.data(), c.hidden, c.layer_norm_eps);
@@ -77,8 +85,15 @@ void self_attention(Model& model, const StepInput& s, StepState& st, int layer) 
 
   const MatmulPart qkv[] = {part(st.q.data(), l.wq, &l.bq), part(st.k.data(), l.wk, &l.bk), part(st.v.data(), l.wv, &l.bv)};
   project(model, st, st.x.data(), T, l.wq, qkv);
+  const int half = c.rotary_dim / 2;
   model.pool->parallel_for(T, st.token_grain, [&](size_t t0, size_t t1, int) {
     for (size_t t = t0; t < t1; ++t) {
+      if (c.encoder_rope) {
+        const float* cs = &st.cos[t * half];
+        const float* sn = &st.sin[t * half];
+        for (int h = 0; h < c.heads; ++h) rope(&st.q[t * q_dim + h * hd], cs, sn, half);
+        for (int h = 0; h < c.kv_heads; ++h) rope(&st.k[t * kv_dim + h * hd], cs, sn, half);
+      }
       const int64_t p = st.pos_in_cache[t];
       const size_t block = s.block_indices[s.block_indices_begins[st.seq_of[t]] + p / bs], slot = p % bs;
       for (int h = 0; h < c.kv_heads; ++h) {
@@ -110,14 +125,24 @@ void self_attention(Model& model, const StepInput& s, StepState& st, int layer) 
   project(model, st, st.att.data(), T, l.wo, o);
 }
 
-// xb = down_proj(gelu(up_proj(x))), with their biases.
+// xb = down_proj(gelu(up_proj(x))), with their biases; or down_proj(silu(gate_proj(x)) * up_proj(x)).
 void mlp(Model& model, StepState& st, int layer) {
   const ModelConfig& c = model.config;
   const LayerWeights& l = model.weights.layers[layer];
   const int T = st.T;
+  const size_t I = c.intermediate;
+  if (c.gated_mlp) {
+    const MatmulPart gate_up[] = {part(st.gate.data(), l.w_gate, nullptr), part(st.up.data(), l.w_up, nullptr)};
+    project(model, st, st.x.data(), T, l.w_gate, gate_up);
+    model.pool->parallel_for(T, st.token_grain, [&](size_t t0, size_t t1, int) {
+      silu_mul(&st.gate[t0 * I], &st.up[t0 * I], (t1 - t0) * I);  // silu(gate) * up, activation.h
+    });
+    const MatmulPart down[] = {part(st.xb.data(), l.w_down, &l.b_down)};
+    project(model, st, st.gate.data(), T, l.w_down, down);
+    return;
+  }
   const MatmulPart up[] = {part(st.up.data(), l.w_up, &l.b_up)};
   project(model, st, st.x.data(), T, l.w_up, up);
-  const size_t I = c.intermediate;
   const bool tanh_form = c.activation == ModelConfig::Activation::GeluTanh;
   model.pool->parallel_for(T, st.token_grain, [&](size_t t0, size_t t1, int) {
     if (tanh_form) gelu_tanh(&st.up[t0 * I], (t1 - t0) * I);

@@ -46,17 +46,6 @@ namespace {
 // a prefill's rows would be evicted again before they are written).
 constexpr int kPrefetchedWriteTokens = 16;
 
-// Rotates the first 2 * half elements of one head in place, pairing element j
-// with j + half (Hugging Face's rotate_half convention; half = rotary_dim / 2,
-// the rest of the head passes through: partial RoPE).
-void rope(float* v, const float* cos, const float* sin, int half) {
-  for (int j = 0; j < half; ++j) {
-    const float a = v[j], b = v[j + half];
-    v[j] = a * cos[j] - b * sin[j];
-    v[j + half] = b * cos[j] + a * sin[j];
-  }
-}
-
 // Fills the Model's StepState for this step (its buffers grown as needed, see step_state.h).
 void prepare_step(StepState& st, const ModelConfig& c, const StepInput& s, int block_size, int threads) {
   const int T = st.T = static_cast<int>(s.input_ids.size());

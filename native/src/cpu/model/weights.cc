@@ -16,7 +16,7 @@ constexpr SlotSpec kModelSlots[] = {
     {"norm", false, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, true},
     {"lm_head", false, Dim::Vocab, Dim::Hidden, false, Needed::UntiedHead},
     // Encoders: rows picked by position and segment, never multiplied, so never quantized.
-    {"position_embeddings", false, Dim::MaxPositions, Dim::Hidden, false, Needed::Always, Where::Any, false, true, Family::Encoder},
+    {"position_embeddings", false, Dim::MaxPositions, Dim::Hidden, false, Needed::WithPositionTable, Where::Any, false, true, Family::Encoder},
     {"token_type_embeddings", false, Dim::TypeVocab, Dim::Hidden, false, Needed::Always, Where::Any, false, true, Family::Encoder},
     {"embeddings_layernorm", false, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, false, false, Family::Encoder},
     {"embeddings_layernorm.bias", false, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, false, false, Family::Encoder},
@@ -49,7 +49,7 @@ constexpr SlotSpec kLayerSlots[] = {
     {"linear_attn.norm", true, Dim::LinHeadDim, Dim::LinHeadDim, true, Needed::Always, Where::Linear},
     {"linear_attn.out_proj", true, Dim::Hidden, Dim::LinValue, false, Needed::Always, Where::Linear},
     {"post_attention_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, true},
-    {"gate_proj", true, Dim::Intermediate, Dim::Hidden, false, Needed::Always, Where::DenseMlp},
+    {"gate_proj", true, Dim::Intermediate, Dim::Hidden, false, Needed::GatedMlp, Where::DenseMlp, false, false, Family::Both},
     {"up_proj", true, Dim::Intermediate, Dim::Hidden, false, Needed::Always, Where::DenseMlp, false, false, Family::Both},
     {"down_proj", true, Dim::Hidden, Dim::Intermediate, false, Needed::Always, Where::DenseMlp, false, false, Family::Both},
     {"mlp.gate", true, Dim::Experts, Dim::Hidden, false, Needed::Always, Where::Moe, false, true},
@@ -57,8 +57,8 @@ constexpr SlotSpec kLayerSlots[] = {
     {"mlp.shared_expert.up_proj", true, Dim::SharedWidth, Dim::Hidden, false, Needed::WithSharedExpert, Where::Moe},
     {"mlp.shared_expert.down_proj", true, Dim::Hidden, Dim::SharedWidth, false, Needed::WithSharedExpert, Where::Moe},
     {"mlp.shared_expert_gate", true, Dim::One, Dim::Hidden, false, Needed::WithSharedExpert, Where::Moe, false, true},
-    {"up_proj.bias", true, Dim::Intermediate, Dim::Intermediate, true, Needed::Always, Where::Any, false, false, Family::Encoder},
-    {"down_proj.bias", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, false, false, Family::Encoder},
+    {"up_proj.bias", true, Dim::Intermediate, Dim::Intermediate, true, Needed::WithMlpBias, Where::Any, false, false, Family::Encoder},
+    {"down_proj.bias", true, Dim::Hidden, Dim::Hidden, true, Needed::WithMlpBias, Where::Any, false, false, Family::Encoder},
     {"attention_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, false, false, Family::Encoder},
     {"attention_layernorm.bias", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, false, false, Family::Encoder},
     {"output_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, false, false, Family::Encoder},
@@ -140,6 +140,9 @@ bool is_needed(const SlotSpec& spec, int layer, const ModelConfig& c) {
     case Needed::SplitLinearProj: return !c.fused_linear_proj;
     case Needed::FusedLinearProj: return c.fused_linear_proj;
     case Needed::WithSharedExpert: return c.shared_intermediate > 0;
+    case Needed::GatedMlp: return !c.encoder || c.gated_mlp;
+    case Needed::WithMlpBias: return c.encoder && c.mlp_bias;
+    case Needed::WithPositionTable: return c.encoder && !c.encoder_rope;
   }
   return false;
 }

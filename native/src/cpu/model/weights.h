@@ -33,7 +33,12 @@ enum class Dim {
 };
 
 // When a slot is part of the model.
-enum class Needed { Always, WithQkvBias, WithOBias, WithQkNorm, UntiedHead, SplitLinearProj, FusedLinearProj, WithSharedExpert };
+enum class Needed {
+  Always, WithQkvBias, WithOBias, WithQkNorm, UntiedHead, SplitLinearProj, FusedLinearProj, WithSharedExpert,
+  GatedMlp,           // every decoder; encoders with gated_mlp
+  WithMlpBias,        // encoders with mlp_bias
+  WithPositionTable,  // encoders without encoder_rope
+};
 
 // Which models have a slot: decoders (the Llama family, hybrids), encoders
 // (ModelConfig::encoder, the BERT family) or both.
