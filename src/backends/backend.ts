@@ -85,6 +85,12 @@ export interface ModelShape {
    * E3). Absent: causal.
    */
   readonly wholeSequences?: boolean;
+  /**
+   * Rows of the model's token-type table (BERT's type_vocab_size), when the
+   * backend reads StepBatch.tokenTypeIds: each must be below it. Absent: the
+   * backend takes no token types.
+   */
+  readonly tokenTypes?: number;
 }
 
 /** The cache the engine asks the backend to allocate, once, before the first step. */

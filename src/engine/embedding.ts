@@ -30,6 +30,13 @@ export type Pooling = 'last' | 'mean' | 'cls';
 
 export interface EmbeddingSpec {
   readonly pooling: Pooling;
+  /**
+   * Optional, encoders with a token-type table (ModelShape.tokenTypes): each
+   * prompt token's segment, as BERT's token_type_ids (a cross-encoder's text
+   * pair: 0 on [CLS] query [SEP], 1 on the document and its [SEP]). Absent:
+   * all 0, one text. Checked by Engine.add (length, range).
+   */
+  readonly tokenTypeIds?: readonly number[];
 }
 
 /**

@@ -187,6 +187,14 @@ export class Engine {
     const hiddenSize = this.backend.shape.hiddenSize;
     if (spec.embedding !== undefined && hiddenSize === undefined)
       return err({ kind: 'CannotEmbed', message: 'this backend cannot return hidden states (its shape has no hiddenSize), so it cannot embed' });
+    const types = spec.embedding?.tokenTypeIds;
+    if (types !== undefined) {
+      const rows = this.backend.shape.tokenTypes;
+      if (rows === undefined) return err({ kind: 'CannotEmbed', message: 'this model takes no token types (its shape has no tokenTypes): leave tokenTypeIds out' });
+      if (types.length !== prompt) return err({ kind: 'CannotEmbed', message: `tokenTypeIds has ${types.length} entries for ${prompt} prompt tokens` });
+      const bad = types.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= rows);
+      if (bad >= 0) return err({ kind: 'CannotEmbed', message: `tokenTypeIds[${bad}] = ${String(types[bad])} is not a token type in [0, ${rows})` });
+    }
     if (this.backend.shape.wholeSequences === true) {
       // An encoder reads its whole prompt in one step and generates nothing (embedding.ts, E3).
       const budget = this.scheduler.config.maxNumBatchedTokens;

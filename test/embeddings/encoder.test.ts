@@ -14,6 +14,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend } from '../../src/backends/cpu/index.js';
 import { Pipeline } from '../../src/create.js';
+import { Engine, type FinishInfo } from '../../src/engine/engine.js';
+import { KvCacheManager } from '../../src/engine/kv/kv-cache-manager.js';
+import { GREEDY } from '../../src/sampling/params.js';
+import { loadText } from '../../src/text/load-text.js';
 import { ModelLoadError, PromptTooLongError, UnsupportedModelError } from '../../src/errors.js';
 import { parseModelConfig } from '../../src/model-files/config.js';
 import { buildBatch, readReference, REPO_ROOT } from '../native/helpers.js';
@@ -109,6 +113,20 @@ describe.each(FIXTURES)('$name through pipe.embed()', ({ dir, ref }) => {
     expectClose([embeddings[1]!], [Array.from((await pipe.embed([cut])).embeddings[0]!)]);
   });
 
+  it('takes no prefix-cache hit: the same long text twice, pooled by its last token, gives the same vector', async () => {
+    const last = await Pipeline.create({ model: dir, threads: 2, embedding: { pooling: 'last', normalize: false } });
+    try {
+      const text = ref.texts[3]!; // 94 tokens: five full 16-token blocks a decoder would reuse
+      const first = (await last.embed(text)).embeddings[0]!;
+      const again = (await last.embed(text)).embeddings[0]!; // a hit would be a pastLen the native step refuses
+      expect(Array.from(again)).toEqual(Array.from(first));
+      const mean = (await pipe.embed(text, { normalize: false })).embeddings[0]!;
+      expect(maxDiff(first, mean)).toBeGreaterThan(1e-3); // it is the last token's state, not the mean
+    } finally {
+      await last.close();
+    }
+  });
+
   it('does not generate: an encoder has no LM head', async () => {
     await expect(pipe.generate('hello')).rejects.toThrow(UnsupportedModelError);
     expect(() => pipe.stream('hello')).toThrow(/BertModel/);
@@ -196,6 +214,75 @@ describe('the CPU backend running an encoder step directly', () => {
     // The model still runs after every refusal.
     const ok = await backend.execute({ ...base, hiddenIndices: Int32Array.of(0) });
     expectClose([ok.hidden!], [ref.cls_unnormalized[0]!]);
+  });
+});
+
+describe('token types through the engine (a text pair, as a cross-encoder reads it)', () => {
+  let backend: CpuBackend;
+  let engine: Engine;
+  beforeAll(async () => {
+    backend = await CpuBackend.load(DIR, { threads: 2 });
+    const kv = new KvCacheManager([{ name: 'attention', blockSize: 16, numBlocks: 64 }], { prefixCaching: true });
+    await backend.allocateCache({ numBlocks: 64, blockSize: 16, precision: 'f32' });
+    const { tokenizer } = await loadText(DIR);
+    engine = new Engine({ backend, kv, scheduler: { maxNumSeqs: 8, maxNumBatchedTokens: 256, policy: 'fcfs' }, decoder: tokenizer, eosTokenIds: [] });
+  });
+  afterAll(async () => backend.dispose());
+
+  function embedCls(promptTokenIds: readonly number[], tokenTypeIds?: readonly number[]) {
+    let finish!: (info: FinishInfo) => void;
+    const finished = new Promise<FinishInfo>((resolve) => (finish = resolve));
+    const added = engine.add(
+      {
+        promptTokenIds,
+        sampling: GREEDY,
+        stop: { maxTokens: 1, stopTokenIds: [], stopStrings: [], ignoreEos: true },
+        priority: 0,
+        embedding: { pooling: 'cls', ...(tokenTypeIds && { tokenTypeIds }) },
+      },
+      { onDelta: () => {}, onFinish: finish },
+    );
+    return { added, finished };
+  }
+
+  it("a pair's CLS state equals transformers' with its token types, beside a text without them in the same step", async () => {
+    const pair = embedCls(ref.pair.token_ids, ref.pair.token_type_ids);
+    const plain = embedCls(ref.token_ids[0]!);
+    const [a, b] = await Promise.all([pair.finished, plain.finished]);
+    expect(a.reason).toBe('stop');
+    expectClose([a.embedding!], [ref.pair.cls_unnormalized]);
+    expectClose([b.embedding!], [ref.cls_unnormalized[0]!]);
+  });
+
+  it('refuses token types of the wrong length or range when added, and the other requests run', async () => {
+    const short = embedCls(ref.pair.token_ids, [0, 1]);
+    expect(short.added.ok).toBe(false);
+    expect(!short.added.ok && short.added.error.message).toMatch(/tokenTypeIds has 2 entries for 35 prompt tokens/);
+    const range = embedCls(ref.pair.token_ids, ref.pair.token_type_ids.map(() => 2));
+    expect(!range.added.ok && range.added.error.message).toMatch(/tokenTypeIds\[0\] = 2 is not a token type in \[0, 2\)/);
+    const fine = embedCls(ref.token_ids[1]!);
+    expectClose([(await fine.finished).embedding!], [ref.cls_unnormalized[1]!]);
+  });
+
+  it('a decoder takes no token types: refused when added', async () => {
+    const dir = join(REPO_ROOT, 'test', 'fixtures', 'qwen3-embed-tiny');
+    const decoder = await CpuBackend.load(dir, { threads: 1 });
+    try {
+      await decoder.allocateCache({ numBlocks: 8, blockSize: 16, precision: 'f32' });
+      const kv = new KvCacheManager([{ name: 'attention', blockSize: 16, numBlocks: 8 }], { prefixCaching: false });
+      const { tokenizer } = await loadText(dir);
+      const other = new Engine({ backend: decoder, kv, scheduler: { maxNumSeqs: 2, maxNumBatchedTokens: 64, policy: 'fcfs' }, decoder: tokenizer, eosTokenIds: [] });
+      const added = other.add(
+        { promptTokenIds: [1, 2, 3], sampling: GREEDY, stop: { maxTokens: 1, stopTokenIds: [], stopStrings: [], ignoreEos: true }, priority: 0,
+          embedding: { pooling: 'last', tokenTypeIds: [0, 0, 0] } },
+        { onDelta: () => {}, onFinish: () => {} },
+      );
+      expect(!added.ok && added.error).toMatchObject({ kind: 'CannotEmbed', message: expect.stringMatching(/takes no token types/) });
+      expect(decoder.shape.tokenTypes).toBeUndefined();
+      expect(decoder.shape.wholeSequences).toBeUndefined();
+    } finally {
+      await decoder.dispose();
+    }
   });
 });
 

@@ -243,7 +243,7 @@ export class CpuBackend implements Backend {
       // an embedding model's cache only lives while a text is read, and its vectors are compared to 1e-4.
       defaultKvPrecision: config.baseModel === true ? 'f32' : 'f16',
       hiddenSize: config.hiddenSize,
-      ...(config.encoder !== undefined && { wholeSequences: true }),
+      ...(config.encoder !== undefined && { wholeSequences: true, tokenTypes: config.encoder.typeVocabSize }),
       ...(config.linearAttention !== undefined && { extraPools: linearStatePools(config) }),
     };
   }
