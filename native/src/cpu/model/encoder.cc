@@ -27,8 +27,8 @@
 // are, and gives a token's result independent of what else is in the batch.
 #include "model/encoder.h"
 
+#include <algorithm>
 #include <cstring>
-#include <utility>
 
 #include "kernels/activation/activation.h"
 #include "kernels/activation/gelu.h"
@@ -46,8 +46,9 @@ void embeddings(Model& model, const StepInput& s, StepState& st) {
   const size_t T = st.T, H = c.hidden;
   embed_rows(w.embed, s.input_ids.data(), T, c.hidden, st.x.data(), st.embed_row);
   // Absent token types are all 0 (one text, as sentence-transformers encodes it).
-  st.type_ids.assign(T, 0);
-  if (!s.token_type_ids.empty()) std::memcpy(st.type_ids.data(), s.token_type_ids.data(), T * sizeof(int32_t));
+  grow(st.type_ids, T);
+  if (s.token_type_ids.empty()) std::fill(st.type_ids.begin(), st.type_ids.begin() + T, 0);
+  else std::memcpy(st.type_ids.data(), s.token_type_ids.data(), T * sizeof(int32_t));
   embed_rows(w.token_types, st.type_ids.data(), T, c.hidden, st.xb.data(), st.embed_row);
   for (size_t i = 0; i < T * H; ++i) st.x[i] += st.xb[i];
   if (!c.encoder_rope) {
