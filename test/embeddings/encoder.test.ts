@@ -217,6 +217,29 @@ describe('the CPU backend running an encoder step directly', () => {
   });
 });
 
+describe.each(FIXTURES)('$name loaded other ways', ({ dir, ref }) => {
+  async function vectors(options: { mmap?: boolean; quantize?: 'q8_0' }): Promise<Float32Array[]> {
+    const pipe = await Pipeline.create({ model: dir, threads: 2, ...(options.mmap !== undefined && { mmap: options.mmap }), ...(options.quantize && { quantize: options.quantize }) });
+    try {
+      return (await pipe.embed(ref.texts)).embeddings;
+    } finally {
+      await pipe.close();
+    }
+  }
+
+  it('mapped from the file or read into memory: the same vectors', async () => {
+    const mapped = await vectors({ mmap: true });
+    const read = await vectors({ mmap: false });
+    mapped.forEach((v, i) => expect(Array.from(v)).toEqual(Array.from(read[i]!)));
+    expectClose(read, ref.embeddings);
+  });
+
+  it('quantized to q8_0 at load: close to the float vectors (the position and type tables stay float)', async () => {
+    const q8 = await vectors({ quantize: 'q8_0' });
+    q8.forEach((v, i) => expect(cosine(v, ref.embeddings[i]!), `text ${i}`).toBeGreaterThan(0.995));
+  });
+});
+
 describe('token types through the engine (a text pair, as a cross-encoder reads it)', () => {
   let backend: CpuBackend;
   let engine: Engine;
