@@ -1,10 +1,9 @@
 /**
  * Encoder throughput, weft's side of tools/embeddings/encoder_bench.py: the
- * same folder and the same token ids ([CLS], random ids, [SEP]; the Python
- * side draws them with torch's generator, so here they are read from the
- * JSON the Python side can print, or drawn alike when absent: the values do
- * not change the work). Prints one JSON line: texts/s (median of --repeats
- * timed embed() calls after one warm-up).
+ * same folder and the same shapes of token ids ([CLS], --tokens - 2 random
+ * ids, [SEP]; drawn here with a small generator of its own, not torch's: the
+ * values do not change the work). Prints one JSON line: texts/s (median of
+ * --repeats timed embed() calls after one warm-up).
  *
  *   npx tsx tools/embeddings/encoder_bench.ts /tmp/minilm-random --batch 32 --tokens 16 --threads 2
  */
