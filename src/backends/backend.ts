@@ -77,6 +77,20 @@ export interface ModelShape {
    * backend cannot embed.
    */
   readonly hiddenSize?: number;
+  /**
+   * The model attends both ways (a BERT-family encoder): a sequence's tokens
+   * must all be computed in one step, from position 0, and it has no LM head.
+   * The engine then never chunks a prompt, never takes a prefix-cache hit
+   * for it and refuses one longer than a step's token budget (embedding.ts,
+   * E3). Absent: causal.
+   */
+  readonly wholeSequences?: boolean;
+  /**
+   * Rows of the model's token-type table (BERT's type_vocab_size), when the
+   * backend reads StepBatch.tokenTypeIds: each must be below it. Absent: the
+   * backend takes no token types.
+   */
+  readonly tokenTypes?: number;
 }
 
 /** The cache the engine asks the backend to allocate, once, before the first step. */
@@ -112,6 +126,12 @@ export interface StepBatch {
   readonly inputIds: Int32Array;
   /** [T] absolute positions. */
   readonly positions: Int32Array;
+  /**
+   * [T], optional, encoders only (ModelShape.wholeSequences): each token's
+   * segment (BERT's token_type_ids: 1 on the second text of a pair). Absent:
+   * all 0, as for one text.
+   */
+  readonly tokenTypeIds?: Int32Array;
   /** [B] tokens already cached per sequence. */
   readonly pastLens: Int32Array;
   /** [B + 1] start of each sequence's tokens in inputIds. */

@@ -43,7 +43,12 @@ export interface EmbedContext {
   readonly promptText: PromptEncoder;
   /** The model's embedding settings, or why they could not be read (thrown by embed()). */
   readonly config: EmbeddingConfig | Error;
-  readonly maxContextLength: number;
+  /**
+   * Most tokens one text may have (special tokens included): a decoder's
+   * context less the slot a generated token would take; an encoder's
+   * positions, and no more than one step holds (it reads a text in one step).
+   */
+  readonly maxTextTokens: number;
   /** Token ids given as input must be below this. */
   readonly vocabSize: number;
   /** The backend's hidden width; undefined: the backend cannot embed. */
@@ -62,7 +67,7 @@ export async function embedTexts(ctx: EmbedContext, input: EmbedInput, options: 
     throw new InvalidOptionError(options.prompt !== undefined ? 'prompt' : 'promptName', 'applies to texts, not to token ids (put the prompt\'s ids before them)');
   if (ctx.isClosed()) throw new PipelineClosedError();
   if (options.signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: options.signal.reason });
-  const limit = ctx.maxContextLength - 1;
+  const limit = ctx.maxTextTokens;
   const truncate = options.truncate === true;
   const prompts = await Promise.all(
     items.map((item, i) => (typeof item === 'string' ? encode(ctx.promptText, settings.prefix + item, i, limit, truncate) : idsWithin([...item], i, limit, truncate))),

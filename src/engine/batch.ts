@@ -47,6 +47,7 @@ export function buildBatch(
   let numArgmax = 0;
   let sampled: [row: number, sampling: BackendSampling][] | undefined;
   let hiddenIndices: number[] | undefined;
+  let tokenTypeIds: Int32Array | undefined;  // only when a request gives token types (encoders)
   const tables: (readonly number[])[] = new Array(numSeqs);
   let token = 0;
   let maxContextLen = 0;
@@ -76,6 +77,11 @@ export function buildBatch(
     if (embedding !== undefined) {
       const first = token - numTokens;
       for (const offset of pooledOffsets(embedding.pooling, start, numTokens, request.tokens.length)) (hiddenIndices ??= []).push(first + offset);
+      const types = embedding.tokenTypeIds;
+      if (types !== undefined) {
+        tokenTypeIds ??= new Int32Array(plan.numTokens);
+        for (let j = 0; j < numTokens; j++) tokenTypeIds[first + j] = types[start + j]!;
+      }
     }
     if (samples) {
       if (takesArgmax(request)) {
@@ -110,6 +116,7 @@ export function buildBatch(
     ...(numArgmax > 0 && { argmaxRows: numLogits === numRows ? argmaxRows : argmaxRows.slice(0, numLogits) }),
     ...(sampled !== undefined && { sampling: samplingRows(numLogits, sampled) }),
     ...(hiddenIndices !== undefined && { hiddenIndices: Int32Array.from(hiddenIndices) }),
+    ...(tokenTypeIds !== undefined && { tokenTypeIds }),
   };
   if (kv.specs.length === 1) return batch;
   // Hybrid models: the sequences whose state slot is loaded from a checkpoint before this step.

@@ -15,6 +15,14 @@
  * - E2: a request's hidden rows are taken from the step that computed them, in
  *   plan order, and nowhere else (hiddenTokens() and PooledEmbedding.add()
  *   walk the same entries in the same order).
+ * - E3: on a model that attends both ways (ModelShape.wholeSequences, a
+ *   BERT-family encoder) a request's prompt is computed whole, in the one step
+ *   that admits it, from position 0: the scheduler admits it only when the
+ *   step's budget holds all its tokens and never gives it a prefix hit, and
+ *   the engine refuses (PromptTooLong) a prompt longer than a step's budget
+ *   or the model's positions. It finishes in that step, so it is never
+ *   running between steps, never partly computed and never preempted part-way
+ *   (the backend refuses a step that would split one: encoder.cc).
  */
 
 /** How the token states become one vector (sentence-transformers' pooling modes). */
@@ -22,6 +30,13 @@ export type Pooling = 'last' | 'mean' | 'cls';
 
 export interface EmbeddingSpec {
   readonly pooling: Pooling;
+  /**
+   * Optional, encoders with a token-type table (ModelShape.tokenTypes): each
+   * prompt token's segment, as BERT's token_type_ids (a cross-encoder's text
+   * pair: 0 on [CLS] query [SEP], 1 on the document and its [SEP]). Absent:
+   * all 0, one text. Checked by Engine.add (length, range).
+   */
+  readonly tokenTypeIds?: readonly number[];
 }
 
 /**

@@ -159,7 +159,7 @@ export class Engine {
   constructor(options: EngineOptions) {
     this.backend = options.backend;
     this.kv = options.kv;
-    this.scheduler = new Scheduler(options.scheduler, options.kv);
+    this.scheduler = new Scheduler({ ...options.scheduler, wholeSequences: options.backend.shape.wholeSequences === true }, options.kv);
     this.decoder = options.decoder;
     this.eos = new Set(options.eosTokenIds);
     this.observer = options.observer ?? {};
@@ -187,11 +187,28 @@ export class Engine {
     const hiddenSize = this.backend.shape.hiddenSize;
     if (spec.embedding !== undefined && hiddenSize === undefined)
       return err({ kind: 'CannotEmbed', message: 'this backend cannot return hidden states (its shape has no hiddenSize), so it cannot embed' });
-    if (prompt >= maxContext) {
-      return err({ kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the model's context is ${maxContext}` });
+    const types = spec.embedding?.tokenTypeIds;
+    if (types !== undefined) {
+      const rows = this.backend.shape.tokenTypes;
+      if (rows === undefined) return err({ kind: 'CannotEmbed', message: 'this model takes no token types (its shape has no tokenTypes): leave tokenTypeIds out' });
+      if (types.length !== prompt) return err({ kind: 'CannotEmbed', message: `tokenTypeIds has ${types.length} entries for ${prompt} prompt tokens` });
+      const bad = types.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= rows);
+      if (bad >= 0) return err({ kind: 'CannotEmbed', message: `tokenTypeIds[${bad}] = ${String(types[bad])} is not a token type in [0, ${rows})` });
     }
-    if (!this.kv.fitsEmpty(prompt + 1)) {
-      return err({ kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the whole KV cache cannot hold ${prompt + 1}` });
+    if (this.backend.shape.wholeSequences === true) {
+      // An encoder reads its whole prompt in one step and generates nothing (embedding.ts, E3).
+      const budget = this.scheduler.config.maxNumBatchedTokens;
+      if (prompt > maxContext) return err({ kind: 'PromptTooLong', message: `the text has ${prompt} tokens; the model has ${maxContext} positions` });
+      if (prompt > budget)
+        return err({ kind: 'PromptTooLong', message: `the text has ${prompt} tokens; an encoder reads a text in one step, and a step holds ${budget} (scheduler.maxNumBatchedTokens)` });
+      if (!this.kv.fitsEmpty(prompt)) return err({ kind: 'PromptTooLong', message: `the text has ${prompt} tokens; the whole KV cache cannot hold them` });
+    } else {
+      if (prompt >= maxContext) {
+        return err({ kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the model's context is ${maxContext}` });
+      }
+      if (!this.kv.fitsEmpty(prompt + 1)) {
+        return err({ kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the whole KV cache cannot hold ${prompt + 1}` });
+      }
     }
     const id = this.nextId++;
     const request = new LiveRequest(id, spec, sink, this.decoder, maxContext, this.eos, this.backend.shape.vocabSize, hiddenSize ?? 0, this.kv.specs.length === 1);

@@ -27,6 +27,12 @@ export interface SchedulerConfig {
   readonly maxNumSeqs: number;
   readonly maxNumBatchedTokens: number;
   readonly policy: SchedulingPolicy;
+  /**
+   * The model attends both ways (ModelShape.wholeSequences): a prompt is
+   * scheduled whole or not at all, with no prefix hit (embedding.ts, E3).
+   * The engine sets it from the backend's shape.
+   */
+  readonly wholeSequences?: boolean;
 }
 
 export interface ScheduledRequest {
@@ -122,6 +128,8 @@ export class Scheduler {
   private growRunning(request: Request, draft: Draft, later: number): boolean {
     const numTokens = Math.min(request.numPending, draft.budget);
     if (numTokens <= 0) return true;
+    // Never part of a whole sequence (E3; admission already ran it whole, so this does not happen).
+    if (this.config.wholeSequences === true && numTokens < request.numPending) return true;
     // A decode may verify draft tokens with it, as far as the budget allows (they count in it),
     // leaving a token for each running request after it: a draft never starves another's decode.
     const numDraft = request.numPending === 1 ? Math.max(0, Math.min(request.draft.length, draft.budget - 1 - later)) : 0;
@@ -178,7 +186,11 @@ export class Scheduler {
       const request = this.nextWaiting();
       // Pooling over every token (or the first) needs them all computed here (embedding.ts, E1).
       const pooling = request.spec.embedding?.pooling;
-      const hit = pooling === undefined || pooling === 'last' ? this.kv.findPrefix(request.tokens) : NO_PREFIX_HIT;
+      const whole = this.config.wholeSequences === true;
+      const hit = !whole && (pooling === undefined || pooling === 'last') ? this.kv.findPrefix(request.tokens) : NO_PREFIX_HIT;
+      // A bidirectional model's prompt goes in whole (E3): it waits for a step with room for all of it.
+      // (The engine refuses one longer than maxNumBatchedTokens, so some step has that room.)
+      if (whole && request.tokens.length > draft.budget) return;
       const numTokens = Math.min(request.tokens.length - hit.numTokens, draft.budget);
       const admitted = this.kv.allocate(request.id, hit, hit.numTokens + numTokens);
       if (!admitted.ok) {

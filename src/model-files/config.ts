@@ -9,9 +9,11 @@
 import { join } from 'node:path';
 import { ModelLoadError, UnsupportedModelError } from '../errors.js';
 import { type LinearAttentionConfig, type MixtureOfExpertsConfig, readLinearAttention, readMixtureOfExperts } from './hybrid-config.js';
+import { type EncoderArchitecture, type EncoderConfig, isEncoderConfig, readEncoderConfig } from './encoder-config.js';
 import { MAX_FILE_BYTES, parseJsonText, readModelFile } from './model-file.js';
 
 export type { LinearAttentionConfig, MixtureOfExpertsConfig } from './hybrid-config.js';
+export type { EncoderConfig } from './encoder-config.js';
 
 export const SUPPORTED_ARCHITECTURES = [
   'LlamaForCausalLM',
@@ -22,7 +24,8 @@ export const SUPPORTED_ARCHITECTURES = [
   'Qwen3_5ForConditionalGeneration',
   'Qwen3NextForCausalLM',
 ] as const;
-export type Architecture = (typeof SUPPORTED_ARCHITECTURES)[number];
+/** The decoders weft generates with, and the encoders it embeds with (encoder-config.ts). */
+export type Architecture = (typeof SUPPORTED_ARCHITECTURES)[number] | EncoderArchitecture;
 
 /** RoPE frequency scaling; `null` in ModelConfig means plain RoPE. */
 export type RopeScaling =
@@ -88,6 +91,12 @@ export interface ModelConfig {
    * and its vectors are compared to 1e-4.
    */
   readonly embeddingModel?: boolean;
+  /**
+   * A BERT-family encoder (encoder-config.ts): bidirectional attention, so
+   * every text is computed whole in one step; it embeds, it does not generate
+   * (baseModel is set too). Absent for decoders.
+   */
+  readonly encoder?: EncoderConfig;
 }
 
 type Json = Record<string, unknown>;
@@ -109,6 +118,7 @@ export function parseModelConfig(root: unknown, file = 'config.json'): ModelConf
   const fail = (message: string): never => {
     throw new ModelLoadError(`${file}: ${message}`, file);
   };
+  if (isEncoderConfig(root)) return encoderModelConfig(root, file);
   const architecture = readArchitecture(root, file);
   const baseModel = Array.isArray(root.architectures) && BASE_MODELS[root.architectures[0] as string] !== undefined;
   // The fields read below: the text model's.
@@ -187,6 +197,25 @@ export function parseModelConfig(root: unknown, file = 'config.json'): ModelConf
     ...(mixtureOfExperts && { mixtureOfExperts }),
     ...(architecture === 'Qwen3_5ForConditionalGeneration' && { weightPrefix: 'model.language_model.' }),
     ...(baseModel && { baseModel, embeddingModel: true, weightPrefix: '' }),
+  };
+}
+
+/** An encoder's ModelConfig: what its config.json says, and the decoder-only fields at values that change nothing. */
+function encoderModelConfig(json: Json, file: string): ModelConfig {
+  const shape = readEncoderConfig(json, file);
+  return {
+    ...shape,
+    numKvHeads: shape.numHeads,
+    rmsNormEps: shape.encoder.layerNormEps,
+    ropeScaling: null,
+    tieWordEmbeddings: true,
+    qkvBias: shape.attentionBias,
+    oBias: shape.attentionBias,
+    qkNorm: false,
+    slidingWindow: null,
+    baseModel: true,
+    embeddingModel: true,
+    weightPrefix: '',
   };
 }
 

@@ -9,6 +9,7 @@
  * same matrix and is not read.)
  */
 import { ModelLoadError } from '../errors.js';
+import type { TensorPart } from './encoder-config.js';
 import type { TensorIndex, TensorInfo } from './safetensors.js';
 
 /** The dtypes the loader accepts: 16-bit matrices stay 16-bit in memory, norms and biases become float32. */
@@ -68,14 +69,37 @@ function asSlotShape(kind: string, shape: readonly number[]): readonly number[] 
   return shape;
 }
 
-export function planWeights(slots: readonly WeightSlot[], tensors: TensorIndex, folder: string, prefix?: string): PlannedTensor[] {
+/**
+ * How a slot's tensor is named in the folder's safetensors: huggingFaceTensorName (decoders),
+ * bertTensorName or nomicBertTensorName (encoders); a TensorPart is a block of a fused tensor's rows.
+ */
+export type TensorNaming = (kind: string, layer: number, prefix?: string) => string | TensorPart;
+
+/** Block `part` of `parts` equal row blocks of a matrix (q, k or v of a fused Wqkv): its own offset, bytes and shape. */
+function rowBlock(whole: TensorInfo, { part, parts }: TensorPart, where: string): TensorInfo {
+  const [rows, cols] = whole.shape;
+  if (whole.shape.length !== 2 || rows === undefined || cols === undefined || rows % parts !== 0)
+    throw new ModelLoadError(`${where}: shape ${JSON.stringify(whole.shape)} is not ${parts} equal blocks of rows`, whole.file, whole.name);
+  const byteLength = whole.byteLength / parts;
+  return { ...whole, shape: [rows / parts, cols], offset: whole.offset + part * byteLength, byteLength };
+}
+
+export function planWeights(
+  slots: readonly WeightSlot[],
+  tensors: TensorIndex,
+  folder: string,
+  prefix?: string,
+  naming: TensorNaming = huggingFaceTensorName,
+): PlannedTensor[] {
   return slots.map(({ kind, layer, shape }) => {
-    const name = huggingFaceTensorName(kind, layer, prefix);
-    const stored = tensors.get(name);
-    if (!stored) throw new ModelLoadError(`${folder}: tensor ${name} is missing`, folder, name);
-    const where = `${stored.file} (tensor ${name})`;
-    if (!(WEIGHT_DTYPES as readonly string[]).includes(stored.dtype))
-      throw new ModelLoadError(`${where}: dtype ${stored.dtype} is not supported (${WEIGHT_DTYPES.join(', ')})`, stored.file, name);
+    const named = naming(kind, layer, prefix);
+    const name = typeof named === 'string' ? named : named.name;
+    const whole = tensors.get(name);
+    if (!whole) throw new ModelLoadError(`${folder}: tensor ${name} is missing`, folder, name);
+    const where = `${whole.file} (tensor ${name})`;
+    if (!(WEIGHT_DTYPES as readonly string[]).includes(whole.dtype))
+      throw new ModelLoadError(`${where}: dtype ${whole.dtype} is not supported (${WEIGHT_DTYPES.join(', ')})`, whole.file, name);
+    const stored = typeof named === 'string' ? whole : rowBlock(whole, named, where);
     const info = { ...stored, shape: [...asSlotShape(kind, stored.shape)] };
     if (info.shape.length !== shape.length || info.shape.some((d, i) => d !== shape[i]))
       throw new ModelLoadError(`${where}: shape ${JSON.stringify(stored.shape)}, expected ${JSON.stringify(shape)}`, stored.file, name);

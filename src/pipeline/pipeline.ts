@@ -121,7 +121,9 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
       engine: this.engine,
       promptText: model.promptText,
       config: model.embedding,
-      maxContextLength: model.backend.shape.maxContextLength,
+      maxTextTokens: model.backend.shape.wholeSequences === true
+        ? Math.min(model.backend.shape.maxContextLength, scheduler.maxNumBatchedTokens)
+        : model.backend.shape.maxContextLength - 1,
       vocabSize: model.backend.shape.vocabSize,
       hiddenSize: model.backend.shape.hiddenSize,
       isClosed: () => this.closed,
@@ -210,7 +212,7 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
    */
   protected override request(input: unknown, options: ChatOptions, chat: boolean): PartRun {
     if (this.baseModel)
-      throw new UnsupportedModelError('this model folder holds a base model without an LM head (e.g. Qwen3Model, as embedding models are saved): it can embed(), not generate');
+      throw new UnsupportedModelError('this model folder holds a base model without an LM head (e.g. Qwen3Model as embedding models are saved, or an encoder such as BertModel): it can embed(), not generate');
     const resolved = resolveRequestOptions(options, this.generationDefaults, chat);
     if (resolved.speculative !== undefined && resolved.speculative !== false) checkSpeculativeModel(this.backend);
     // The pipeline's default applies where the request says nothing; the engine uses it for greedy requests only.

@@ -8,6 +8,11 @@ Makes, under --out (default test/fixtures):
                      -> Normalize, named prompts in config_sentence_transformers.json, and a tokenizer
                      whose post-processor appends <|endoftext|> (as Qwen3-Embedding's does). The
                      tokenizer is models/weft-demo's.
+  bert-embed-tiny    an encoder embedder as all-MiniLM / bge / e5 publish theirs: a bare BertModel
+                     with mean pooling and Normalize and a WordPiece tokenizer.json made here
+                     (bert_fixture.py), with the Python tokenizers package's ids for a set of texts.
+  nomic-embed-tiny   a NomicBertModel (rotary, SwiGLU, fused Wqkv, no biases) with mean pooling and
+                     Normalize, as nomic-embed publishes it, and the same tokenizer (nomic_fixture.py).
 
 reference.json holds, for each text, sentence-transformers' encode() output as the folder is saved
 (last token, normalised), with the "query" prompt, and the unnormalised mean and last-token pooling
@@ -173,6 +178,14 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(1)
     build_qwen3(args.out, 3201)
+    import tokenizers
+    from bert_fixture import build_bert
+    versions = {"sentence_transformers": sentence_transformers.__version__, "transformers": transformers.__version__,
+                "tokenizers": tokenizers.__version__, "torch": torch.__version__, "python": sys.version.split()[0],
+                "device": "cpu, float32"}
+    build_bert(args.out, 3202, versions, COMMAND)
+    from nomic_fixture import build_nomic
+    build_nomic(args.out, 3203, versions, COMMAND)
 
 
 if __name__ == "__main__":

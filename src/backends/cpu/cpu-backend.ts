@@ -7,6 +7,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import { BackendError, InvalidOptionError, ModelLoadError, NativeBackendUnavailableError } from '../../errors.js';
 import type { ModelConfig } from '../../model-files/config.js';
 import { loadModelConfig } from '../../model-files/config.js';
+import { bertTensorName, nomicBertTensorName } from '../../model-files/encoder-config.js';
 import { ropeInverseFrequencies } from '../../model-files/rope.js';
 import { openSafetensorsFolder } from '../../model-files/safetensors.js';
 import { openGgufModel } from '../../model-files/gguf/open.js';
@@ -71,6 +72,7 @@ export function nativeModelConfig(
     ...(config.rotaryDim !== undefined && { rotaryDim: config.rotaryDim }),
     ...hybridFields(config),
     ...mixtureOfExpertsFields(config),
+    ...encoderFields(config),
     threads,
     ...(quantize !== undefined && { quantize }),
     ...(copyLogits !== undefined && { copyLogits }),
@@ -91,6 +93,22 @@ function hybridFields(config: ModelConfig): Partial<NativeModelConfig> {
     attnOutputGate: true,
     normPlusOne: true,
     ...(linear.fusedProjections === true && { fusedLinearProj: true }),
+  };
+}
+
+/** An encoder's fields of NativeModelConfig (none for decoders). */
+function encoderFields(config: ModelConfig): Partial<NativeModelConfig> {
+  const encoder = config.encoder;
+  if (encoder === undefined) return {};
+  return {
+    encoder: true,
+    maxPositions: config.maxPositionEmbeddings,
+    typeVocab: encoder.typeVocabSize,
+    layerNormEps: encoder.layerNormEps,
+    activation: encoder.activation === 'swiglu' ? 'silu' : encoder.activation,
+    ...(encoder.positions === 'rotary' && { encoderRope: true }),
+    ...(encoder.activation === 'swiglu' && { gatedMlp: true }),
+    mlpBias: encoder.mlpBias,
   };
 }
 
@@ -225,6 +243,7 @@ export class CpuBackend implements Backend {
       // an embedding model's cache only lives while a text is read, and its vectors are compared to 1e-4.
       defaultKvPrecision: config.embeddingModel === true ? 'f32' : 'f16',
       hiddenSize: config.hiddenSize,
+      ...(config.encoder !== undefined && { wholeSequences: true, tokenTypes: config.encoder.typeVocabSize }),
       ...(config.linearAttention !== undefined && { extraPools: linearStatePools(config) }),
     };
   }
@@ -239,7 +258,10 @@ export class CpuBackend implements Backend {
     const config = await loadModelConfig(modelDir);
     const tensors = await openSafetensorsFolder(modelDir);
     const native = CpuBackend.#createNative(nativeModelConfig(config, threads, quantize, undefined, options.copyLogits), modelDir);
-    return CpuBackend.#loadWeights(native, config, (slots) => planWeights(slots, tensors, modelDir, config.weightPrefix), progress, options.mmap);
+    // An encoder's tensors are BertModel's, bare (as sentence-transformers saves them) or under "bert." in a task model.
+    const naming = config.encoder === undefined ? undefined : config.architecture === 'NomicBertModel' ? nomicBertTensorName : bertTensorName;
+    const prefix = config.encoder !== undefined && tensors.has('bert.embeddings.word_embeddings.weight') ? 'bert.' : config.weightPrefix;
+    return CpuBackend.#loadWeights(native, config, (slots) => planWeights(slots, tensors, modelDir, prefix, naming), progress, options.mmap);
   }
 
   /** Loads a GGUF file (llama, mistral, qwen2, qwen3, qwen35; see docs/gguf.md, docs/hybrid.md). */

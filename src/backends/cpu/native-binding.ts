@@ -63,6 +63,19 @@ export interface NativeModelConfig {
    * routes to experts, with their shape below (native/src/cpu/model/config.h).
    */
   readonly moeLayers?: Uint8Array;
+  /**
+   * A BERT-family encoder (native/src/cpu/model/encoder.cc) with its position
+   * and token-type tables, LayerNorm epsilon and GELU form; absent for decoders.
+   */
+  readonly encoder?: boolean;
+  readonly maxPositions?: number;
+  readonly typeVocab?: number;
+  readonly layerNormEps?: number;
+  readonly activation?: 'gelu' | 'gelu_tanh' | 'silu';
+  /** NomicBert: RoPE instead of a position table, a SwiGLU MLP (activation 'silu'), MLP biases or not (default true). */
+  readonly encoderRope?: boolean;
+  readonly gatedMlp?: boolean;
+  readonly mlpBias?: boolean;
   readonly experts?: number;
   readonly expertsPerToken?: number;
   readonly expertIntermediate?: number;
@@ -201,7 +214,7 @@ export interface NativeBinding {
   readonly testing: NativeTesting;
 }
 
-const ABI_VERSION = 5;
+const ABI_VERSION = 6;
 const REBUILD =
   'run `npm rebuild weft` (with WEFT_BUILD_FROM_SOURCE=1 to compile even where a prebuilt binary exists), or `npm run build:native` in the weft package folder; compiling needs cmake >= 3.15 and a C++17 compiler';
 let cached: NativeBinding | undefined;

@@ -1,6 +1,8 @@
 // N-API binding of the CPU model: class CpuModel.
 //
 //   new CpuModel(config)                       sync; config checked here
+//                                               (encoders: encoder, maxPositions, typeVocab, layerNormEps, activation,
+//                                                encoderRope, gatedMlp, mlpBias)
 //   loadTensor(kind, layer, path, offset, dtype, shape, map?) -> Promise<void>  (map: may use the file's mapping, default true)
 //   allocateCache(numBlocks, blockSize, precision, hybrid?) -> Promise<void>
 //                                                 (hybrid: {stateBlocks, checkpointBlocks, checkpointInterval}, linear_state.h)
@@ -140,6 +142,34 @@ void read_moe_config(const Napi::Object& o, ModelConfig& c) {
   c.expert_intermediate = read_int(o, "expertIntermediate", 1, 1 << 20);
   c.shared_intermediate = read_int_or(o, "sharedIntermediate", 0, 1 << 20, 0);
   c.norm_topk_prob = read_bool_or(o, "normTopkProb", false);
+}
+
+// An encoder's fields (config.h), all absent for decoders: encoder (true),
+// maxPositions, typeVocab, layerNormEps, activation ('gelu' exact erf,
+// 'gelu_tanh', or 'silu' with gatedMlp), and NomicBert's encoderRope,
+// gatedMlp and mlpBias (default false, false, true).
+void read_encoder_config(const Napi::Object& o, ModelConfig& c) {
+  Napi::Env env = o.Env();
+  c.encoder = read_bool_or(o, "encoder", false);
+  if (!c.encoder) return;
+  c.max_positions = read_int(o, "maxPositions", 1, 1 << 20);
+  c.type_vocab = read_int(o, "typeVocab", 1, 1 << 16);
+  const Napi::Value eps = o.Get("layerNormEps");
+  if (!eps.IsNumber() || !(eps.As<Napi::Number>().DoubleValue() > 0) || !std::isfinite(eps.As<Napi::Number>().DoubleValue()))
+    throw Napi::RangeError::New(env, "layerNormEps must be a positive number");
+  c.layer_norm_eps = eps.As<Napi::Number>().FloatValue();
+  c.encoder_rope = read_bool_or(o, "encoderRope", false);
+  c.gated_mlp = read_bool_or(o, "gatedMlp", false);
+  c.mlp_bias = read_bool_or(o, "mlpBias", true);
+  const Napi::Value act = o.Get("activation");
+  const std::string a = act.IsString() ? act.As<Napi::String>().Utf8Value() : "";
+  if (c.gated_mlp) {
+    if (a != "silu") throw Napi::RangeError::New(env, "a gated encoder MLP (gatedMlp) takes activation 'silu'");
+  } else if (a == "gelu") c.activation = ModelConfig::Activation::GeluErf;
+  else if (a == "gelu_tanh") c.activation = ModelConfig::Activation::GeluTanh;
+  else throw Napi::RangeError::New(env, "activation must be 'gelu' or 'gelu_tanh' for an encoder ('silu' with gatedMlp)");
+  if (c.kv_heads != c.heads) throw Napi::RangeError::New(env, "an encoder has as many kvHeads as heads");
+  if (!c.linear_layer.empty() || !c.moe_layer.empty()) throw Napi::RangeError::New(env, "an encoder has no linear-attention or expert layers");
 }
 
 // One extra pool's block tables from batch.extraBlockTables (src/backends/backend.ts):
@@ -427,6 +457,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       throw Napi::TypeError::New(env, "invFreq must be a Float64Array of rotaryDim / 2 entries (headDim / 2 without rotaryDim)");
     read_hybrid_config(o, c);
     read_moe_config(o, c);
+    read_encoder_config(o, c);
     const Napi::Value quantize = o.Get("quantize");
     if (!quantize.IsUndefined()) {
       const std::string q = quantize.IsString() ? quantize.As<Napi::String>().Utf8Value() : "";
@@ -537,6 +568,7 @@ class CpuModel : public Napi::ObjectWrap<CpuModel> {
       StepInput step;
       step.input_ids = read_int32s(b, "inputIds");
       step.positions = read_int32s(b, "positions");
+      step.token_type_ids = read_int32s(b, "tokenTypeIds", true);
       step.past_lens = read_int32s(b, "pastLens");
       step.subsequence_begins = read_int32s(b, "subsequenceBegins");
       step.block_indices = read_int32s(b, "blockIndices");

@@ -73,6 +73,25 @@ struct ModelConfig {
   int lin_value_total() const { return lin_value_heads * lin_value_dim; }
   // Channels of the conv (and of in_proj_qkv): q, k, v.
   int conv_dim() const { return 2 * lin_key_total() + lin_value_total(); }
+  // A bidirectional encoder (BERT family, encoder.cc) instead of a decoder:
+  // learned absolute position and token-type embeddings, post-norm LayerNorm
+  // (weight and bias, eps layer_norm_eps), biases on every projection, a
+  // non-gated MLP (up_proj, activation, down_proj) and no final norm or LM
+  // head. Every token of a sequence attends to every other, so a sequence is
+  // computed whole in one step (validate_step: pastLen 0, no logits).
+  // NomicBert differs in three flags: RoPE on q and k instead of a position
+  // table (encoder_rope), a SwiGLU MLP (gated_mlp: down(silu(gate) * up)) and
+  // no MLP biases (mlp_bias false; nor attention biases: qkv_bias, o_bias).
+  bool encoder = false;
+  enum class Activation { GeluErf, GeluTanh };
+  Activation activation = Activation::GeluErf;  // transformers' "gelu" (erf) or "gelu_new" / "gelu_pytorch_tanh"
+  float layer_norm_eps = 1e-12f;
+  int max_positions = 0;  // rows of the position embedding table; with encoder_rope, the longest sequence
+  int type_vocab = 0;     // rows of the token-type embedding table
+  bool encoder_rope = false;
+  bool gated_mlp = false;
+  bool mlp_bias = true;
+
   // Load option: F32 keeps float matrices as stored; Q8_0 or Q4_0 quantizes
   // them at load (see load_weight).
   WeightType quantize_to = WeightType::F32;

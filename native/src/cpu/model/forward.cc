@@ -32,6 +32,7 @@
 #include "kernels/quant/quant.h"
 #include "kernels/quant/quant_formats.h"
 #include "kernels/quant/quant_repack.h"
+#include "model/encoder.h"
 #include "model/layer_ops.h"
 #include "model/linear_attention.h"
 #include "model/model.h"
@@ -44,17 +45,6 @@ namespace {
 // Steps of up to this many tokens prefetch their new cache rows (decode steps;
 // a prefill's rows would be evicted again before they are written).
 constexpr int kPrefetchedWriteTokens = 16;
-
-// Rotates the first 2 * half elements of one head in place, pairing element j
-// with j + half (Hugging Face's rotate_half convention; half = rotary_dim / 2,
-// the rest of the head passes through: partial RoPE).
-void rope(float* v, const float* cos, const float* sin, int half) {
-  for (int j = 0; j < half; ++j) {
-    const float a = v[j], b = v[j + half];
-    v[j] = a * cos[j] - b * sin[j];
-    v[j + half] = b * cos[j] + a * sin[j];
-  }
-}
 
 // Fills the Model's StepState for this step (its buffers grown as needed, see step_state.h).
 void prepare_step(StepState& st, const ModelConfig& c, const StepInput& s, int block_size, int threads) {
@@ -138,33 +128,6 @@ void prepare_step(StepState& st, const ModelConfig& c, const StepInput& s, int b
     grow(st.expert_up, static_cast<size_t>(T) * c.expert_intermediate);
   }
   grow(st.head_rows, s.logits_indices.size() * H);
-}
-
-// x[t] = the embedding row of token t, widened from 16 bits or dequantized when stored so.
-// The table may be copied or mapped (Tensor::raw()).
-void embed(const Tensor& table, const StepInput& s, int H, float* x, std::vector<uint8_t>& row) {
-  // Row-grouped tables (Q8_0, Q4_0; never mapped): a token's row is unpacked back to GGUF bytes first.
-  const void* raw = table.raw();
-  if (is_row_grouped(table.type)) grow(row, quant_row_bytes(table.type, H));
-  for (size_t t = 0; t < s.input_ids.size(); ++t) {
-    const size_t from = static_cast<size_t>(s.input_ids[t]) * H;
-    float* to = x + t * H;
-    if (table.type == WeightType::F32) std::memcpy(to, static_cast<const float*>(raw) + from, H * sizeof(float));
-    else if (is_row_grouped(table.type)) {
-      unpack_row(table.type, static_cast<const uint8_t*>(raw), table.rows, H, s.input_ids[t], row.data());
-      dequantize_row(table.type, row.data(), to, H);
-    } else if (is_quantized(table.type))
-      dequantize_row(table.type, static_cast<const uint8_t*>(raw) + static_cast<size_t>(s.input_ids[t]) * quant_row_bytes(table.type, H), to, H);
-    else {
-      // 16-bit, row-major or in sextets (sextets.h).
-      const uint16_t* bits = static_cast<const uint16_t*>(raw);
-      const bool f16 = table.type == WeightType::F16;
-      for (int i = 0; i < H; ++i) {
-        const uint16_t h = bits[table.sextets ? sextet_offset(s.input_ids[t], i, table.rows, H) : from + i];
-        to[i] = f16 ? f16_to_f32(h) : bf16_to_f32(h);
-      }
-    }
-  }
 }
 
 // A hybrid model's states before the step (linear_state.h, L1 and L3): a
@@ -329,12 +292,41 @@ __attribute__((noinline)) void lm_head(Model& model, const StepInput& s, StepSta
 
 }  // namespace
 
+// x[t] = the table row ids[t], widened from 16 bits or dequantized when stored so.
+// The table may be copied or mapped (Tensor::raw()).
+void embed_rows(const Tensor& table, const int32_t* ids, size_t n, int H, float* x, std::vector<uint8_t>& row) {
+  // Row-grouped tables (Q8_0, Q4_0; never mapped): a token's row is unpacked back to GGUF bytes first.
+  const void* raw = table.raw();
+  if (is_row_grouped(table.type)) grow(row, quant_row_bytes(table.type, H));
+  for (size_t t = 0; t < n; ++t) {
+    const size_t from = static_cast<size_t>(ids[t]) * H;
+    float* to = x + t * H;
+    if (table.type == WeightType::F32) std::memcpy(to, static_cast<const float*>(raw) + from, H * sizeof(float));
+    else if (is_row_grouped(table.type)) {
+      unpack_row(table.type, static_cast<const uint8_t*>(raw), table.rows, H, ids[t], row.data());
+      dequantize_row(table.type, row.data(), to, H);
+    } else if (is_quantized(table.type))
+      dequantize_row(table.type, static_cast<const uint8_t*>(raw) + static_cast<size_t>(ids[t]) * quant_row_bytes(table.type, H), to, H);
+    else {
+      // 16-bit, row-major or in sextets (sextets.h).
+      const uint16_t* bits = static_cast<const uint16_t*>(raw);
+      const bool f16 = table.type == WeightType::F16;
+      for (int i = 0; i < H; ++i) {
+        const uint16_t h = bits[table.sextets ? sextet_offset(ids[t], i, table.rows, H) : from + i];
+        to[i] = f16 ? f16_to_f32(h) : bf16_to_f32(h);
+      }
+    }
+  }
+}
+
+
 void forward(Model& model, const StepInput& s, float* logits, float* hidden) {
   // Copy-on-write block copies come first: this step may read the copies.
   for (size_t k = 0; k + 1 < s.block_copies.size(); k += 2) model.cache.copy_block(s.block_copies[k], s.block_copies[k + 1]);
   StepState& st = model.step;
   prepare_step(st, model.config, s, model.cache.block_size, model.pool->size());
-  embed(model.weights.embed, s, model.config.hidden, st.x.data(), st.embed_row);
+  if (model.config.encoder) return encoder_forward(model, s, st, hidden);  // encoder.cc
+  embed_rows(model.weights.embed, s.input_ids.data(), s.input_ids.size(), model.config.hidden, st.x.data(), st.embed_row);
   if (model.config.linear_layers() > 0) prepare_linear_states(model, s, st);
   for (int layer = 0; layer < model.config.layers; ++layer) {
     if (model.config.is_linear(layer)) linear_attention_block(model, s, st, layer);

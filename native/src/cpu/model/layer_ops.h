@@ -31,6 +31,21 @@ inline void project(Model& model, StepState& st, const float* in, int T, const T
   weft::project(*model.pool, st.matmul, in, T, static_cast<int>(first.cols), parts, Count);
 }
 
+// x[t] = row ids[t] of an embedding table (any stored type: float, 16-bit,
+// block formats), t < n; `row` is scratch for row-grouped tables. forward.cc.
+void embed_rows(const Tensor& table, const int32_t* ids, size_t n, int H, float* x, std::vector<uint8_t>& row);
+
+// Rotates the first 2 * half elements of one head in place, pairing element j
+// with j + half (Hugging Face's rotate_half convention; half = rotary_dim / 2,
+// the rest of the head passes through: partial RoPE).
+inline void rope(float* v, const float* cos, const float* sin, int half) {
+  for (int j = 0; j < half; ++j) {
+    const float a = v[j], b = v[j + half];
+    v[j] = a * cos[j] - b * sin[j];
+    v[j + half] = b * cos[j] + a * sin[j];
+  }
+}
+
 inline void rmsnorm(float* out, const float* x, const float* weight, int n, float eps) {
   // The sum of squares in double, as 8 interleaved partial sums: the adds do
   // not wait on one another (one chain of 1024 dependent adds was most of a

@@ -21,6 +21,7 @@ namespace weft {
 // One step, copied out of the JS typed arrays (see src/backends/backend.ts).
 struct StepInput {
   std::vector<int32_t> input_ids, positions;            // [T]
+  std::vector<int32_t> token_type_ids;                  // [T] or empty (all 0): encoders' segment ids
   std::vector<int32_t> past_lens;                       // [B]
   std::vector<int32_t> subsequence_begins;              // [B + 1]
   std::vector<int32_t> block_indices;                   // flattened block tables

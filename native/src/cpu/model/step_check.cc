@@ -86,6 +86,28 @@ std::string validate_step(const Model& model, const StepInput& s) {
     if (s.positions[t] < 0) return at("positions", t) + " is negative";
   }
 
+  // An encoder computes each sequence whole (encoder.cc): from position 0, in
+  // this step, with no LM head; its position and token-type rows exist.
+  if (c.encoder) {
+    for (size_t i = 0; i < B; ++i)
+      if (s.past_lens[i] != 0)
+        return at("pastLens", i) + " = " + std::to_string(s.past_lens[i]) +
+               ": an encoder attends both ways, so a sequence must be computed whole in one step (pastLen 0)";
+    if (!s.logits_indices.empty()) return "an encoder has no LM head: logitsIndices must be empty";
+    for (size_t t = 0; t < T; ++t)
+      if (s.positions[t] >= c.max_positions)
+        return at("positions", t) + " = " + std::to_string(s.positions[t]) + " is past the model's " +
+               std::to_string(c.max_positions) + " position embeddings";
+    if (!s.token_type_ids.empty() && s.token_type_ids.size() != T)
+      return "tokenTypeIds has " + std::to_string(s.token_type_ids.size()) + " entries, inputIds has " + std::to_string(T);
+    for (size_t t = 0; t < s.token_type_ids.size(); ++t)
+      if (s.token_type_ids[t] < 0 || s.token_type_ids[t] >= c.type_vocab)
+        return at("tokenTypeIds", t) + " = " + std::to_string(s.token_type_ids[t]) + " is not a token type in [0, " +
+               std::to_string(c.type_vocab) + ")";
+  } else if (!s.token_type_ids.empty()) {
+    return "tokenTypeIds were given, but this model is not an encoder";
+  }
+
   // Every block table entry is a real block: 1 <= b < num_blocks (0 is the null block).
   for (size_t k = 0; k < s.block_indices.size(); ++k)
     if (s.block_indices[k] < 1 || s.block_indices[k] >= cache.num_blocks)

@@ -66,6 +66,7 @@ struct StepState {
   std::vector<int32_t> checkpoint_at;
   std::vector<float> head_rows;         // [rows with logits][hidden], normalised
   std::vector<float> hidden_row;        // [hidden]: one token's x + last output, before the final norm (embeddings)
+  std::vector<int32_t> type_ids;        // [T] an encoder's token types (0 where the step gives none)
   std::vector<uint8_t> embed_row;       // one GGUF row of a row-grouped embedding table
   MatmulScratch matmul;                 // the matmuls' quantized inputs
 };

@@ -5,28 +5,36 @@
 namespace weft {
 namespace {
 
-// The one list of weights a Llama-family model has, hybrid (Qwen3.5,
-// Qwen3-Next) layers included: a layer slot's Where says which layers have it
+// The one list of weights a model has: Llama-family decoders, hybrid (Qwen3.5,
+// Qwen3-Next) layers included, and BERT-family encoders (a slot's Family says
+// which kinds of model have it): a layer slot's Where says which layers have it
 // (attention or Gated DeltaNet mixers, dense or mixture-of-experts MLPs), its
 // Needed which configs. Every other list (the TypeScript load plan included)
 // is made from this one.
 constexpr SlotSpec kModelSlots[] = {
-    {"embed_tokens", false, Dim::Vocab, Dim::Hidden, false, Needed::Always},
+    {"embed_tokens", false, Dim::Vocab, Dim::Hidden, false, Needed::Always, Where::Any, false, false, Family::Both},
     {"norm", false, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, true},
     {"lm_head", false, Dim::Vocab, Dim::Hidden, false, Needed::UntiedHead},
+    // Encoders: rows picked by position and segment, never multiplied, so never quantized.
+    {"position_embeddings", false, Dim::MaxPositions, Dim::Hidden, false, Needed::WithPositionTable, Where::Any, false, true, Family::Encoder},
+    {"token_type_embeddings", false, Dim::TypeVocab, Dim::Hidden, false, Needed::Always, Where::Any, false, true, Family::Encoder},
+    {"embeddings_layernorm", false, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, false, false, Family::Encoder},
+    {"embeddings_layernorm.bias", false, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, false, false, Family::Encoder},
 };
-Tensor Weights::*const kModelMembers[] = {&Weights::embed, &Weights::final_norm, &Weights::lm_head};
+Tensor Weights::*const kModelMembers[] = {&Weights::embed,     &Weights::final_norm,  &Weights::lm_head,
+                                          &Weights::positions, &Weights::token_types, &Weights::embed_ln,
+                                          &Weights::embed_ln_b};
 
 constexpr SlotSpec kLayerSlots[] = {
     {"input_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, true},
-    {"q_proj", true, Dim::QGateDim, Dim::Hidden, false, Needed::Always, Where::Attention},
-    {"k_proj", true, Dim::KvDim, Dim::Hidden, false, Needed::Always, Where::Attention},
-    {"v_proj", true, Dim::KvDim, Dim::Hidden, false, Needed::Always, Where::Attention},
-    {"o_proj", true, Dim::Hidden, Dim::QDim, false, Needed::Always, Where::Attention},
-    {"q_proj.bias", true, Dim::QGateDim, Dim::QGateDim, true, Needed::WithQkvBias, Where::Attention},
-    {"k_proj.bias", true, Dim::KvDim, Dim::KvDim, true, Needed::WithQkvBias, Where::Attention},
-    {"v_proj.bias", true, Dim::KvDim, Dim::KvDim, true, Needed::WithQkvBias, Where::Attention},
-    {"o_proj.bias", true, Dim::Hidden, Dim::Hidden, true, Needed::WithOBias, Where::Attention},
+    {"q_proj", true, Dim::QGateDim, Dim::Hidden, false, Needed::Always, Where::Attention, false, false, Family::Both},
+    {"k_proj", true, Dim::KvDim, Dim::Hidden, false, Needed::Always, Where::Attention, false, false, Family::Both},
+    {"v_proj", true, Dim::KvDim, Dim::Hidden, false, Needed::Always, Where::Attention, false, false, Family::Both},
+    {"o_proj", true, Dim::Hidden, Dim::QDim, false, Needed::Always, Where::Attention, false, false, Family::Both},
+    {"q_proj.bias", true, Dim::QGateDim, Dim::QGateDim, true, Needed::WithQkvBias, Where::Attention, false, false, Family::Both},
+    {"k_proj.bias", true, Dim::KvDim, Dim::KvDim, true, Needed::WithQkvBias, Where::Attention, false, false, Family::Both},
+    {"v_proj.bias", true, Dim::KvDim, Dim::KvDim, true, Needed::WithQkvBias, Where::Attention, false, false, Family::Both},
+    {"o_proj.bias", true, Dim::Hidden, Dim::Hidden, true, Needed::WithOBias, Where::Attention, false, false, Family::Both},
     {"q_norm", true, Dim::HeadDim, Dim::HeadDim, true, Needed::WithQkNorm, Where::Attention, true},
     {"k_norm", true, Dim::HeadDim, Dim::HeadDim, true, Needed::WithQkNorm, Where::Attention, true},
     {"linear_attn.in_proj_qkv", true, Dim::ConvDim, Dim::Hidden, false, Needed::SplitLinearProj, Where::Linear},
@@ -41,14 +49,20 @@ constexpr SlotSpec kLayerSlots[] = {
     {"linear_attn.norm", true, Dim::LinHeadDim, Dim::LinHeadDim, true, Needed::Always, Where::Linear},
     {"linear_attn.out_proj", true, Dim::Hidden, Dim::LinValue, false, Needed::Always, Where::Linear},
     {"post_attention_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, true},
-    {"gate_proj", true, Dim::Intermediate, Dim::Hidden, false, Needed::Always, Where::DenseMlp},
-    {"up_proj", true, Dim::Intermediate, Dim::Hidden, false, Needed::Always, Where::DenseMlp},
-    {"down_proj", true, Dim::Hidden, Dim::Intermediate, false, Needed::Always, Where::DenseMlp},
+    {"gate_proj", true, Dim::Intermediate, Dim::Hidden, false, Needed::GatedMlp, Where::DenseMlp, false, false, Family::Both},
+    {"up_proj", true, Dim::Intermediate, Dim::Hidden, false, Needed::Always, Where::DenseMlp, false, false, Family::Both},
+    {"down_proj", true, Dim::Hidden, Dim::Intermediate, false, Needed::Always, Where::DenseMlp, false, false, Family::Both},
     {"mlp.gate", true, Dim::Experts, Dim::Hidden, false, Needed::Always, Where::Moe, false, true},
     {"mlp.shared_expert.gate_proj", true, Dim::SharedWidth, Dim::Hidden, false, Needed::WithSharedExpert, Where::Moe},
     {"mlp.shared_expert.up_proj", true, Dim::SharedWidth, Dim::Hidden, false, Needed::WithSharedExpert, Where::Moe},
     {"mlp.shared_expert.down_proj", true, Dim::Hidden, Dim::SharedWidth, false, Needed::WithSharedExpert, Where::Moe},
     {"mlp.shared_expert_gate", true, Dim::One, Dim::Hidden, false, Needed::WithSharedExpert, Where::Moe, false, true},
+    {"up_proj.bias", true, Dim::Intermediate, Dim::Intermediate, true, Needed::WithMlpBias, Where::Any, false, false, Family::Encoder},
+    {"down_proj.bias", true, Dim::Hidden, Dim::Hidden, true, Needed::WithMlpBias, Where::Any, false, false, Family::Encoder},
+    {"attention_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, false, false, Family::Encoder},
+    {"attention_layernorm.bias", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, false, false, Family::Encoder},
+    {"output_layernorm", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, false, false, Family::Encoder},
+    {"output_layernorm.bias", true, Dim::Hidden, Dim::Hidden, true, Needed::Always, Where::Any, false, false, Family::Encoder},
 };
 Tensor LayerWeights::*const kLayerMembers[] = {
     &LayerWeights::attn_norm,   &LayerWeights::wq,          &LayerWeights::wk,          &LayerWeights::wv,
@@ -59,6 +73,8 @@ Tensor LayerWeights::*const kLayerMembers[] = {
     &LayerWeights::lin_norm,    &LayerWeights::lin_out,     &LayerWeights::ffn_norm,    &LayerWeights::w_gate,
     &LayerWeights::w_up,        &LayerWeights::w_down,      &LayerWeights::router,      &LayerWeights::shared_gate,
     &LayerWeights::shared_up,   &LayerWeights::shared_down, &LayerWeights::shared_expert_gate,
+    &LayerWeights::b_up,        &LayerWeights::b_down,      &LayerWeights::attn_ln,     &LayerWeights::attn_ln_b,
+    &LayerWeights::out_ln,      &LayerWeights::out_ln_b,
 };
 
 // Each routed expert's slots, in every mixture-of-experts layer (named by slot_kind()).
@@ -95,6 +111,8 @@ int64_t size_of(Dim d, const ModelConfig& c) {
     case Dim::ExpertWidth: return c.expert_intermediate;
     case Dim::SharedWidth: return c.shared_intermediate;
     case Dim::One: return 1;
+    case Dim::MaxPositions: return c.max_positions;
+    case Dim::TypeVocab: return c.type_vocab;
   }
   return 0;
 }
@@ -111,6 +129,7 @@ bool in_layer(Where where, int layer, const ModelConfig& c) {
 }
 
 bool is_needed(const SlotSpec& spec, int layer, const ModelConfig& c) {
+  if (spec.family != Family::Both && (spec.family == Family::Encoder) != c.encoder) return false;
   if (layer >= 0 && !in_layer(spec.where, layer, c)) return false;
   switch (spec.needed) {
     case Needed::Always: return true;
@@ -121,6 +140,9 @@ bool is_needed(const SlotSpec& spec, int layer, const ModelConfig& c) {
     case Needed::SplitLinearProj: return !c.fused_linear_proj;
     case Needed::FusedLinearProj: return c.fused_linear_proj;
     case Needed::WithSharedExpert: return c.shared_intermediate > 0;
+    case Needed::GatedMlp: return !c.encoder || c.gated_mlp;
+    case Needed::WithMlpBias: return c.encoder && c.mlp_bias;
+    case Needed::WithPositionTable: return c.encoder && !c.encoder_rope;
   }
   return false;
 }

@@ -28,11 +28,21 @@ namespace weft {
 enum class Dim {
   Hidden, QDim, QGateDim, KvDim, HeadDim, Intermediate, Vocab,
   ConvDim, LinValue, LinHeads, LinHeadDim, ConvTaps, LinQkvz, LinBa,
-  Experts, ExpertWidth, SharedWidth, One
+  Experts, ExpertWidth, SharedWidth, One,
+  MaxPositions, TypeVocab  // an encoder's position and token-type embedding rows
 };
 
 // When a slot is part of the model.
-enum class Needed { Always, WithQkvBias, WithOBias, WithQkNorm, UntiedHead, SplitLinearProj, FusedLinearProj, WithSharedExpert };
+enum class Needed {
+  Always, WithQkvBias, WithOBias, WithQkNorm, UntiedHead, SplitLinearProj, FusedLinearProj, WithSharedExpert,
+  GatedMlp,           // every decoder; encoders with gated_mlp
+  WithMlpBias,        // encoders with mlp_bias
+  WithPositionTable,  // encoders without encoder_rope
+};
+
+// Which models have a slot: decoders (the Llama family, hybrids), encoders
+// (ModelConfig::encoder, the BERT family) or both.
+enum class Family { Decoder, Encoder, Both };
 
 // Which layers have a layer slot: all; the attention or the linear-attention
 // (Gated DeltaNet) ones; those with a dense MLP or a mixture of experts.
@@ -56,6 +66,7 @@ struct SlotSpec {
   // experts is discrete, and a rounded logit would change it (llama.cpp keeps
   // its routers unquantized too).
   bool keep_float = false;
+  Family family = Family::Decoder;
 };
 
 // One weight tensor, row-major [rows, cols] (PyTorch's [out, in]).
@@ -126,6 +137,9 @@ struct LayerWeights {
   // lin_qkvz and lin_ba instead of the four projections with fused_linear_proj.
   Tensor lin_qkv, lin_z, lin_b, lin_a, lin_qkvz, lin_ba, lin_conv, lin_a_log, lin_dt_bias, lin_norm, lin_out;
   Tensor ffn_norm, w_gate, w_up, w_down;
+  // An encoder layer's (encoder.cc): the MLP's biases and the two post-norm
+  // LayerNorms, after attention and after the MLP (weight and bias each).
+  Tensor b_up, b_down, attn_ln, attn_ln_b, out_ln, out_ln_b;
   // A mixture-of-experts layer's instead of the dense MLP (moe.h): the router,
   // the shared expert and its gate, and the routed experts.
   Tensor router, shared_gate, shared_up, shared_down, shared_expert_gate;
@@ -135,6 +149,9 @@ struct LayerWeights {
 struct Weights {
   WeightArena arena;  // declared first: outlives the tensors that point into it
   Tensor embed, final_norm, lm_head;
+  // An encoder's: absolute position and token-type embeddings, and the
+  // LayerNorm over their sum with the token embedding.
+  Tensor positions, token_types, embed_ln, embed_ln_b;
   std::vector<LayerWeights> layers;
 };
 
