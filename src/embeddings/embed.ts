@@ -138,9 +138,17 @@ async function encode(promptText: PromptEncoder, text: string, index: number, li
 
 /**
  * Every prompt as an engine request at once, so they share steps; the first failure (or an abort) ends them all.
- * `what` names the prompts in errors (rerank() runs its pairs here too, as `documents`).
+ * `what` names the prompts in errors (rerank() runs its pairs here too, as `documents`);
+ * `tokenTypes`, one list per prompt, gives an encoder its segments (a cross-encoder's pairs).
  */
-export function runAll(engine: Engine, config: Pick<EmbeddingConfig, 'pooling'>, prompts: readonly number[][], options: Pick<EmbedOptions, 'signal' | 'priority'>, what = 'input'): Promise<Float32Array[]> {
+export function runAll(
+  engine: Engine,
+  config: Pick<EmbeddingConfig, 'pooling'>,
+  prompts: readonly number[][],
+  options: Pick<EmbedOptions, 'signal' | 'priority'>,
+  what = 'input',
+  tokenTypes?: readonly (readonly number[])[],
+): Promise<Float32Array[]> {
   const ids: number[] = [];
   const vectors: Float32Array[] = new Array(prompts.length);
   return new Promise<Float32Array[]>((resolve, reject) => {
@@ -172,7 +180,7 @@ export function runAll(engine: Engine, config: Pick<EmbeddingConfig, 'pooling'>,
           sampling: GREEDY,
           stop: { maxTokens: 1, stopTokenIds: [], stopStrings: [], ignoreEos: true },
           priority: options.priority ?? 0,
-          embedding: { pooling: config.pooling },
+          embedding: { pooling: config.pooling, ...(tokenTypes && { tokenTypeIds: tokenTypes[i]! }) },
         },
         {
           onDelta: () => {},

@@ -8,14 +8,19 @@
  * query), so with prefix caching on, later pairs read it from the cache.
  *
  * The folder says how pairs are written and scored (rerank-config.ts):
- * yes/no rerankers (Qwen3-Reranker) here; cross-encoders wait for an encoder
- * backend that takes token types (their head and pair template are ready:
- * rerank-cross-encoder.ts, rerank-pair.ts).
+ * yes/no rerankers (Qwen3-Reranker) pool the pair's judging prompt at its last
+ * token and compare the yes/no logits (rerank-yes-no.ts); cross-encoders
+ * (bge-reranker, BertForSequenceClassification) run [CLS] q [SEP] d [SEP]
+ * with token types through the encoder and score its [CLS] state with the
+ * folder's head (rerank-pair.ts, rerank-cross-encoder.ts). Pairs of a
+ * cross-encoder share no prefix: each is one whole step (E3).
  */
 import type { Engine } from '../engine/engine.js';
 import { AbortError, InvalidOptionError, PipelineClosedError, PromptTooLongError, UnsupportedModelError } from '../errors.js';
 import { runAll, type PromptEncoder } from './embed.js';
 import type { Reranker } from './rerank-config.js';
+import { crossEncoderScore } from './rerank-cross-encoder.js';
+import { encodePairs } from './rerank-pair.js';
 import { YES_NO_PREFIX, YES_NO_SUFFIX, yesNoBody, yesNoScore, type YesNoReranker } from './rerank-yes-no.js';
 
 export interface RerankOptions {
@@ -42,7 +47,8 @@ export interface RerankResult {
 export interface RerankContext {
   readonly engine: Engine;
   readonly promptText: PromptEncoder;
-  readonly maxContextLength: number;
+  /** Most tokens one pair may have (EmbedContext.maxTextTokens: an encoder's step budget, a decoder's context less one). */
+  readonly maxPairTokens: number;
   /** The backend's hidden width; undefined: the backend returns no hidden states. */
   readonly hiddenSize: number | undefined;
   /** The folder's reranker, read once on first use; rejects with why the model cannot rerank. */
@@ -59,8 +65,12 @@ export async function rerankDocuments(ctx: RerankContext, query: string, documen
   const reranker = await ctx.reranker();
   if (ctx.isClosed()) throw new PipelineClosedError();
   if (options.signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: options.signal.reason });
-  if (reranker.kind === 'cross-encoder')
-    throw new UnsupportedModelError('this folder is a cross-encoder reranker; its head is read, but weft has no encoder forward that takes token types yet (issue #32): use a yes/no reranker such as Qwen3-Reranker for now');
+  if (reranker.kind === 'cross-encoder') {
+    const pairs = await encodePairs(ctx.promptText, reranker.pairTemplate, query, documents, ctx.maxPairTokens, options.truncate === true);
+    const cls = await runAll(ctx.engine, { pooling: 'cls' }, pairs.map((p) => p.ids), options, 'documents', pairs.map((p) => p.typeIds));
+    const scores = cls.map((state) => crossEncoderScore(reranker.head, state));
+    return { scores, ranking: rank(scores, options.topN), usage: { promptTokens: pairs.reduce((sum, p) => sum + p.ids.length, 0) } };
+  }
   const prompts = await yesNoPrompts(ctx, reranker, query, documents, options);
   const hidden = await runAll(ctx.engine, { pooling: 'last' }, prompts, options, 'documents');
   const scores = hidden.map((state) => yesNoScore(reranker, state));
@@ -105,7 +115,7 @@ function checkOptions(options: RerankOptions): void {
 async function yesNoPrompts(ctx: RerankContext, reranker: YesNoReranker, query: string, documents: readonly string[], options: RerankOptions): Promise<number[][]> {
   const instruction = options.instruction ?? reranker.instruction;
   const [prefix, suffix] = await Promise.all([ctx.promptText.encode(YES_NO_PREFIX, false), ctx.promptText.encode(YES_NO_SUFFIX, false)]);
-  const limit = ctx.maxContextLength - 1;
+  const limit = ctx.maxPairTokens;
   const room = limit - prefix.length - suffix.length;
   const bodies = await Promise.all(documents.map((doc) => ctx.promptText.encode(yesNoBody(instruction, query, doc), false)));
   return bodies.map((body, i) => {

@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { ModelLoadError, UnsupportedModelError } from '../errors.js';
 import { type LinearAttentionConfig, type MixtureOfExpertsConfig, readLinearAttention, readMixtureOfExperts } from './hybrid-config.js';
-import { type EncoderArchitecture, type EncoderConfig, isEncoderConfig, readEncoderConfig } from './encoder-config.js';
+import { type EncoderArchitecture, type EncoderConfig, encoderWeightPrefix, isEncoderConfig, readEncoderConfig } from './encoder-config.js';
 import { MAX_FILE_BYTES, parseJsonText, readModelFile } from './model-file.js';
 
 export type { LinearAttentionConfig, MixtureOfExpertsConfig } from './hybrid-config.js';
@@ -215,7 +215,7 @@ function encoderModelConfig(json: Json, file: string): ModelConfig {
     slidingWindow: null,
     baseModel: true,
     embeddingModel: true,
-    weightPrefix: '',
+    weightPrefix: encoderWeightPrefix(json),
   };
 }
 

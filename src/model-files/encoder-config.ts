@@ -32,7 +32,6 @@ const ACTIVATIONS: Readonly<Record<string, EncoderConfig['activation']>> = {
 const NOT_YET: Readonly<Record<string, string>> = {
   XLMRobertaModel: 'XLM-RoBERTa (bge-m3, multilingual e5) offsets its positions by padding_idx + 1 and uses a Unigram tokenizer; not supported yet',
   RobertaModel: 'RoBERTa offsets its positions by padding_idx + 1; not supported yet',
-  BertForSequenceClassification: 'a cross-encoder folder is for reranking, not embedding',
 };
 
 export interface EncoderConfig {
@@ -52,10 +51,20 @@ export interface EncoderConfig {
 
 type Json = Record<string, unknown>;
 
+/** A BERT encoder inside a task model: a cross-encoder (rerankers such as bge-reranker), its tensors under "bert.". */
+const BERT_TASK_MODELS = ['BertForSequenceClassification'];
+
+/** Where an encoder's tensors sit in its folder: "bert." in a task model, else at the top. */
+export function encoderWeightPrefix(json: Json): string {
+  const listed = Array.isArray(json.architectures) ? json.architectures[0] : undefined;
+  return typeof listed === 'string' && BERT_TASK_MODELS.includes(listed) ? 'bert.' : '';
+}
+
 /** Whether config.json describes an encoder (by its first architecture, else model_type "bert"). */
 export function isEncoderConfig(json: Json): boolean {
   const listed = Array.isArray(json.architectures) ? json.architectures[0] : undefined;
-  if (typeof listed === 'string') return (ENCODER_ARCHITECTURES as readonly string[]).includes(listed) || NOT_YET[listed] !== undefined;
+  if (typeof listed === 'string')
+    return (ENCODER_ARCHITECTURES as readonly string[]).includes(listed) || BERT_TASK_MODELS.includes(listed) || NOT_YET[listed] !== undefined;
   return json.model_type === 'bert' || json.model_type === 'nomic_bert';
 }
 
@@ -82,7 +91,8 @@ export function readEncoderConfig(json: Json, file: string): EncoderShape {
     throw new ModelLoadError(`${file}: ${message}`, file);
   };
   const listed = Array.isArray(json.architectures) && typeof json.architectures[0] === 'string' ? json.architectures[0] : undefined;
-  const name = listed ?? (json.model_type === 'nomic_bert' ? 'NomicBertModel' : 'BertModel');
+  // A task model's encoder is a BertModel (its head, e.g. a cross-encoder's, is read by whoever uses it).
+  const name = listed !== undefined && BERT_TASK_MODELS.includes(listed) ? 'BertModel' : (listed ?? (json.model_type === 'nomic_bert' ? 'NomicBertModel' : 'BertModel'));
   const notYet = NOT_YET[name];
   if (notYet !== undefined) throw new UnsupportedModelError(`${file}: ${name}: ${notYet}`);
   if (name === 'NomicBertModel') return readNomicBertConfig(json, file);

@@ -131,7 +131,7 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
     this.rerankContext = {
       engine: this.engine,
       promptText: model.promptText,
-      maxContextLength: model.backend.shape.maxContextLength,
+      maxPairTokens: this.embedContext.maxTextTokens,
       hiddenSize: model.backend.shape.hiddenSize,
       reranker: model.reranker,
       isClosed: () => this.closed,
