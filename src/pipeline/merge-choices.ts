@@ -6,10 +6,8 @@
  * then the error is thrown; so does a consumer that stops reading.
  */
 
-import type { RequestPart } from './run-request.js';
-
-export async function* mergeChoices(runs: readonly AsyncGenerator<RequestPart>[], cancelAll: () => void): AsyncGenerator<RequestPart> {
-  type Next = Promise<{ readonly index: number; readonly result: IteratorResult<RequestPart> }>;
+export async function* mergeChoices<Part extends object>(runs: readonly AsyncGenerator<Part>[], cancelAll: () => void): AsyncGenerator<Part & { readonly choice: number }> {
+  type Next = Promise<{ readonly index: number; readonly result: IteratorResult<Part> }>;
   const nextOf = (index: number): Next => runs[index]!.next().then((result) => ({ index, result }));
   const pending: (Next | undefined)[] = runs.map((_, index) => nextOf(index));
   let open = runs.length;

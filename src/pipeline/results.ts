@@ -73,7 +73,7 @@ async function foldChoices<R extends { readonly usage: Usage }>(
 }
 
 /** A request's usage over its choices: the prompt once (it is computed once), every choice's completion. */
-function totalUsage(usages: readonly Usage[]): Usage {
+export function totalUsage(usages: readonly Usage[]): Usage {
   const first = usages[0]!;
   const speculative = usages.filter((usage) => usage.speculative !== undefined).map((usage) => usage.speculative!);
   return {

@@ -179,7 +179,7 @@ describe.skipIf(!demoPresent)('openai client against weft serve', () => {
     await expect(client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     const wrongKey = new OpenAI({ baseURL: s.baseURL, apiKey: 'nope', maxRetries: 0 });
     await expect(wrongKey.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
-    const bad = client.chat.completions.create({ model: 'weft-demo', messages: [{ role: 'user', content: 'hi' }], n: 2 });
+    const bad = client.chat.completions.create({ model: 'weft-demo', messages: [{ role: 'user', content: 'hi' }], n: 100 });
     await expect(bad).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     await expect(bad).rejects.toMatchObject({ status: 400, param: 'n' });
     await expect(
