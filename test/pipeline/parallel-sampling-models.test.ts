@@ -76,3 +76,20 @@ for (const { name, dir } of models) {
     });
   });
 }
+
+describe.skipIf(!existsSync(join(DEMO, 'model.safetensors')))('n > 1 through an isolated pipeline (the engine in a child process)', () => {
+  it('gives the same choices as in process, parts tagged with their choice', async () => {
+    const isolated = await Pipeline.create({ model: DEMO, threads: 2, isolation: 'process' });
+    try {
+      const options = { temperature: 0.9, maxTokens: 16, ignoreEos: true, seed: 3, n: 3 };
+      const local = await create(DEMO);
+      const [there, here] = [await isolated.generate('Hello', options), await local.generate('Hello', options)];
+      expect(there.choices!.map((c) => c.tokenIds)).toEqual(here.choices!.map((c) => c.tokenIds));
+      const seen = new Set<number>();
+      for await (const part of isolated.stream('Hello', options)) if (part.type === 'finish') seen.add(part.choice!);
+      expect([...seen].sort()).toEqual([0, 1, 2]);
+    } finally {
+      await isolated.close();
+    }
+  });
+});

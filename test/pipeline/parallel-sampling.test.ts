@@ -117,21 +117,47 @@ describe('n > 1 on the pipeline', () => {
     expect(h.pipe.stats().kv.pools[0]!.usedBlocks).toBe(0);
   });
 
-  it('the seed workload with n = 4 under KV pressure: preemptions, every choice its solo run, zero blocks in use', async () => {
-    const h = await make({ blocks: 70, scheduler: { maxNumSeqs: 16, maxNumBatchedTokens: 48, prefixCaching: true } });
-    const prompts = Array.from({ length: 6 }, (_, i) => `request ${i} ${'long context '.repeat(1 + (i % 3))}`.slice(0, 24));
-    const results = await Promise.all(prompts.map((prompt, r) => h.pipe.generate(prompt, { ...SAMPLED, maxTokens: 40, seed: 100 * r, n: 4 })));
-    const stats = h.pipe.stats();
-    expect(stats.preemptions).toBeGreaterThan(0);
-    expect(stats.forks).toBeGreaterThan(0);
-    for (const [r, result] of results.entries()) {
-      for (let i = 0; i < 4; i++) {
-        const solo = await h.pipe.generate(prompts[r]!, { ...SAMPLED, maxTokens: 40, seed: 100 * r + i });
-        expect(result.choices![i]!.tokenIds).toEqual(solo.tokenIds);
+  it('the seed workload (the OVMS crash, replayed) with n = 4 under KV pressure, attention-only and hybrid: every choice its solo run, aborts and breaks included, zero blocks in use', async () => {
+    for (const extraPools of [undefined, [
+      { name: 'linear-state', blockSize: Infinity, bytesPerBlock: 256 },
+      { name: 'checkpoints', blockSize: 32, bytesPerBlock: 256 },
+    ]]) {
+      const h = await make({ blocks: 90, backend: { ...(extraPools && { extraPools }) }, scheduler: { maxNumSeqs: 16, maxNumBatchedTokens: 48, prefixCaching: true } });
+      const prompts = Array.from({ length: 6 }, (_, i) => `request ${i} ${'long context '.repeat(1 + (i % 3))}`.slice(0, 24));
+      // Requests 1 and 4 are cut short: one by its signal, one by leaving its stream (each cancels all four choices).
+      const outcomes = await Promise.allSettled(
+        prompts.map(async (prompt, r) => {
+          const controller = new AbortController();
+          const tokens: number[][] = [[], [], [], []];
+          for await (const part of h.pipe.stream(prompt, { ...SAMPLED, maxTokens: 40, seed: 100 * r, n: 4, logprobs: 1, signal: controller.signal })) {
+            if (part.type !== 'token') continue;
+            tokens[part.choice!]!.push(...part.tokenIds);
+            if (r === 1 && tokens[0]!.length === 10) controller.abort();
+            if (r === 4 && tokens[2]!.length === 10) break;
+          }
+          return tokens;
+        }),
+      );
+      const stats = h.pipe.stats();
+      expect(stats.preemptions).toBeGreaterThan(0);
+      if (extraPools === undefined) expect(stats.forks).toBeGreaterThan(0);
+      else expect(stats.forks).toBe(0); // hybrid: the choices run on their own (P2)
+      for (const [r, outcome] of outcomes.entries()) {
+        if (r === 1) {
+          expect(outcome.status === 'rejected' && outcome.reason instanceof AbortError).toBe(true);
+          continue;
+        }
+        expect(outcome.status).toBe('fulfilled');
+        if (outcome.status !== 'fulfilled') continue;
+        for (let i = 0; i < 4; i++) {
+          const solo = await h.pipe.generate(prompts[r]!, { ...SAMPLED, maxTokens: 40, seed: 100 * r + i });
+          // A broken-off stream got a prefix of each choice's solo output; the others all of it.
+          expect(outcome.value[i]).toEqual(r === 4 ? solo.tokenIds.slice(0, outcome.value[i]!.length) : solo.tokenIds);
+        }
       }
+      expect(h.pipe.stats()).toMatchObject({ running: 0, waiting: 0 });
+      for (const pool of h.pipe.stats().kv.pools) expect(pool.usedBlocks).toBe(0);
     }
-    expect(h.pipe.stats()).toMatchObject({ running: 0, waiting: 0 });
-    for (const pool of h.pipe.stats().kv.pools) expect(pool.usedBlocks).toBe(0);
   });
 
   it('refuses n that is not an integer in [1, 64], and a seed whose seed + n - 1 is not exact, by name', async () => {
