@@ -227,6 +227,22 @@ describe('n > 1 sampling in the engine', () => {
     for (const pool of kv.stats()) expect(pool.usedBlocks).toBe(0);
   });
 
+  it('a leader that verifies a draft in the step that completes its prompt (its last prefill chunk is one token) forks as well', async () => {
+    // 17 tokens over a budget of 16: the second step has one pending prompt token, and the leader drafts with it.
+    const { engine, kv, backend } = engineFor({ budget: 16 });
+    backend.recordBatches = true;
+    const spec: RequestSpec = { ...sampled('abcdabcdabcdabcda', 0, 20), sampling: GREEDY, speculative: { method: 'prompt-lookup', tokens: 4, ngram: 2 } };
+    const sinks = [recorder(), recorder(), recorder()];
+    engine.addChoices(spec, sinks);
+    await Promise.all(sinks.map((s) => s.finished));
+    expect(backend.steps[1]!.logitsIndices.length).toBeGreaterThan(1); // the leader verified draft tokens in the step that forked
+    const greedy = await solo({ ...spec, speculative: undefined } as RequestSpec);
+    for (const s of sinks) expect(s.outcome.tokens).toEqual(greedy);
+    expect(engine.stats().forks).toBe(2);
+    expect(kv.stats()[0]!.usedBlocks).toBe(0);
+    kv.checkInvariants();
+  });
+
   it('greedy choices with speculative decoding are each the greedy output', async () => {
     const { engine, kv } = engineFor();
     const spec: RequestSpec = { ...sampled('abcabcabcabcabc', 0, 20), sampling: GREEDY, speculative: { method: 'prompt-lookup', tokens: 4, ngram: 2 } };
