@@ -77,6 +77,13 @@ export interface ModelShape {
    * backend cannot embed.
    */
   readonly hiddenSize?: number;
+  /**
+   * False where the backend cannot make StepBatch.blockCopies (the OpenVINO
+   * backend with its cache on a device): n > 1 choices then compute their
+   * prompt on their own instead of forking it (engine/parallel-sampling.ts,
+   * P2). Absent: it can.
+   */
+  readonly copiesBlocks?: boolean;
 }
 
 /** The cache the engine asks the backend to allocate, once, before the first step. */

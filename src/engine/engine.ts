@@ -218,8 +218,8 @@ export class Engine {
     const specs = choiceSpecs(spec, sinks.length);
     const [leader, ...followers] = specs.map((choice, i) => this.create(choice, sinks[i]!));
     this.scheduler.add(leader!);
-    // A hybrid model's recurrent state is not copied by a fork: its choices run on their own (P2).
-    if (this.kv.specs.length > 1) for (const follower of followers) this.scheduler.add(follower);
+    // A hybrid model's recurrent state is not copied by a fork, nor are blocks by a backend that cannot: its choices run on their own (P2).
+    if (this.kv.specs.length > 1 || this.backend.shape.copiesBlocks === false) for (const follower of followers) this.scheduler.add(follower);
     else {
       leader!.followers = followers;
       for (const follower of followers) follower.leader = leader;

@@ -15,7 +15,8 @@
  *      sampler, so it equals a solo run of its spec.
  *  P2. A fork that cannot be made (no free block for the copied tail, or
  *      maxNumSeqs reached, or a hybrid model whose recurrent state is not
- *      copied) leaves the follower an ordinary waiting request: it prefills
+ *      copied, or a backend that cannot copy blocks: ModelShape.copiesBlocks)
+ *      leaves the follower an ordinary waiting request: it prefills
  *      the prompt itself (prefix hits included). Slower, never wrong.
  *  P3. The copies a fork asks for are made by the backend at the start of
  *      the next step, before that step writes anything (both backends apply

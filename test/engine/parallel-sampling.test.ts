@@ -8,6 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Engine, type FinishInfo, type RequestSink } from '../../src/engine/engine.js';
 import { KvCacheManager, type PoolSpec } from '../../src/engine/kv/kv-cache-manager.js';
+import type { ModelShape } from '../../src/backends/backend.js';
 import type { RequestSpec } from '../../src/engine/request.js';
 import { AbortError } from '../../src/errors.js';
 import { GREEDY } from '../../src/sampling/params.js';
@@ -210,6 +211,19 @@ describe('n > 1 sampling in the engine', () => {
     await Promise.all(sinks.map((s) => s.finished));
     for (let i = 0; i < 3; i++) expect(sinks[i]!.outcome.tokens).toEqual(await solo(sampled('one at a time', 5 + i, 8)));
     expect(engine.stats()).toMatchObject({ forks: 0, computedTokens: 3 * (13 + 7) });
+    expect(kv.stats()[0]!.usedBlocks).toBe(0);
+  });
+
+  it('on a backend that cannot copy blocks (ModelShape.copiesBlocks false) the choices run on their own, and no copy is asked for', async () => {
+    const { engine, kv, backend } = engineFor();
+    (backend as { shape: ModelShape }).shape = { ...backend.shape, copiesBlocks: false };
+    backend.recordBatches = true;
+    const sinks = [recorder(), recorder(), recorder()];
+    engine.addChoices(sampled('a device cache', 12, 8), sinks);
+    await Promise.all(sinks.map((s) => s.finished));
+    for (let i = 0; i < 3; i++) expect(sinks[i]!.outcome.tokens).toEqual(await solo(sampled('a device cache', 12 + i, 8)));
+    expect(engine.stats().forks).toBe(0);
+    expect(backend.steps.some((batch) => batch.blockCopies !== undefined)).toBe(false);
     expect(kv.stats()[0]!.usedBlocks).toBe(0);
   });
 
