@@ -6,7 +6,7 @@
 export { Pipeline } from './create.js';
 export type { ModelPipeline, PipelineApi, PipelineEvents, PipelineStats } from './pipeline/face.js';
 export type { IsolatedPipeline } from './isolation/host.js';
-export type { ChatResult, GenerateResult } from './pipeline/results.js';
+export type { ChatChoice, ChatResult, GenerateChoice, GenerateResult } from './pipeline/results.js';
 export type { EmbedInput, EmbedOptions, EmbedResult } from './embeddings/embed.js';
 export type { EmbeddingOptions } from './embeddings/embedding-config.js';
 export type { RerankOptions, RerankResult } from './embeddings/rerank.js';
@@ -23,7 +23,7 @@ export type {
   SchedulerOptions,
   TextSandboxOptions,
 } from './pipeline/options.js';
-export type { FinishReason, StreamPart, TokenLogprobs, Usage } from './pipeline/stream-parts.js';
+export type { ChoiceIndex, ChoicePart, FinishReason, StreamPart, TokenLogprobs, Usage } from './pipeline/stream-parts.js';
 export type { StepInfo } from './engine/engine.js';
 export type { SchedulingPolicy } from './engine/scheduler.js';
 export type { PoolStats } from './engine/kv/kv-cache-manager.js';

@@ -176,11 +176,19 @@ export function toToolDefinition(tool: LanguageModelV3FunctionTool): ToolDefinit
   };
 }
 
+/**
+ * LanguageModelV3 returns one completion per call, so weft's `n` has no place in it
+ * (docs/parallel-sampling.md): a call is one choice.
+ */
+const N_UNSUPPORTED =
+  'a LanguageModelV3 call returns one completion: make n calls (their full prompt blocks are shared through the prefix cache), or use pipeline.generate/chat with n for one prompt computed once';
+
 function readWeftSettings(value: unknown, warnings: SharedV3Warning[]): WeftCallSettings {
   if (value === undefined) return {};
   const settings: Record<string, unknown> = {};
   for (const [key, setting] of Object.entries(value as Record<string, unknown>)) {
     if ((WEFT_SETTINGS as readonly string[]).includes(key)) settings[key] = setting;
+    else if (key === 'n') warnings.push({ type: 'unsupported', feature: 'providerOptions.weft.n', details: N_UNSUPPORTED });
     else warnings.push({ type: 'unsupported', feature: `providerOptions.weft.${key}`, details: `known: ${WEFT_SETTINGS.join(', ')}` });
   }
   return settings as WeftCallSettings;

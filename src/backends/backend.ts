@@ -91,6 +91,13 @@ export interface ModelShape {
    * backend takes no token types.
    */
   readonly tokenTypes?: number;
+  /**
+   * False where the backend cannot make StepBatch.blockCopies (the OpenVINO
+   * backend with its cache on a device): n > 1 choices then compute their
+   * prompt on their own instead of forking it (engine/parallel-sampling.ts,
+   * P2). Absent: it can.
+   */
+  readonly copiesBlocks?: boolean;
 }
 
 /** The cache the engine asks the backend to allocate, once, before the first step. */
@@ -163,9 +170,10 @@ export interface StepBatch {
   readonly sampling?: SamplingRows;
   /**
    * Pairs (src, dst) of attention KV blocks to copy before the step
-   * (copy-on-write after KvCacheManager.fork). Nothing sets it yet: its caller
-   * is n > 1 sampling (issue #31), which forks a request's prompt blocks into
-   * its siblings. The OpenVINO backend already passes it through.
+   * (copy-on-write after KvCacheManager.fork), made before the step computes
+   * or writes anything. Set by n > 1 sampling (engine/parallel-sampling.ts) in
+   * the step after a prompt's partial tail block was forked. Both weft backends
+   * make them (native/src/cpu/model/kv_cache.cc, native/openvino/src/runner.cc).
    */
   readonly blockCopies?: Int32Array;
   /** Block tables of the extra pools, by pool name (hybrid models). */

@@ -27,6 +27,8 @@ export function checkModelShape(shape: unknown, path = 'backend.shape'): void {
   if (stepBytes !== undefined && !(typeof stepBytes === 'number' && Number.isFinite(stepBytes) && stepBytes >= 0)) {
     fail(`${path}.stepBytesPerToken`, stepBytes, 'a finite number of bytes, at least 0 (or leave it out)');
   }
+  const copies = fields['copiesBlocks'];
+  if (copies !== undefined && typeof copies !== 'boolean') fail(`${path}.copiesBlocks`, copies, 'true or false (or leave it out)');
   const precision = fields['defaultKvPrecision'];
   if (precision !== undefined && precision !== 'f32' && precision !== 'f16' && precision !== 'u8') {
     fail(`${path}.defaultKvPrecision`, precision, '"f32", "f16" or "u8" (or leave it out)');

@@ -27,6 +27,7 @@ import { StopStringMatcher } from './stop-strings.js';
 import { Request, type FinishReason, type RequestSpec, type StopCriteria } from './request.js';
 import { err, ok, type Result } from './result.js';
 import { Scheduler, describe, type SchedulerConfig, type StepPlan } from './scheduler.js';
+import { PendingCopies, choiceSpecs } from './parallel-sampling.js';
 import { lookupDraft, type SpeculativeCounts } from './speculative.js';
 import { TokenChoice, resultProblem } from './token-choice.js';
 
@@ -81,6 +82,10 @@ export interface EngineStats {
   readonly steps: number;
   /** Speculative decoding since the engine started: draft tokens verified, and accepted. */
   readonly speculative: SpeculativeCounts;
+  /** Tokens the backend computed since the engine started (prompt and generated tokens, draft tokens included). */
+  readonly computedTokens: number;
+  /** Parallel-sampling choices that shared their leader's prompt by a fork instead of computing it (parallel-sampling.ts). */
+  readonly forks: number;
 }
 
 export interface EngineObserver {
@@ -123,6 +128,12 @@ class LiveRequest extends Request {
   readonly pooled: PooledEmbedding | undefined;
   /** Whether it drafts tokens (speculative decoding): asked for, and its token is its row's argmax (S1) on a cache that can roll back (K7). */
   readonly speculates: boolean;
+  /** n > 1 sampling: the choices waiting to fork from this one once its prompt is computed (parallel-sampling.ts). */
+  followers: LiveRequest[] = [];
+  /** n > 1 sampling: the choice this one waits on to fork from; undefined once forked or on its own. */
+  leader: LiveRequest | undefined;
+  /** The followers forked in the step in flight: they take their first token from this request's row of it. */
+  forkedNow: LiveRequest[] | undefined;
 
   constructor(id: number, spec: RequestSpec, sink: RequestSink, decoder: TokenDecoder, maxContextLength: number, eos: ReadonlySet<number>, vocabSize: number, hiddenSize: number, truncatable: boolean) {
     super(id, id, spec);
@@ -152,6 +163,10 @@ export class Engine {
   private steps = 0;
   private drafted = 0;
   private accepted = 0;
+  private computedTokens = 0;
+  private forks = 0;
+  /** Block copies of the forks made after the last step, for the next one (P3). */
+  private readonly pendingCopies = new PendingCopies();
   /** The masks-ready flag of the batch in flight (StepBatch.sampling.masksReady), set once its masks are filled. */
   private masksReady: Int32Array | undefined;
   private idleWaiters: (() => void)[] = [];
@@ -175,47 +190,81 @@ export class Engine {
       preemptions: scheduler.preemptions,
       steps: this.steps,
       speculative: { drafted: this.drafted, accepted: this.accepted },
+      computedTokens: this.computedTokens,
+      forks: this.forks,
     };
   }
 
   /** Queues a request. Its outputs go to `sink` until exactly one onFinish. */
   add(spec: RequestSpec, sink: RequestSink): Result<number, AddError> {
-    if (this.closed) return err({ kind: 'Closed', message: 'the engine is closed' });
+    const refused = this.refusal(spec);
+    if (refused !== undefined) return err(refused);
+    const request = this.create(spec, sink);
+    this.scheduler.add(request);
+    this.kick();
+    return ok(request.id);
+  }
+
+  /**
+   * Queues n = sinks.length choices of one request (parallel-sampling.ts):
+   * choice i samples with seed + i and reports to sinks[i]; the prompt is
+   * computed once and forked into the others. Returns their ids, in order;
+   * each may be aborted on its own.
+   */
+  addChoices(spec: RequestSpec, sinks: readonly RequestSink[]): Result<number[], AddError> {
+    const refused = this.refusal(spec);
+    if (refused !== undefined) return err(refused);
+    if (spec.embedding !== undefined || sinks.length === 0) throw new EngineError('addChoices takes one or more sinks of a generation request');
+    const specs = choiceSpecs(spec, sinks.length);
+    const [leader, ...followers] = specs.map((choice, i) => this.create(choice, sinks[i]!));
+    this.scheduler.add(leader!);
+    // A hybrid model's recurrent state is not copied by a fork, nor are blocks by a backend that cannot: its choices run on their own (P2).
+    if (this.kv.specs.length > 1 || this.backend.shape.copiesBlocks === false) for (const follower of followers) this.scheduler.add(follower);
+    else {
+      leader!.followers = followers;
+      for (const follower of followers) follower.leader = leader;
+    }
+    this.kick();
+    return ok([leader!.id, ...followers.map((follower) => follower.id)]);
+  }
+
+  /** Why a request cannot be queued at all, or undefined. */
+  private refusal(spec: RequestSpec): AddError | undefined {
+    if (this.closed) return { kind: 'Closed', message: 'the engine is closed' };
     const prompt = spec.promptTokenIds.length;
     const maxContext = this.backend.shape.maxContextLength;
-    if (prompt === 0) return err({ kind: 'PromptTooLong', message: 'the prompt has no tokens' });
-    const hiddenSize = this.backend.shape.hiddenSize;
-    if (spec.embedding !== undefined && hiddenSize === undefined)
-      return err({ kind: 'CannotEmbed', message: 'this backend cannot return hidden states (its shape has no hiddenSize), so it cannot embed' });
+    if (prompt === 0) return { kind: 'PromptTooLong', message: 'the prompt has no tokens' };
+    if (spec.embedding !== undefined && this.backend.shape.hiddenSize === undefined)
+      return { kind: 'CannotEmbed', message: 'this backend cannot return hidden states (its shape has no hiddenSize), so it cannot embed' };
     const types = spec.embedding?.tokenTypeIds;
     if (types !== undefined) {
       const rows = this.backend.shape.tokenTypes;
-      if (rows === undefined) return err({ kind: 'CannotEmbed', message: 'this model takes no token types (its shape has no tokenTypes): leave tokenTypeIds out' });
-      if (types.length !== prompt) return err({ kind: 'CannotEmbed', message: `tokenTypeIds has ${types.length} entries for ${prompt} prompt tokens` });
+      if (rows === undefined) return { kind: 'CannotEmbed', message: 'this model takes no token types (its shape has no tokenTypes): leave tokenTypeIds out' };
+      if (types.length !== prompt) return { kind: 'CannotEmbed', message: `tokenTypeIds has ${types.length} entries for ${prompt} prompt tokens` };
       const bad = types.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= rows);
-      if (bad >= 0) return err({ kind: 'CannotEmbed', message: `tokenTypeIds[${bad}] = ${String(types[bad])} is not a token type in [0, ${rows})` });
+      if (bad >= 0) return { kind: 'CannotEmbed', message: `tokenTypeIds[${bad}] = ${String(types[bad])} is not a token type in [0, ${rows})` };
     }
     if (this.backend.shape.wholeSequences === true) {
       // An encoder reads its whole prompt in one step and generates nothing (embedding.ts, E3).
       const budget = this.scheduler.config.maxNumBatchedTokens;
-      if (prompt > maxContext) return err({ kind: 'PromptTooLong', message: `the text has ${prompt} tokens; the model has ${maxContext} positions` });
+      if (prompt > maxContext) return { kind: 'PromptTooLong', message: `the text has ${prompt} tokens; the model has ${maxContext} positions` };
       if (prompt > budget)
-        return err({ kind: 'PromptTooLong', message: `the text has ${prompt} tokens; an encoder reads a text in one step, and a step holds ${budget} (scheduler.maxNumBatchedTokens)` });
-      if (!this.kv.fitsEmpty(prompt)) return err({ kind: 'PromptTooLong', message: `the text has ${prompt} tokens; the whole KV cache cannot hold them` });
-    } else {
-      if (prompt >= maxContext) {
-        return err({ kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the model's context is ${maxContext}` });
-      }
-      if (!this.kv.fitsEmpty(prompt + 1)) {
-        return err({ kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the whole KV cache cannot hold ${prompt + 1}` });
-      }
+        return { kind: 'PromptTooLong', message: `the text has ${prompt} tokens; an encoder reads a text in one step, and a step holds ${budget} (scheduler.maxNumBatchedTokens)` };
+      if (!this.kv.fitsEmpty(prompt)) return { kind: 'PromptTooLong', message: `the text has ${prompt} tokens; the whole KV cache cannot hold them` };
+      return undefined;
     }
+    if (prompt >= maxContext) return { kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the model's context is ${maxContext}` };
+    if (!this.kv.fitsEmpty(prompt + 1)) return { kind: 'PromptTooLong', message: `the prompt has ${prompt} tokens; the whole KV cache cannot hold ${prompt + 1}` };
+    return undefined;
+  }
+
+  /** A live request for `spec`, not queued yet. */
+  private create(spec: RequestSpec, sink: RequestSink): LiveRequest {
     const id = this.nextId++;
-    const request = new LiveRequest(id, spec, sink, this.decoder, maxContext, this.eos, this.backend.shape.vocabSize, hiddenSize ?? 0, this.kv.specs.length === 1);
+    const { shape } = this.backend;
+    const request = new LiveRequest(id, spec, sink, this.decoder, shape.maxContextLength, this.eos, shape.vocabSize, shape.hiddenSize ?? 0, this.kv.specs.length === 1);
     this.live.set(id, request);
-    this.scheduler.add(request);
-    this.kick();
-    return ok(id);
+    return request;
   }
 
   /** Ends a request with 'aborted'. Legal at any time, any number of times. */
@@ -340,8 +389,10 @@ export class Engine {
       (request) => (request as LiveRequest).choice.backendSampling(),
     );
     this.masksReady = batch.sampling?.masksReady;
+    // The copies the forks after the last step asked for, made before this step writes anything (P3).
+    const blockCopies = this.pendingCopies.isEmpty ? undefined : this.pendingCopies.take((id) => this.kv.has(id));
     try {
-      const result = await this.backend.execute(batch);
+      const result = await this.backend.execute(blockCopies === undefined ? batch : { ...batch, blockCopies });
       const problem =
         resultProblem(result, batch.logitsIndices.length, this.backend.shape.vocabSize) ??
         hiddenProblem(result, batch.hiddenIndices?.length ?? 0, this.backend.shape.hiddenSize ?? 0);
@@ -409,6 +460,7 @@ export class Engine {
       // Draft tokens count as computed only once verified (settleDraft).
       const after = before + entry.numTokens - (entry.numDraft ?? 0);
       request.numComputed = after;
+      this.computedTokens += entry.numTokens;
       // The cache's hashes cover every full block computed before this step, so
       // only a step that completes a block has anything to cache.
       if (caching && Math.floor(after / blockSize) > Math.floor(before / blockSize)) {
@@ -416,6 +468,34 @@ export class Engine {
       }
       // An embedding request is done once its whole prompt is computed.
       if (request.pooled !== undefined && after === request.tokens.length) this.finish(request, 'stop', undefined, false, request.pooled.result());
+      // n > 1: the prompt is computed, and its row is in this step's result: the followers fork now (P1).
+      if (request.followers.length > 0 && after === request.tokens.length) this.forkFollowers(request);
+    }
+  }
+
+  /**
+   * Forks each follower of `leader` (whose prompt this step completed): it
+   * shares the leader's blocks and runs from the next step, its first token
+   * drawn from the leader's row now (P1). One that cannot fork is queued on
+   * its own (P2).
+   */
+  private forkFollowers(leader: LiveRequest): void {
+    const followers = leader.followers;
+    leader.followers = [];
+    const prompt = leader.tokens.length;
+    for (const follower of followers) {
+      follower.leader = undefined;
+      const forked = this.scheduler.hasRoomToAdopt ? this.kv.fork(leader.id, follower.id, prompt) : undefined;
+      if (forked === undefined || !forked.ok) {
+        this.scheduler.add(follower);
+        continue;
+      }
+      this.pendingCopies.add(follower.id, forked.value);
+      follower.numComputed = prompt;
+      follower.numCachedPrefix = leader.numCachedPrefix;
+      this.scheduler.adopt(follower);
+      (leader.forkedNow ??= []).push(follower);
+      this.forks++;
     }
   }
 
@@ -430,7 +510,7 @@ export class Engine {
   private async chooseTokens(plan: StepPlan, result: StepResult): Promise<Chosen> {
     const vocab = this.backend.shape.vocabSize;
     const entries = plan.scheduled;
-    const chosen: Chosen = { tokens: new Array(entries.length), runs: undefined };
+    const chosen: Chosen = { tokens: new Array(entries.length), runs: undefined, forks: undefined };
     let row = 0;
     let sliceStart = performance.now();
     for (let i = 0; i < entries.length; i++) {
@@ -440,6 +520,12 @@ export class Engine {
       const numDraft = entry.numDraft ?? 0;
       row += 1 + numDraft;
       const request = entry.request as LiveRequest;
+      const forked = request.forkedNow;
+      if (forked !== undefined) {
+        request.forkedNow = undefined;
+        // Before the leader's choice, which may overwrite its row (penalties, a mask).
+        (chosen.forks ??= new Array(entries.length))[i] = this.chooseForked(forked, result.logits.slice(logitsRow * vocab, (logitsRow + 1) * vocab));
+      }
       if (request.status === 'finished') continue;
       if (numDraft > 0) {
         const run = this.verifyDraft(request, result, logitsRow, numDraft);
@@ -459,6 +545,29 @@ export class Engine {
       }
     }
     return chosen;
+  }
+
+  /**
+   * The first token of each follower forked in this step, drawn by its own
+   * choice from a copy of the leader's raw row (P1): a result of that one row,
+   * with nothing the backend sampled or picked for the leader.
+   */
+  private chooseForked(followers: readonly LiveRequest[], row: Float32Array): [LiveRequest, SampledToken][] {
+    const picks: [LiveRequest, SampledToken][] = [];
+    for (const follower of followers) {
+      if (follower.status === 'finished') continue;
+      if (!follower.choice.prepare()) {
+        this.finish(follower, 'error', new GrammarDeadEndError(`request ${follower.id}: the grammar allows no token at the start`), false);
+        continue;
+      }
+      const picked = follower.choice.choose({ logits: row.slice() }, 0, row.length);
+      if (picked.ok) picks.push([follower, picked.value]);
+      else {
+        this.log(`request ${follower.id} failed: ${picked.error.message}`);
+        this.finish(follower, 'error', new BackendError(picked.error.message), false);
+      }
+    }
+    return picks;
   }
 
   /**
@@ -493,9 +602,12 @@ export class Engine {
   /** Hands each chosen token to its request (text, stop rules, sink), in plan order. */
   private emit(plan: StepPlan, chosen: Chosen): void {
     const entries = plan.scheduled;
-    const { tokens, runs } = chosen;
+    const { tokens, runs, forks } = chosen;
     for (let i = 0; i < entries.length; i++) {
       const request = entries[i]!.request as LiveRequest;
+      for (const [follower, sampled] of forks?.[i] ?? []) {
+        if (follower.status !== 'finished') this.accept(follower, sampled.token, sampled.logprob === undefined ? undefined : [sampled]);
+      }
       const run = runs?.[i];
       if (run !== undefined) {
         this.emitRun(request, run);
@@ -563,11 +675,31 @@ export class Engine {
   private finish(request: LiveRequest, reason: FinishReason, error: Error | undefined, flush: boolean, embedding?: Float32Array): void {
     if (!request.finish(reason, error)) return;
     this.live.delete(request.id);
+    this.leaveGroup(request);
     this.scheduler.remove(request);
     this.kv.free(request.id);
     const finalText = flush ? finalTextOf(request) : '';
     const speculative = request.speculates ? { speculative: { drafted: request.drafted, accepted: request.accepted } } : undefined;
     request.sink.onFinish({ reason, ...(error && { error }), finalText, cachedPromptTokens: request.numCachedPrefix, ...(embedding && { embedding }), ...speculative });
+  }
+
+  /**
+   * n > 1 before the fork (P4): a follower leaves its leader's list; a leader
+   * hands its followers to the first of them, queued in its place.
+   */
+  private leaveGroup(request: LiveRequest): void {
+    const { leader, followers } = request;
+    if (leader !== undefined) {
+      leader.followers = leader.followers.filter((follower) => follower !== request);
+      request.leader = undefined;
+    }
+    if (followers.length === 0) return;
+    request.followers = [];
+    const [next, ...rest] = followers;
+    next!.leader = undefined;
+    next!.followers = rest;
+    for (const follower of rest) follower.leader = next;
+    this.scheduler.addFirst(next!);
   }
 
   private log(message: string): void {
@@ -602,6 +734,8 @@ function hiddenProblem(result: StepResult, rows: number, hiddenSize: number): st
 interface Chosen {
   readonly tokens: (SampledToken | undefined)[];
   runs: (number[] | undefined)[] | undefined;
+  /** By the leader's entry: the first tokens of the followers forked in this step (parallel-sampling.ts), emitted just before the leader's. */
+  forks: ([LiveRequest, SampledToken][] | undefined)[] | undefined;
 }
 
 /** Longest stretch of sampling in one step before the loop lets timers and other requests run. */

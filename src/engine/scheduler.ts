@@ -91,6 +91,25 @@ export class Scheduler {
     this.waiting.push(request);
   }
 
+  /** Queues a request ahead of every waiting one (a parallel-sampling leader's successor takes its place). */
+  addFirst(request: Request): void {
+    this.waiting.unshift(request);
+  }
+
+  /**
+   * Whether a request may join `running` without admission (a fork of a
+   * running request: parallel-sampling.ts), i.e. maxNumSeqs leaves room.
+   */
+  get hasRoomToAdopt(): boolean {
+    return this.running.length < this.config.maxNumSeqs;
+  }
+
+  /** Runs a request whose blocks the caller already allocated (a fork), in victim order like any admitted one. */
+  adopt(request: Request): void {
+    request.transition('running');
+    this.insertRunning(request);
+  }
+
   /** Forgets a finished request. The caller frees its blocks. */
   remove(request: Request): void {
     removeFrom(this.waiting, request);

@@ -77,66 +77,53 @@ export class ChatWeft extends BaseChatModel<ChatWeftCallOptions, AIMessageChunk>
     return this.withConfig({ tools: tools.map((tool) => convertToOpenAITool(tool) as ToolDefinition), ...kwargs });
   }
 
+  /**
+   * One generation, or with `n` > 1 (weft's parallel sampling: one prompt computed once) one per
+   * choice, in index order, as ChatOpenAI returns them; invoke() reads the first.
+   */
   async _generate(messages: BaseMessage[], options: this['ParsedCallOptions'], runManager?: CallbackManagerForLLMRun): Promise<ChatResult> {
-    let message: AIMessageChunk | undefined;
-    for await (const chunk of this._streamResponseChunks(messages, options, runManager)) {
-      const piece = chunk.message as AIMessageChunk;
-      message = message === undefined ? piece : message.concat(piece);
+    const pieces: (AIMessageChunk | undefined)[] = [];
+    const add = (choice: number, piece: AIMessageChunk): void => {
+      const message = pieces[choice];
+      pieces[choice] = message === undefined ? piece : message.concat(piece);
+    };
+    if ((this.requestOptions(options, true).n ?? 1) === 1) {
+      for await (const chunk of this._streamResponseChunks(messages, options, runManager)) add(0, chunk.message as AIMessageChunk);
+    } else {
+      const chunks = new ChunkMaker();
+      for await (const part of this.streamGuided(await this.source.get(), toChatMessages(messages), options)) {
+        const chunk = chunks.of(part);
+        if (chunk !== undefined) add(part.choice ?? 0, chunk);
+      }
     }
-    const final = message ?? new AIMessageChunk({ content: '' });
-    const aiMessage = new AIMessage({
-      content: final.content,
-      additional_kwargs: final.additional_kwargs,
-      response_metadata: final.response_metadata,
-      tool_calls: final.tool_calls,
-      invalid_tool_calls: final.invalid_tool_calls,
-      ...(final.usage_metadata !== undefined && { usage_metadata: final.usage_metadata }),
-      ...(final.id !== undefined && { id: final.id }),
+    const generations = Array.from({ length: Math.max(1, pieces.length) }, (_, i) => {
+      const final = pieces[i] ?? new AIMessageChunk({ content: '' });
+      const aiMessage = new AIMessage({
+        content: final.content,
+        additional_kwargs: final.additional_kwargs,
+        response_metadata: final.response_metadata,
+        tool_calls: final.tool_calls,
+        invalid_tool_calls: final.invalid_tool_calls,
+        ...(final.usage_metadata !== undefined && { usage_metadata: final.usage_metadata }),
+        ...(final.id !== undefined && { id: final.id }),
+      });
+      return { text: aiMessage.text, message: aiMessage };
     });
-    return { generations: [{ text: aiMessage.text, message: aiMessage }] };
+    return { generations };
   }
 
+  /** Streams one message: `n` > 1 is refused here (LangChain's stream has no choices); invoke() or generate() take it. */
   override async *_streamResponseChunks(
     messages: BaseMessage[],
     options: this['ParsedCallOptions'],
     runManager?: CallbackManagerForLLMRun,
   ): AsyncGenerator<ChatGenerationChunk> {
+    if ((this.requestOptions(options, true).n ?? 1) !== 1)
+      throw new InvalidOptionError('n', "LangChain streams one message: leave n out of stream() (invoke() and generate() return n generations)");
     const pipeline = await this.source.get();
-    const id = `weft-${randomUUID()}`;
-    // weft numbers calls per reply (call_0, ...); LangChain wants ids unique across turns.
-    const callIds = new Map<number, string>();
+    const chunks = new ChunkMaker();
     for await (const part of this.streamGuided(pipeline, toChatMessages(messages), options)) {
-      let chunk: AIMessageChunk | undefined;
-      switch (part.type) {
-        case 'text-delta':
-          chunk = new AIMessageChunk({ id, content: part.text });
-          break;
-        case 'reasoning-delta':
-          chunk = new AIMessageChunk({ id, content: '', additional_kwargs: { reasoning_content: part.text } });
-          break;
-        case 'tool-call-start':
-          callIds.set(part.index, `${id}-call-${part.index}`);
-          chunk = new AIMessageChunk({
-            id,
-            content: '',
-            tool_call_chunks: [{ type: 'tool_call_chunk', index: part.index, id: callIds.get(part.index)!, name: part.name, args: '' }],
-          });
-          break;
-        case 'tool-call-delta':
-          // The deltas of one call concatenate to its JSON arguments, which LangChain parses.
-          chunk = new AIMessageChunk({ id, content: '', tool_call_chunks: [{ type: 'tool_call_chunk', index: part.index, args: part.argumentsDelta }] });
-          break;
-        case 'finish':
-          chunk = new AIMessageChunk({
-            id,
-            content: '',
-            usage_metadata: toUsageMetadata(part.usage),
-            response_metadata: { finish_reason: part.finishReason, model_provider: 'weft', ...(part.warnings && { warnings: [...part.warnings] }) },
-          });
-          break;
-        default:
-          break; // tool-call: already streamed as chunks; token: not surfaced
-      }
+      const chunk = chunks.of(part);
       if (chunk === undefined) continue;
       const text = typeof chunk.content === 'string' ? chunk.content : '';
       yield new ChatGenerationChunk({ text, message: chunk });
@@ -184,6 +171,38 @@ export class ChatWeft extends BaseChatModel<ChatWeftCallOptions, AIMessageChunk>
       ...(options.stop !== undefined && options.stop.length > 0 && { stop: options.stop }),
       ...(options.signal !== undefined && { signal: options.signal }),
     };
+  }
+}
+
+/** weft's stream parts as LangChain message chunks, for one reply (its choices apart, n > 1). */
+class ChunkMaker {
+  private readonly id = `weft-${randomUUID()}`;
+
+  /** The chunk a part makes, or undefined (a tool-call: already streamed as chunks; token: not surfaced). */
+  of(part: StreamPart): AIMessageChunk | undefined {
+    const { id } = this;
+    // weft numbers calls per reply (call_0, ...); LangChain wants ids unique across turns and choices.
+    const callId = (index: number): string => `${id}-${part.choice === undefined ? '' : `${part.choice}-`}call-${index}`;
+    switch (part.type) {
+      case 'text-delta':
+        return new AIMessageChunk({ id, content: part.text });
+      case 'reasoning-delta':
+        return new AIMessageChunk({ id, content: '', additional_kwargs: { reasoning_content: part.text } });
+      case 'tool-call-start':
+        return new AIMessageChunk({ id, content: '', tool_call_chunks: [{ type: 'tool_call_chunk', index: part.index, id: callId(part.index), name: part.name, args: '' }] });
+      case 'tool-call-delta':
+        // The deltas of one call concatenate to its JSON arguments, which LangChain parses.
+        return new AIMessageChunk({ id, content: '', tool_call_chunks: [{ type: 'tool_call_chunk', index: part.index, args: part.argumentsDelta }] });
+      case 'finish':
+        return new AIMessageChunk({
+          id,
+          content: '',
+          usage_metadata: toUsageMetadata(part.usage),
+          response_metadata: { finish_reason: part.finishReason, model_provider: 'weft', ...(part.warnings && { warnings: [...part.warnings] }) },
+        });
+      default:
+        return undefined;
+    }
   }
 }
 

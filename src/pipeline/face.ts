@@ -53,6 +53,10 @@ export interface PipelineStats {
   readonly generatedTokens: number;
   /** Speculative decoding since the pipeline started: draft tokens verified, and accepted (in-process pipelines). */
   readonly speculative?: { readonly drafted: number; readonly accepted: number };
+  /** Tokens the model computed since the pipeline started, prompt and generated (in-process pipelines). */
+  readonly computedTokens?: number;
+  /** Choices of n > 1 requests that shared their prompt by a fork instead of computing it (docs/parallel-sampling.md). */
+  readonly forks?: number;
 }
 
 export interface PipelineEvents {

@@ -36,6 +36,7 @@ export const SAMPLING_FIELDS: readonly SamplingField[] = [
   { option: 'stopTokenIds', field: 'stop_token_ids', kind: 'integers' },
   { option: 'ignoreEos', field: 'ignore_eos', kind: 'boolean' },
   { option: 'skipSpecialTokens', field: 'skip_special_tokens', kind: 'boolean' },
+  { option: 'n', field: 'n', kind: 'integer' },
 ];
 
 /**

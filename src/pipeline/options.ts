@@ -204,6 +204,12 @@ export interface GenerateOptions {
    * pipeline's. Greedy only: refused with temperature > 0, penalties, logprobs or responseFormat.
    */
   speculative?: SpeculativeOptions | false;
+  /**
+   * Choices to generate for this one prompt (1 to MAX_CHOICES, default 1; docs/parallel-sampling.md).
+   * The prompt is computed once and shared; choice i samples with seed + i. With n > 1 the result
+   * also holds `choices`, and stream() parts carry their `choice` index.
+   */
+  n?: number;
 }
 
 export interface ChatOptions extends GenerateOptions {
@@ -287,6 +293,7 @@ const GENERATE_KEYS = keysOf<GenerateOptions>({
   parsers: true,
   responseFormat: true,
   speculative: true,
+  n: true,
 });
 const CHAT_KEYS = keysOf<ChatOptions>({ ...Object.fromEntries(GENERATE_KEYS.map((key) => [key, true])), tools: true, templateKwargs: true, toolChoice: true, guidedTools: true, parallelToolCalls: true } as Record<keyof Required<ChatOptions>, true>);
 
@@ -428,7 +435,12 @@ export interface ResolvedRequestOptions {
   readonly parallelToolCalls: boolean | undefined;
   /** Undefined: the pipeline's default; false: none for this request. */
   readonly speculative: SpeculativeConfig | false | undefined;
+  /** Choices of this prompt (parallel sampling); 1 for one. */
+  readonly n: number;
 }
+
+/** Most choices one request may ask for (`n`): each is a sequence of its own in the batch and the cache. */
+export const MAX_CHOICES = 64;
 
 /**
  * Validates one request's options. `chat`: the request is a chat, which alone
@@ -472,9 +484,13 @@ export function resolveRequestOptions(options: ChatOptions, defaults: Generation
     logprobs: integer('logprobs', options.logprobs, 0, { min: 0, max: 20 }),
   };
   if (speculative !== false && speculative !== undefined) checkSpeculativeGreedy(sampling, options.responseFormat);
+  const n = integer('n', options.n, 1, { min: 1, max: MAX_CHOICES });
+  // Choice i samples with seed + i, which must stay an exact integer.
+  if (sampling.seed > Number.MAX_SAFE_INTEGER - (n - 1)) throw new InvalidOptionError('seed', `with n = ${n}, the seeds seed .. seed + ${n - 1} must stay at most ${Number.MAX_SAFE_INTEGER}: pick a smaller seed`);
   return {
     sampling,
     speculative,
+    n,
     maxTokens: options.maxTokens === undefined ? defaults.maxNewTokens : integer('maxTokens', options.maxTokens, 1, { min: 1, max: 1 << 30 }),
     // Copies: a caller changing its arrays mid-request must not change the request.
     stopStrings: [...stop],

@@ -255,8 +255,8 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
         if (ctx.isClosed()) throw new PipelineClosedError();
         throw error;
       }
-      const reply = new Reply(names, prepared.tools, prepared.promptText ?? '');
-      yield* runRequest(ctx, prepared, { ...resolved, skipSpecialTokens, speculative }, reply, options.signal, grammarFor(prepared.promptText));
+      const newReply = (): Reply => new Reply(names, prepared.tools, prepared.promptText ?? '');
+      yield* runRequest(ctx, prepared, { ...resolved, skipSpecialTokens, speculative }, newReply, options.signal, grammarFor(prepared.promptText));
     };
   }
 

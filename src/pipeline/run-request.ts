@@ -14,6 +14,7 @@ import type { ResolvedRequestOptions } from './options.js';
 import type { PreparedPrompt } from './prompt.js';
 import type { Reply } from './reply.js';
 import { onSignalAbort } from './abort-fanout.js';
+import { mergeChoices } from './merge-choices.js';
 import { RequestChannel } from './request-channel.js';
 import type { FinishReason, StreamPart, TokenLogprobs, Usage } from './stream-parts.js';
 
@@ -27,6 +28,8 @@ export interface RawPart {
   readonly text: string;
   readonly tokenIds: readonly number[];
   readonly logprobs?: readonly TokenLogprobs[];
+  /** n > 1: the choice it belongs to (StreamPart's `choice`). */
+  readonly choice?: number;
 }
 
 /** Everything a run yields: the public stream parts and the raw ones. */
@@ -47,24 +50,49 @@ export interface RunContext {
   onFinish(requestId: number, finishReason: FinishReason, usage: Usage): void;
 }
 
+/**
+ * A request's parts. With resolved.n > 1, the n choices' parts merged, each
+ * tagged with its choice (merge-choices.ts); `newReply` makes each choice's
+ * reply parsers.
+ */
 export async function* runRequest(
   ctx: RunContext,
   prepared: PreparedPrompt,
   resolved: ResolvedRequestOptions,
-  reply: Reply,
+  newReply: () => Reply,
   signal: AbortSignal | undefined,
   grammar?: GrammarSource,
 ): AsyncGenerator<RequestPart> {
   if (ctx.isClosed()) throw new PipelineClosedError();
   if (signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: signal.reason });
-  const promptTokens = prepared.promptTokenIds.length;
-  const channel = new RequestChannel();
-  const added = ctx.engine.add(requestSpec(ctx, prepared, resolved, grammar), channel);
+  const spec = requestSpec(ctx, prepared, resolved, grammar);
+  const channels = Array.from({ length: resolved.n }, () => new RequestChannel());
+  const added = resolved.n === 1 ? ctx.engine.add(spec, channels[0]!) : ctx.engine.addChoices(spec, channels);
   if (!added.ok) {
     if (added.error.kind === 'Closed') throw new PipelineClosedError();
     throw new PromptTooLongError(added.error.message);
   }
-  const requestId = added.value;
+  const promptTokens = prepared.promptTokenIds.length;
+  if (typeof added.value === 'number') {
+    yield* choiceParts(ctx, added.value, channels[0]!, promptTokens, newReply(), signal);
+    return;
+  }
+  const ids = added.value;
+  const runs = ids.map((id, i) => choiceParts(ctx, id, channels[i]!, promptTokens, newReply(), signal));
+  yield* mergeChoices(runs, () => {
+    for (const id of ids) ctx.engine.abort(id, new AbortError('another choice of the request failed, or its consumer stopped reading'));
+  });
+}
+
+/** One engine request's parts, from its deltas through its reply's parsers to one finish part. */
+async function* choiceParts(
+  ctx: RunContext,
+  requestId: number,
+  channel: RequestChannel,
+  promptTokens: number,
+  reply: Reply,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<RequestPart> {
   const onAbort = (): void => ctx.engine.abort(requestId, new AbortError('the request was aborted', { cause: signal?.reason }));
   const unsubscribe = signal === undefined ? undefined : onSignalAbort(signal, onAbort);
   let completion = 0;

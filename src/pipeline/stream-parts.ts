@@ -34,7 +34,19 @@ export interface Usage {
   readonly speculative?: { readonly drafted: number; readonly accepted: number };
 }
 
-export type StreamPart =
+/**
+ * n > 1 (docs/parallel-sampling.md): every part of a request with several
+ * choices names the choice it belongs to, 0 to n - 1; each choice ends with
+ * its own `finish` part. Absent for a request of one choice.
+ */
+export interface ChoiceIndex {
+  readonly choice?: number;
+}
+
+export type StreamPart = ChoicePart & ChoiceIndex;
+
+/** The parts of one choice. */
+export type ChoicePart =
   /** Answer text (outside reasoning and tool calls). */
   | { readonly type: 'text-delta'; readonly text: string }
   | { readonly type: 'reasoning-delta'; readonly text: string }

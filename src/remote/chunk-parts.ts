@@ -40,10 +40,14 @@ export class ChunkReader {
   /** Trims what the server parsed; none for a completion, or when weft's parsers (which trim) read the text here. */
   private readonly trim: ReplyTrim | undefined;
 
-  /** `chat`: a chat reply (else a completion); `local`: weft's parsers, for a server that sends raw text. */
+  /**
+   * `chat`: a chat reply (else a completion); `local`: weft's parsers, for a server that sends raw text;
+   * `choice`: the choice index this reader follows (n > 1: one reader per choice, see ChoiceReaders).
+   */
   constructor(
     chat: boolean,
     private readonly local: ParserStream<ParserEvent> | undefined,
+    private readonly choice = 0,
   ) {
     this.trim = chat && local === undefined ? new ReplyTrim() : undefined;
   }
@@ -53,14 +57,15 @@ export class ChunkReader {
     if (chunk === null || typeof chunk !== 'object') return [];
     const c = chunk as Chunk;
     if (c.error !== undefined) throw remoteError(undefined, c);
-    if (c.usage) {
+    // The request's usage (the prompt once, every choice's completion): choice 0 reports it (docs/parallel-sampling.md).
+    if (c.usage && this.choice === 0) {
       this.usage = {
         promptTokens: c.usage.prompt_tokens ?? 0,
         completionTokens: c.usage.completion_tokens ?? 0,
         cachedPromptTokens: c.usage.prompt_tokens_details?.cached_tokens ?? 0,
       };
     }
-    const choice = c.choices?.[0];
+    const choice = c.choices?.find((entry) => (entry.index ?? 0) === this.choice);
     if (!choice) return [];
     const parts: RequestPart[] = [];
     const delta = choice.delta ?? {};
@@ -202,8 +207,30 @@ interface Chunk {
   error?: unknown;
   usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null } | null;
   choices?: {
+    index?: number;
     text?: string;
     delta?: { content?: string | null; reasoning_content?: string | null; reasoning?: string | null; tool_calls?: ToolCallDelta[] };
     finish_reason?: string | null;
   }[];
+}
+
+/**
+ * The readers of a request's n choices (n > 1): each chunk goes to every
+ * reader, each takes its own choice's entry; their parts come tagged with
+ * the choice, as an in-process pipeline tags them.
+ */
+export class ChoiceReaders {
+  private readonly readers: ChunkReader[];
+
+  constructor(n: number, newReader: (choice: number) => ChunkReader) {
+    this.readers = Array.from({ length: n }, (_, choice) => newReader(choice));
+  }
+
+  push(chunk: unknown): RequestPart[] {
+    return this.readers.flatMap((reader, choice) => reader.push(chunk).map((part) => ({ ...part, choice })));
+  }
+
+  end(): StreamPart[] {
+    return this.readers.flatMap((reader, choice) => reader.end().map((part) => ({ ...part, choice })));
+  }
 }

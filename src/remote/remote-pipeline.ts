@@ -19,13 +19,14 @@ import { createToolParser } from '../tool-formats/registry.js';
 import type { ParserEvent, ParserStream } from '../parsers/types.js';
 import { PipelineFace, type NoEvents, type PartRun } from '../pipeline/face.js';
 import { normalizeMessages } from '../pipeline/messages.js';
-import type { ChatOptions, ParserOptions } from '../pipeline/options.js';
+import { MAX_CHOICES, type ChatOptions, type ParserOptions } from '../pipeline/options.js';
+import { integer } from '../pipeline/option-values.js';
 import type { RequestPart } from '../pipeline/run-request.js';
 import type { ToolDefinition } from '../text/types.js';
 import type { EmbedInput, EmbedOptions, EmbedResult } from '../embeddings/embed.js';
 import type { RerankOptions, RerankResult } from '../embeddings/rerank.js';
 import { rerankResultOf } from './rerank-answer.js';
-import { ChunkReader } from './chunk-parts.js';
+import { ChoiceReaders, ChunkReader } from './chunk-parts.js';
 import { remoteError } from './remote-errors.js';
 import { chatBody, completionBody } from './request-body.js';
 import { sseData } from './sse-reader.js';
@@ -151,10 +152,13 @@ export class RemotePipeline extends PipelineFace<NoEvents> {
     const body = chat ? chatBody(this.model, normalizeMessages(input), rest) : completionBody(this.model, input as string | readonly number[], rest);
     const path = chat ? '/chat/completions' : '/completions';
     const names = { ...this.options.parsers, ...parsers };
-    return () => this.run(path, body, new ChunkReader(chat, chat ? this.localParser(names, options.tools ?? []) : undefined), signal);
+    // n > 1: a reader per choice (their parts tagged with it); the server checks the rest of n's rules.
+    const n = integer('n', options.n, 1, { min: 1, max: MAX_CHOICES });
+    const newReader = (choice: number): ChunkReader => new ChunkReader(chat, chat ? this.localParser(names, options.tools ?? []) : undefined, choice);
+    return () => this.run(path, body, n === 1 ? newReader(0) : new ChoiceReaders(n, newReader), signal);
   }
 
-  private async *run(path: string, body: object, reader: ChunkReader, signal: AbortSignal | undefined): AsyncGenerator<RequestPart> {
+  private async *run(path: string, body: object, reader: ChunkReader | ChoiceReaders, signal: AbortSignal | undefined): AsyncGenerator<RequestPart> {
     if (this.closer.signal.aborted) throw new PipelineClosedError();
     if (signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: signal.reason });
     const mine = new AbortController();

@@ -6,6 +6,7 @@
  * delta a piece of the arguments' JSON, which add up to the final arguments.
  */
 
+import { totalUsage } from '../pipeline/results.js';
 import type { StreamPart, TokenLogprobs, Usage } from '../pipeline/stream-parts.js';
 import { toChatLogprobs, toOpenAiFinishReason, toOpenAiUsage, type OpenAiTokenLogprob, type TokenText } from './usage.js';
 
@@ -23,31 +24,34 @@ interface ChunkDelta {
 }
 
 export class ChatChunker {
+  /** `n`: the request's choices, each opened with its role delta. */
   constructor(
     private readonly ids: ResponseIds,
     private readonly topLogprobs: number | undefined,
     private readonly tokenText: TokenText,
+    private readonly n = 1,
   ) {}
 
-  /** The first chunk: the role, as OpenAI sends it. */
+  /** The first chunk: the role of every choice, as OpenAI sends it. */
   opening(): object {
-    return this.chunk({ role: 'assistant', content: '' });
+    return this.envelope(Array.from({ length: this.n }, (_, index) => ({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null })));
   }
 
-  /** The chunk for one part, or undefined for parts with nothing to send (finish is `closing`). */
+  /** The chunk for one part, or undefined for parts with nothing to send (finish is `closing`). Its choice is the part's. */
   fromPart(part: StreamPart): object | undefined {
+    const index = part.choice ?? 0;
     switch (part.type) {
       case 'text-delta':
-        return this.chunk({ content: part.text });
+        return this.chunk(index, { content: part.text });
       case 'reasoning-delta':
-        return this.chunk({ reasoning_content: part.text });
+        return this.chunk(index, { reasoning_content: part.text });
       case 'tool-call-start':
-        return this.chunk({ tool_calls: [{ index: part.index, id: part.id, type: 'function', function: { name: part.name, arguments: '' } }] });
+        return this.chunk(index, { tool_calls: [{ index: part.index, id: part.id, type: 'function', function: { name: part.name, arguments: '' } }] });
       case 'tool-call-delta':
-        return this.chunk({ tool_calls: [{ index: part.index, function: { arguments: part.argumentsDelta } }] });
+        return this.chunk(index, { tool_calls: [{ index: part.index, function: { arguments: part.argumentsDelta } }] });
       case 'token':
         if (this.topLogprobs === undefined || part.logprobs === undefined) return undefined;
-        return this.chunk({}, null, { content: toChatLogprobs(part.logprobs, this.topLogprobs, this.tokenText) });
+        return this.chunk(index, {}, null, { content: toChatLogprobs(part.logprobs, this.topLogprobs, this.tokenText) });
       default:
         // tool-call: its deltas have said it all; finish: see closing().
         return undefined;
@@ -55,32 +59,35 @@ export class ChatChunker {
   }
 
   closing(part: Extract<StreamPart, { type: 'finish' }>): object {
-    return this.chunk({}, toOpenAiFinishReason(part.finishReason));
+    return this.chunk(part.choice ?? 0, {}, toOpenAiFinishReason(part.finishReason));
   }
 
   /** The usage chunk of `stream_options.include_usage`: no choices. */
   usage(usage: Usage): object {
-    return { id: this.ids.id, object: 'chat.completion.chunk', created: this.ids.created, model: this.ids.model, choices: [], usage: toOpenAiUsage(usage) };
+    return { ...this.envelope([]), usage: toOpenAiUsage(usage) };
   }
 
-  private chunk(delta: ChunkDelta, finishReason: string | null = null, logprobs: { content: OpenAiTokenLogprob[] } | null = null): object {
-    return {
-      id: this.ids.id,
-      object: 'chat.completion.chunk',
-      created: this.ids.created,
-      model: this.ids.model,
-      choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }],
-    };
+  private chunk(index: number, delta: ChunkDelta, finishReason: string | null = null, logprobs: { content: OpenAiTokenLogprob[] } | null = null): object {
+    return this.envelope([{ index, delta, logprobs, finish_reason: finishReason }]);
+  }
+
+  private envelope(choices: object[]): object {
+    return { id: this.ids.id, object: 'chat.completion.chunk', created: this.ids.created, model: this.ids.model, choices };
   }
 }
 
-/** Collects a whole reply for a non-streamed chat completion. */
+/** One choice of a whole chat reply, as it is collected. */
+interface ChatChoiceState {
+  content: string;
+  reasoning: string;
+  readonly toolCalls: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+  readonly logprobs: TokenLogprobs[];
+  finish: Extract<StreamPart, { type: 'finish' }> | undefined;
+}
+
+/** Collects a whole reply for a non-streamed chat completion: every choice (n > 1) by its index. */
 export class ChatReply {
-  private content = '';
-  private reasoning = '';
-  private readonly toolCalls: { id: string; type: 'function'; function: { name: string; arguments: string } }[] = [];
-  private readonly logprobs: TokenLogprobs[] = [];
-  private finish: Extract<StreamPart, { type: 'finish' }> | undefined;
+  private readonly choices: ChatChoiceState[] = [];
 
   constructor(
     private readonly ids: ResponseIds,
@@ -89,36 +96,39 @@ export class ChatReply {
   ) {}
 
   add(part: StreamPart): void {
-    if (part.type === 'text-delta') this.content += part.text;
-    else if (part.type === 'reasoning-delta') this.reasoning += part.text;
-    else if (part.type === 'tool-call') this.toolCalls.push({ id: part.id, type: 'function', function: { name: part.name, arguments: JSON.stringify(part.arguments) } });
-    else if (part.type === 'token' && part.logprobs) this.logprobs.push(...part.logprobs);
-    else if (part.type === 'finish') this.finish = part;
+    const choice = (this.choices[part.choice ?? 0] ??= { content: '', reasoning: '', toolCalls: [], logprobs: [], finish: undefined });
+    if (part.type === 'text-delta') choice.content += part.text;
+    else if (part.type === 'reasoning-delta') choice.reasoning += part.text;
+    else if (part.type === 'tool-call') choice.toolCalls.push({ id: part.id, type: 'function', function: { name: part.name, arguments: JSON.stringify(part.arguments) } });
+    else if (part.type === 'token' && part.logprobs) choice.logprobs.push(...part.logprobs);
+    else if (part.type === 'finish') choice.finish = part;
   }
 
   completion(): object {
-    const finish = this.finish;
-    const message = {
-      role: 'assistant',
-      // OpenAI sends null content beside tool calls.
-      content: this.content === '' && this.toolCalls.length > 0 ? null : this.content,
-      ...(this.reasoning !== '' && { reasoning_content: this.reasoning }),
-      ...(this.toolCalls.length > 0 && { tool_calls: this.toolCalls }),
-    };
+    const finishes = this.choices.flatMap((choice) => (choice?.finish === undefined ? [] : [choice.finish]));
     return {
       id: this.ids.id,
       object: 'chat.completion',
       created: this.ids.created,
       model: this.ids.model,
-      choices: [
-        {
-          index: 0,
+      choices: Array.from(this.choices, (choice, index) => {
+        const { content, reasoning, toolCalls, logprobs, finish } = choice ?? { content: '', reasoning: '', toolCalls: [], logprobs: [], finish: undefined };
+        const message = {
+          role: 'assistant',
+          // OpenAI sends null content beside tool calls.
+          content: content === '' && toolCalls.length > 0 ? null : content,
+          ...(reasoning !== '' && { reasoning_content: reasoning }),
+          ...(toolCalls.length > 0 && { tool_calls: toolCalls }),
+        };
+        return {
+          index,
           message,
-          logprobs: this.topLogprobs === undefined ? null : { content: toChatLogprobs(this.logprobs, this.topLogprobs, this.tokenText) },
+          logprobs: this.topLogprobs === undefined ? null : { content: toChatLogprobs(logprobs, this.topLogprobs, this.tokenText) },
           finish_reason: finish ? toOpenAiFinishReason(finish.finishReason) : 'stop',
-        },
-      ],
-      ...(finish && { usage: toOpenAiUsage(finish.usage) }),
+        };
+      }),
+      // The prompt counted once, every choice's completion tokens.
+      ...(finishes.length > 0 && { usage: toOpenAiUsage(totalUsage(finishes.map((finish) => finish.usage))) }),
     };
   }
 }

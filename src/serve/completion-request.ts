@@ -33,7 +33,7 @@ export function parseCompletionRequest(input: unknown, served: ServedModel): Com
   return { prompt: parsePrompt(body.prompt), options, ...streamFields(body), echo: optionalBoolean(body, 'echo') ?? false, logprobs };
 }
 
-/** A string, an array of one string, or an array of token ids. Several prompts at once would be n > 1 choices. */
+/** A string, an array of one string, or an array of token ids (several prompts would be a batch of requests: refused). */
 function parsePrompt(value: unknown): string | number[] {
   if (typeof value === 'string') return value;
   if (Array.isArray(value)) {

@@ -1,11 +1,13 @@
 /** weft stream parts of a text completion -> `text_completion` objects (streamed chunks or one response). */
 
+import { totalUsage } from '../pipeline/results.js';
 import type { StreamPart, TokenLogprobs, Usage } from '../pipeline/stream-parts.js';
 import type { ResponseIds } from './chat-response.js';
 import { toCompletionLogprobs, toOpenAiFinishReason, toOpenAiUsage, type TokenText } from './usage.js';
 
 export class CompletionChunker {
-  private offset = 0;
+  /** Per choice: where its next text starts in the choice's text (logprobs' text_offset). */
+  private readonly offsets: number[] = [];
 
   constructor(
     private readonly ids: ResponseIds,
@@ -13,74 +15,86 @@ export class CompletionChunker {
     private readonly tokenText: TokenText,
   ) {}
 
-  /** Text parts become chunks; token parts carry logprobs when asked for. */
+  /** Text parts become chunks; token parts carry logprobs when asked for. Its choice is the part's. */
   fromPart(part: StreamPart): object | undefined {
+    const index = part.choice ?? 0;
     if (part.type === 'text-delta') {
-      this.offset += part.text.length;
-      return this.chunk(part.text, null, null);
+      this.offsets[index] = (this.offsets[index] ?? 0) + part.text.length;
+      return this.chunk(index, part.text, null, null);
     }
     if (part.type === 'token' && this.logprobs !== undefined && part.logprobs) {
-      return this.chunk('', null, toCompletionLogprobs(part.logprobs, this.logprobs, this.tokenText, this.offset));
+      return this.chunk(index, '', null, toCompletionLogprobs(part.logprobs, this.logprobs, this.tokenText, this.offsets[index] ?? 0));
     }
     return undefined;
   }
 
   closing(part: Extract<StreamPart, { type: 'finish' }>): object {
-    return this.chunk('', toOpenAiFinishReason(part.finishReason), null);
+    return this.chunk(part.choice ?? 0, '', toOpenAiFinishReason(part.finishReason), null);
   }
 
   usage(usage: Usage): object {
     return { id: this.ids.id, object: 'text_completion', created: this.ids.created, model: this.ids.model, choices: [], usage: toOpenAiUsage(usage) };
   }
 
-  private chunk(text: string, finishReason: string | null, logprobs: object | null): object {
+  private chunk(index: number, text: string, finishReason: string | null, logprobs: object | null): object {
     return {
       id: this.ids.id,
       object: 'text_completion',
       created: this.ids.created,
       model: this.ids.model,
-      choices: [{ index: 0, text, logprobs, finish_reason: finishReason }],
+      choices: [{ index, text, logprobs, finish_reason: finishReason }],
     };
   }
 }
 
-export class CompletionReply {
-  private text: string;
-  private readonly tokens: TokenLogprobs[] = [];
-  private finish: Extract<StreamPart, { type: 'finish' }> | undefined;
+/** One choice of a whole completion, as it is collected. */
+interface CompletionChoiceState {
+  text: string;
+  readonly tokens: TokenLogprobs[];
+  finish: Extract<StreamPart, { type: 'finish' }> | undefined;
+}
 
-  /** `echo`: the prompt text, which then starts the choice's text. */
+/** Collects a whole completion: every choice (n > 1) by its index. */
+export class CompletionReply {
+  private readonly choices: CompletionChoiceState[] = [];
+
+  /** `echo`: the prompt text, which then starts each choice's text. */
   constructor(
     private readonly ids: ResponseIds,
     private readonly logprobs: number | undefined,
     private readonly tokenText: TokenText,
     private readonly echo: string,
-  ) {
-    this.text = echo;
-  }
+  ) {}
 
   add(part: StreamPart): void {
-    if (part.type === 'text-delta') this.text += part.text;
-    else if (part.type === 'token' && part.logprobs) this.tokens.push(...part.logprobs);
-    else if (part.type === 'finish') this.finish = part;
+    const choice = (this.choices[part.choice ?? 0] ??= this.emptyChoice());
+    if (part.type === 'text-delta') choice.text += part.text;
+    else if (part.type === 'token' && part.logprobs) choice.tokens.push(...part.logprobs);
+    else if (part.type === 'finish') choice.finish = part;
   }
 
   completion(): object {
-    const finish = this.finish;
+    const finishes = this.choices.flatMap((choice) => (choice?.finish === undefined ? [] : [choice.finish]));
     return {
       id: this.ids.id,
       object: 'text_completion',
       created: this.ids.created,
       model: this.ids.model,
-      choices: [
-        {
-          index: 0,
-          text: this.text,
-          logprobs: this.logprobs === undefined ? null : toCompletionLogprobs(this.tokens, this.logprobs, this.tokenText, this.echo.length),
-          finish_reason: finish ? toOpenAiFinishReason(finish.finishReason) : 'stop',
-        },
-      ],
-      ...(finish && { usage: toOpenAiUsage(finish.usage) }),
+      choices: Array.from(this.choices, (state, index) => {
+        const choice = state ?? this.emptyChoice();
+        return {
+          index,
+          text: choice.text,
+          logprobs: this.logprobs === undefined ? null : toCompletionLogprobs(choice.tokens, this.logprobs, this.tokenText, this.echo.length),
+          finish_reason: choice.finish ? toOpenAiFinishReason(choice.finish.finishReason) : 'stop',
+        };
+      }),
+      // The prompt counted once, every choice's completion tokens.
+      ...(finishes.length > 0 && { usage: toOpenAiUsage(totalUsage(finishes.map((finish) => finish.usage))) }),
     };
+  }
+
+  private emptyChoice(): CompletionChoiceState {
+    return { text: this.echo, tokens: [], finish: undefined };
   }
 }

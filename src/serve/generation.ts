@@ -10,6 +10,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AbortError } from '../errors.js';
+import { totalUsage } from '../pipeline/results.js';
 import type { StreamPart, Usage } from '../pipeline/stream-parts.js';
 import { toApiError } from './errors.js';
 import { sendError, sendJson } from './respond.js';
@@ -55,16 +56,19 @@ export async function runGeneration(
     sse.start();
     if (shape.chunker.opening) await sse.send(shape.chunker.opening());
     try {
+      // Each choice finishes on its own (n > 1); the usage chunk comes once, after all, with the prompt counted once.
+      const usages: Usage[] = [];
       for (; !next.done && !sse.closed; next = await iterator.next()) {
         const part = next.value;
         if (part.type === 'finish') {
           await sse.send(shape.chunker.closing(part));
-          if (shape.includeUsage) await sse.send(shape.chunker.usage(part.usage));
+          usages.push(part.usage);
           continue;
         }
         const chunk = shape.chunker.fromPart(part);
         if (chunk !== undefined) await sse.send(chunk);
       }
+      if (shape.includeUsage && usages.length > 0 && !sse.closed) await sse.send(shape.chunker.usage(totalUsage(usages)));
     } catch (error) {
       await sse.send(toApiError(error).body()); // dropped if the client is gone
     }

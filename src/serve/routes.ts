@@ -95,7 +95,7 @@ async function chatCompletions(ctx: RouteContext, req: IncomingMessage, res: Ser
   const ids = responseIds(ctx, 'chatcmpl');
   const text = tokenText(ctx.pipeline);
   await generate(ctx, req, res, (signal) => ctx.pipeline.stream(request.messages, { ...request.options, parsers: ctx.parsers, signal }), request.stream
-    ? { stream: true, chunker: new ChatChunker(ids, request.topLogprobs, text), includeUsage: request.includeUsage }
+    ? { stream: true, chunker: new ChatChunker(ids, request.topLogprobs, text, request.options.n ?? 1), includeUsage: request.includeUsage }
     : { stream: false, collector: new ChatReply(ids, request.topLogprobs, text) });
 }
 

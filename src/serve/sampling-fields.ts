@@ -34,8 +34,6 @@ export function checkModel(body: Json, served: ServedModel): void {
 }
 
 export function samplingOptions(body: Json): GenerateOptions {
-  const n = optionalInteger(body, 'n');
-  if (n !== undefined && n !== 1) throw badRequest('n > 1 is not supported yet; send n = 1 (or several requests)', 'n');
   const logitBias = optionalObject(body, 'logit_bias');
   if (logitBias !== undefined && Object.keys(logitBias).length > 0) throw badRequest('logit_bias is not supported', 'logit_bias');
   const options: GenerateOptions = {};

@@ -101,6 +101,10 @@ describe('toChatOptions', () => {
     });
     expect(warnings).toEqual([]);
     expect(toChatOptions({ prompt }).options).toEqual({});
+    // One completion per LanguageModelV3 call: weft's n is refused with a warning that says what to do instead.
+    const withN = toChatOptions({ prompt, providerOptions: { weft: { n: 3 } } });
+    expect(withN.options).toEqual({});
+    expect(withN.warnings).toEqual([expect.objectContaining({ type: 'unsupported', feature: 'providerOptions.weft.n', details: expect.stringMatching(/one completion/) })]);
   });
 
   it('passes toolChoice and responseFormat on to be enforced, with every tool offered', () => {

@@ -76,7 +76,7 @@ describe('the engine loop', () => {
       eosTokenIds: [],
     });
     const idle = engine.stats();
-    expect(idle).toEqual({ kv: { pools: kv.stats(), blockSize: 4, prefixCaching: true }, running: 0, waiting: 0, preemptions: 0, steps: 0, speculative: { drafted: 0, accepted: 0 } });
+    expect(idle).toEqual({ kv: { pools: kv.stats(), blockSize: 4, prefixCaching: true }, running: 0, waiting: 0, preemptions: 0, steps: 0, speculative: { drafted: 0, accepted: 0 }, computedTokens: 0, forks: 0 });
     const [a, b] = [sink(), sink()];
     expect(engine.add(spec('first'), a).ok).toBe(true);
     expect(engine.add(spec('second'), b).ok).toBe(true);

@@ -58,7 +58,7 @@ type Op =
   | { op: 'allocate'; req: number; tokens: number[] }
   | { op: 'append'; req: number; extra: number }
   | { op: 'commit'; req: number }
-  | { op: 'fork'; parent: number; child: number }
+  | { op: 'fork'; parent: number; child: number; back: number }
   | { op: 'preempt'; req: number }
   | { op: 'truncate'; req: number; drop: number }
   | { op: 'free'; req: number };
@@ -68,7 +68,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ op: fc.constant('allocate' as const), req: fc.integer({ min: 0, max: 7 }), tokens: fc.array(tokenArb, { minLength: 1, maxLength: 20 }) }),
   fc.record({ op: fc.constant('append' as const), req: fc.integer({ min: 0, max: 7 }), extra: fc.integer({ min: 1, max: 9 }) }),
   fc.record({ op: fc.constant('commit' as const), req: fc.integer({ min: 0, max: 7 }) }),
-  fc.record({ op: fc.constant('fork' as const), parent: fc.integer({ min: 0, max: 7 }), child: fc.integer({ min: 0, max: 7 }) }),
+  // back: a fork of fewer tokens than the parent covers (n > 1 forks the prompt of a leader whose table also holds draft slots).
+  fc.record({ op: fc.constant('fork' as const), parent: fc.integer({ min: 0, max: 7 }), child: fc.integer({ min: 0, max: 7 }), back: fc.integer({ min: 0, max: 5 }) }),
   fc.record({ op: fc.constant('preempt' as const), req: fc.integer({ min: 0, max: 7 }) }),
   fc.record({ op: fc.constant('truncate' as const), req: fc.integer({ min: 0, max: 7 }), drop: fc.integer({ min: 0, max: 9 }) }),
   fc.record({ op: fc.constant('free' as const), req: fc.integer({ min: 0, max: 7 }) }),
@@ -248,10 +249,11 @@ function runModel(specs: PoolSpec[], prefixCaching: boolean, ops: Op[]): void {
           break;
         }
         write(step.parent); // a fork shares what the parent has computed
-        const result = kv.fork(step.parent, step.child, parent.covered);
+        const at = Math.max(0, parent.covered - step.back);
+        const result = kv.fork(step.parent, step.child, at);
         if (result.ok) {
           for (const copy of result.value) if (copy.pool === 0) slots.set(copy.dst, [...slotsOf(copy.src)]);
-          live.set(step.child, { tokens: [...parent.tokens], covered: parent.covered, ownCheckpointsFrom: kv.blockTable(step.child, Math.max(cp, 0)).length });
+          live.set(step.child, { tokens: parent.tokens.slice(0, at), covered: at, ownCheckpointsFrom: kv.blockTable(step.child, Math.max(cp, 0)).length });
           for (const copy of result.value) expect(copy.src).not.toBe(copy.dst);
         } else {
           expect(kv.stats()).toEqual(before);

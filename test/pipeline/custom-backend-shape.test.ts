@@ -41,6 +41,7 @@ describe('a custom backend with a broken shape', () => {
     ['kvBlockBytes Infinity', { kvBlockSize: 16, kvBlockBytes: Infinity }, 'backend.shape.kvBlockBytes', /got Infinity/],
     ['stepBytesPerToken NaN', { stepBytesPerToken: NaN }, 'backend.shape.stepBytesPerToken', /got NaN; expected a finite number/],
     ['defaultKvPrecision "bf16"', { defaultKvPrecision: 'bf16' }, 'backend.shape.defaultKvPrecision', /got "bf16"; expected "f32", "f16" or "u8"/],
+    ['copiesBlocks "no"', { copiesBlocks: 'no' }, 'backend.shape.copiesBlocks', /got "no"; expected true or false/],
     ['extraPools not an array', { extraPools: {} }, 'backend.shape.extraPools', /got an object; expected an array/],
     ['an extra pool of NaN-token blocks', { extraPools: [{ name: 'state', blockSize: NaN, bytesPerBlock: 64 }] }, 'backend.shape.extraPools[0].blockSize', /got NaN.*or Infinity/],
     ['an extra pool with no bytes', { extraPools: [{ name: 'state', blockSize: Infinity, bytesPerBlock: 0 }] }, 'backend.shape.extraPools[0].bytesPerBlock', /got 0/],

@@ -77,7 +77,8 @@ describe.skipIf(!demoPresent)('weft serve under malformed requests', () => {
     expectOpenAiError(await chat({ messages: hi, stream: 'yes' }), 400, 'stream');
     expectOpenAiError(await chat({ messages: hi, tools: [{ type: 'function' }] }), 400, 'tools[0]');
     expectOpenAiError(await chat({ messages: hi, tool_choice: 'required' }), 400, 'tool_choice');
-    expectOpenAiError(await chat({ messages: hi, n: 3 }), 400, 'n');
+    expectOpenAiError(await chat({ messages: hi, n: 0 }), 400, 'n');
+    expectOpenAiError(await chat({ messages: hi, n: 2.5 }), 400, 'n');
     expectOpenAiError(await chat({ messages: hi, response_format: { type: 'json_schema', json_schema: 'x' } }), 400, 'response_format.json_schema');
     expectOpenAiError(await chat({ messages: hi, response_format: { type: 'json_schema', json_schema: { schema: { type: 'number', not: { const: 0 } } } } }), 400, 'response_format.json_schema.schema.not');
     expectOpenAiError(await chat({ messages: hi, tool_choice: { type: 'function' } }), 400, 'tool_choice');

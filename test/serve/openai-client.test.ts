@@ -175,11 +175,23 @@ describe.skipIf(!demoPresent)('openai client against weft serve', () => {
     expect(metrics.kv.pools[0]!.usedBlocks).toBe(0);
   });
 
+  it('n = 2: choices with their index, each the in-process choice, usage with the prompt once', async () => {
+    const messages = [{ role: 'user' as const, content: 'Tell me about the weather.' }];
+    const reply = await client.chat.completions.create({ model: 'weft-demo', messages, n: 2, temperature: 0.9, seed: 4, max_tokens: 24 });
+    const here = await s.pipe.chat(messages, { temperature: 0.9, seed: 4, maxTokens: 24, parsers: DEMO_PARSERS, n: 2 });
+    expect(reply.choices.map((c) => c.index)).toEqual([0, 1]);
+    const said = (content: string | null | undefined, reasoning: unknown) => `${String(reasoning ?? '')}|${content ?? ''}`;
+    expect(reply.choices.map((c) => said(c.message.content, (c.message as { reasoning_content?: string }).reasoning_content))).toEqual(here.choices!.map((c) => said(c.content, c.reasoning)));
+    expect(reply.choices.map((c) => c.finish_reason)).toEqual(here.choices!.map((c) => c.finishReason));
+    expect(here.choices!.some((c) => said(c.content, c.reasoning) !== '|')).toBe(true); // something was said to compare
+    expect(reply.usage).toMatchObject({ prompt_tokens: here.usage.promptTokens, completion_tokens: here.usage.completionTokens });
+  });
+
   it('maps errors to the client\'s typed errors', async () => {
     await expect(client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     const wrongKey = new OpenAI({ baseURL: s.baseURL, apiKey: 'nope', maxRetries: 0 });
     await expect(wrongKey.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
-    const bad = client.chat.completions.create({ model: 'weft-demo', messages: [{ role: 'user', content: 'hi' }], n: 2 });
+    const bad = client.chat.completions.create({ model: 'weft-demo', messages: [{ role: 'user', content: 'hi' }], n: 100 });
     await expect(bad).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     await expect(bad).rejects.toMatchObject({ status: 400, param: 'n' });
     await expect(

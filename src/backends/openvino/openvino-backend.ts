@@ -190,6 +190,8 @@ export class OpenVinoBackend implements Backend {
         maxContextLength: config.maxPositionEmbeddings,
         kvBlockSize: cacheBlockSize(info.inputs),
         kvBlockBytes: info.bytesPerBlock,
+        // The runner copies blocks of host caches only (runner.cc copy_blocks): a device cache gets no forks.
+        ...(device.startsWith('GPU') && { copiesBlocks: false }),
         ...(linear !== undefined && { numLayers: attentionLayers, extraPools: linearStatePools(info.stateBytesPerBlock) }),
       };
       return new OpenVinoBackend(native, info, shape, kvPrecision, binding.openvinoVersion);

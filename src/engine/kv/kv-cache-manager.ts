@@ -251,8 +251,8 @@ export class KvCacheManager {
    * Gives `childId` the first `numTokens` tokens of `parentId`: full blocks are
    * shared, a partial tail block (and a fixed state) is copied into a fresh
    * block. Returns the copies the backend must make. All pools or none.
-   * No engine path calls it yet: n > 1 sampling (issue #31) will, to share a
-   * prompt's blocks between the sibling requests (StepBatch.blockCopies).
+   * n > 1 sampling calls it to share a leader's prompt with its followers
+   * (engine/parallel-sampling.ts; the copies become StepBatch.blockCopies).
    */
   fork(parentId: number, childId: number, numTokens: number): Result<BlockCopy[], KvError> {
     const parent = this.owned.get(parentId);
