@@ -140,7 +140,7 @@ async function allocateKvCache(backend: Backend, options: PipelineOptions, resol
   const shape = withSettledPools(backend.shape, resolved, blockSize);
   // The default budget is sized from what is free now, with the weights already in memory,
   // and trimmed (never refused) where it would make more blocks than weft manages.
-  let kvBytes = resolved.kvBytes ?? defaultKvBytes(shape, precision, blockSize, resolved.maxNumSeqs, freemem());
+  let kvBytes = resolved.kvBytes ?? defaultKvBytes(shape, precision, blockSize, resolved.maxNumSeqs, freemem(), resolved.maxNumBatchedTokens);
   let specs = planPools(shape, kvBytes, precision, blockSize, resolved.maxNumSeqs);
   const tooMany = specs.find((spec) => spec.numBlocks > MAX_BLOCKS_PER_POOL);
   if (tooMany !== undefined && resolved.kvBytes === undefined) {

@@ -26,6 +26,14 @@ describe('the default KV cache size', () => {
     expect(defaultKvBytes(tiny, 'f32', 16, 2, 0)).toBe(2 * 4 * kvBytesPerBlock(tiny, 'f32', 16));
   });
 
+  it('an encoder (wholeSequences) gets what one step holds: its tokens, each text rounded up to a block', () => {
+    const encoder: ModelShape = { ...shape, wholeSequences: true };
+    const perToken = kvBytesPerBlock(shape, 'f32', 16) / 16;
+    expect(defaultKvBytes(encoder, 'f32', 16, 64, 64 * GiB, 2048)).toBe((2048 + 64 * 15) * perToken);
+    expect(defaultKvBytes(encoder, 'f32', 16, 64, 64 * GiB, 8)).toBe((8 + 8 * 15) * perToken);
+    expect(defaultKvBytes(encoder, 'f32', 16, 64, 64 * GiB)).toBe(defaultKvBytes(shape, 'f32', 16, 64, 64 * GiB)); // no step size: as a decoder
+  });
+
   it('counts extra pools: a fixed state per request, and per-token pools', () => {
     const hybrid: ModelShape = { ...shape, extraPools: [{ name: 'state', blockSize: Infinity, bytesPerBlock: 1000 }, { name: 'conv', blockSize: 16, bytesPerBlock: 160 }] };
     const plain = defaultKvBytes(shape, 'f16', 16, 4, 64 * GiB);

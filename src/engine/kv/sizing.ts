@@ -51,20 +51,24 @@ export const DEFAULT_KV_MIN_BYTES = 64 * 2 ** 20;
  * The cache budget when the user sets none: enough for maxNumSeqs requests
  * at the model's full context in every pool, capped at
  * DEFAULT_KV_MEMORY_FRACTION of `availableBytes` (the memory available once
- * the weights are loaded), but not below DEFAULT_KV_MIN_BYTES. The backend
+ * the weights are loaded), but not below DEFAULT_KV_MIN_BYTES; for an encoder
+ * (ModelShape.wholeSequences), what one step of `stepTokens` needs. The backend
  * allocates the cache without touching it (pages fill in as tokens are
  * written), so a large budget costs memory only as it is used.
  */
-export function defaultKvBytes(shape: ModelShape, precision: KvPrecision, blockSize: number, maxNumSeqs: number, availableBytes: number): number {
+export function defaultKvBytes(shape: ModelShape, precision: KvPrecision, blockSize: number, maxNumSeqs: number, availableBytes: number, stepTokens = Infinity): number {
   let bytesPerToken = kvBytesPerBlock(shape, precision, blockSize) / blockSize;
   let fixed = 0;
   for (const pool of shape.extraPools ?? []) {
     if (pool.blockSize === Infinity) fixed += maxNumSeqs * pool.bytesPerBlock;
     else bytesPerToken += pool.bytesPerBlock / pool.blockSize;
   }
-  // Each request's context rounded up to whole blocks (planPools adds the null block).
+  // Each request's context rounded up to whole blocks (planPools adds the null block). An encoder's
+  // texts live in the cache for one step only (E3): one step's tokens, each text rounded up to a block.
   const blocksPerRequest = Math.ceil(shape.maxContextLength / blockSize);
-  const wanted = fixed + maxNumSeqs * blocksPerRequest * blockSize * bytesPerToken;
+  const wanted = shape.wholeSequences === true && Number.isFinite(stepTokens)
+    ? fixed + (stepTokens + Math.min(maxNumSeqs, stepTokens) * (blockSize - 1)) * bytesPerToken
+    : fixed + maxNumSeqs * blocksPerRequest * blockSize * bytesPerToken;
   const cap = Math.max(DEFAULT_KV_MIN_BYTES, Math.floor(availableBytes * DEFAULT_KV_MEMORY_FRACTION));
   return Math.min(wanted, cap);
 }
