@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { ModelLoadError, UnsupportedModelError } from '../errors.js';
 import { type LinearAttentionConfig, type MixtureOfExpertsConfig, readLinearAttention, readMixtureOfExperts } from './hybrid-config.js';
-import { type EncoderArchitecture, type EncoderConfig, encoderWeightPrefix, isEncoderConfig, readEncoderConfig } from './encoder-config.js';
+import { type EncoderArchitecture, type EncoderConfig, type EncoderShape, encoderWeightPrefix, isEncoderConfig, readEncoderConfig } from './encoder-config.js';
 import { MAX_FILE_BYTES, parseJsonText, readModelFile } from './model-file.js';
 
 export type { LinearAttentionConfig, MixtureOfExpertsConfig } from './hybrid-config.js';
@@ -202,7 +202,11 @@ export function parseModelConfig(root: unknown, file = 'config.json'): ModelConf
 
 /** An encoder's ModelConfig: what its config.json says, and the decoder-only fields at values that change nothing. */
 function encoderModelConfig(json: Json, file: string): ModelConfig {
-  const shape = readEncoderConfig(json, file);
+  return encoderShapeConfig(readEncoderConfig(json, file), encoderWeightPrefix(json));
+}
+
+/** An encoder's shape (from config.json or GGUF metadata) as a ModelConfig; `weightPrefix` as in its folder. */
+export function encoderShapeConfig(shape: EncoderShape, weightPrefix: string): ModelConfig {
   return {
     ...shape,
     numKvHeads: shape.numHeads,
@@ -215,7 +219,7 @@ function encoderModelConfig(json: Json, file: string): ModelConfig {
     slidingWindow: null,
     baseModel: true,
     embeddingModel: true,
-    weightPrefix: encoderWeightPrefix(json),
+    weightPrefix,
   };
 }
 

@@ -286,7 +286,7 @@ async function loadGgufParts(file: string, options: PipelineOptions, resolved: R
     generationDefaults: text.generationDefaults,
     promptText: new TextSandbox(text.source, resolved.textLimits),
     embedding,
-    baseModel: false,
+    baseModel: backend.config.baseModel === true,
     reranker: cannotRerank(`${file}: weft reranks from model folders (safetensors), not .gguf files yet`),
   };
 }

@@ -12,6 +12,11 @@
  *   default), unknown characters fall back to the <0xNN> byte pieces.
  * - "gpt2" (byte-level BPE): tokens and merges as stored; the pre-tokenizer
  *   regex follows `tokenizer.ggml.pre` (llama.cpp's names).
+ * - "bert" (WordPiece): llama.cpp's converter stores the vocabulary with a
+ *   "phantom space": a word-initial piece gets "▁" in front, a continuation
+ *   loses its "##", control tokens stay. Undone here, with BERT's normaliser
+ *   (lowercase and accents stripped, as llama.cpp's WordPiece tokenizer does),
+ *   pre-tokeniser and [CLS] A [SEP] (pair: [CLS] A [SEP] B [SEP], types 0 / 1).
  * Control and unknown tokens become special added tokens, user-defined ones
  * plain added tokens (matched before the model runs, as llama.cpp does).
  */
@@ -59,13 +64,19 @@ export function ggufTextAssets(gguf: GgufFile): TextAssets {
   } else if (model === 'gpt2') {
     tokenizerJson = byteLevelJson(meta, vocab);
     addBos = meta.bool('tokenizer.ggml.add_bos_token') ?? false;
+  } else if (model === 'bert') {
+    tokenizerJson = wordPieceJson(meta, vocab);
+    addBos = false;
   } else {
-    throw new UnsupportedModelError(`${gguf.file}: tokenizer model "${model}" is not supported (llama, gpt2)`);
+    throw new UnsupportedModelError(`${gguf.file}: tokenizer model "${model}" is not supported (llama, gpt2, bert)`);
   }
   const name = (id: number | undefined) => (id === undefined ? undefined : vocab.tokens[id]);
   const tokenizerConfig: Record<string, unknown> = {
-    add_bos_token: addBos && vocab.bos !== undefined,
-    add_eos_token: (meta.bool('tokenizer.ggml.add_eos_token') ?? false) && vocab.eos !== undefined,
+    // A WordPiece tokenizer's post-processor adds [CLS] and [SEP]; the others' flags decide.
+    ...(model !== 'bert' && {
+      add_bos_token: addBos && vocab.bos !== undefined,
+      add_eos_token: (meta.bool('tokenizer.ggml.add_eos_token') ?? false) && vocab.eos !== undefined,
+    }),
     ...(vocab.bos !== undefined && { bos_token: name(vocab.bos) }),
     ...(vocab.eos !== undefined && { eos_token: name(vocab.eos) }),
     ...(vocab.unk !== undefined && { unk_token: name(vocab.unk) }),
@@ -221,5 +232,37 @@ function byteLevelJson(meta: GgufMetadata, vocab: Vocabulary): Record<string, un
       vocab: vocabObject(vocab.tokens, meta.gguf.file),
       merges: pairs,
     },
+  };
+}
+
+function wordPieceJson(meta: GgufMetadata, vocab: Vocabulary): Record<string, unknown> {
+  const tokens = vocab.tokens.map((token, id) =>
+    vocab.types[id] === TokenType.CONTROL || vocab.types[id] === TokenType.UNKNOWN ? token : token.startsWith('\u2581') ? token.slice(1) : `##${token}`,
+  );
+  const named = (key: string, fallback: string): [string, number] => {
+    const id = meta.tokenId(key, tokens.length) ?? tokens.indexOf(fallback);
+    if (id < 0) return meta.fail(`a bert tokenizer needs ${key} or a ${fallback} token`);
+    return [tokens[id]!, id];
+  };
+  const [cls, clsId] = named('tokenizer.ggml.bos_token_id', '[CLS]');
+  const [sep, sepId] = named('tokenizer.ggml.seperator_token_id', '[SEP]');
+  const unk = vocab.unk !== undefined ? tokens[vocab.unk]! : '[UNK]';
+  const special = (token: string, typeId: number) => ({ SpecialToken: { id: token, type_id: typeId } });
+  const sequence = (id: 'A' | 'B', typeId: number) => ({ Sequence: { id, type_id: typeId } });
+  return {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: addedTokens({ ...vocab, tokens }, true),
+    normalizer: { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },
+    pre_tokenizer: { type: 'BertPreTokenizer' },
+    post_processor: {
+      type: 'TemplateProcessing',
+      single: [special(cls, 0), sequence('A', 0), special(sep, 0)],
+      pair: [special(cls, 0), sequence('A', 0), special(sep, 0), sequence('B', 1), special(sep, 1)],
+      special_tokens: { [cls]: { id: cls, ids: [clsId], tokens: [cls] }, [sep]: { id: sep, ids: [sepId], tokens: [sep] } },
+    },
+    decoder: { type: 'WordPiece', prefix: '##', cleanup: true },
+    model: { type: 'WordPiece', unk_token: unk, continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab: vocabObject(tokens, meta.gguf.file) },
   };
 }

@@ -4,7 +4,7 @@
  * a model came from.
  */
 import { ModelLoadError, UnsupportedModelError } from '../../errors.js';
-import type { Architecture, LinearAttentionConfig, MixtureOfExpertsConfig, ModelConfig, RopeScaling } from '../config.js';
+import { encoderShapeConfig, type Architecture, type LinearAttentionConfig, type MixtureOfExpertsConfig, type ModelConfig, type RopeScaling } from '../config.js';
 import { GgufMetadata } from './metadata.js';
 import type { GgufFile } from './reader.js';
 
@@ -17,6 +17,8 @@ export const GGUF_ARCHITECTURES: Readonly<Record<string, Architecture>> = {
   // llama.cpp's converter writes both Qwen3.5 layouts (text-only and the published one) as qwen35.
   qwen35: 'Qwen3_5ForCausalLM',
   qwen3next: 'Qwen3NextForCausalLM',
+  // An encoder (embeddings): llama.cpp's converter writes BertModel and its task models as bert.
+  bert: 'BertModel',
 };
 
 /** GGUF architectures weft knows of but does not read yet, with what is missing. */
@@ -46,6 +48,7 @@ export function ggufArchitecture(gguf: GgufFile): string {
 export function ggufModelConfig(gguf: GgufFile): ModelConfig {
   const meta = new GgufMetadata(gguf);
   const arch = ggufArchitecture(gguf);
+  if (arch === 'bert') return ggufBertConfig(meta);
   const architecture = GGUF_ARCHITECTURES[arch]!;
   const k = (name: string) => `${arch}.${name}`;
   const unsupported = (what: string): never => {
@@ -184,6 +187,47 @@ function ggufMixtureOfExperts(meta: GgufMetadata, arch: string, numLayers: numbe
     sharedExpertIntermediateSize: meta.has(k('expert_shared_feed_forward_length')) ? meta.positiveInt(k('expert_shared_feed_forward_length')) : 0,
     normTopKProb: meta.bool(k('expert_weights_norm')) ?? true,
   };
+}
+
+/**
+ * A bert file (BertModel as llama.cpp's converter writes it): the encoder's
+ * shape from bert.* (attention.layer_norm_epsilon, no causal attention), the
+ * token-type count from tokenizer.ggml.token_type_count. GGUF does not say
+ * which GELU the model used; BERT's own is the exact (erf) one.
+ */
+function ggufBertConfig(meta: GgufMetadata): ModelConfig {
+  const k = (name: string) => `bert.${name}`;
+  if (meta.bool(k('attention.causal')) === true) meta.fail(`${k('attention.causal')} is true; a bert file is a bidirectional encoder`);
+  const embedding = meta.gguf.tensors.get('token_embd.weight');
+  if (!embedding || embedding.dims.length !== 2) meta.fail('tensor token_embd.weight is missing or not 2-D');
+  const hiddenSize = meta.positiveInt(k('embedding_length'));
+  const numHeads = meta.positiveInt(k('attention.head_count'));
+  const headDim = hiddenSize / numHeads;
+  if (!Number.isInteger(headDim) || headDim % 2 !== 0) meta.fail(`${k('embedding_length')} ${hiddenSize} must be an even multiple of ${k('attention.head_count')} ${numHeads}`);
+  const config = encoderShapeConfig(
+    {
+      architecture: 'BertModel',
+      hiddenSize,
+      numLayers: meta.positiveInt(k('block_count')),
+      numHeads,
+      headDim,
+      intermediateSize: meta.positiveInt(k('feed_forward_length')),
+      vocabSize: embedding!.dims[1]!,
+      maxPositionEmbeddings: meta.positiveInt(k('context_length')),
+      dtype: fileTypeName(meta.number('general.file_type')),
+      ropeTheta: 10000,
+      attentionBias: true,
+      encoder: {
+        typeVocabSize: meta.positiveInt('tokenizer.ggml.token_type_count', 2),
+        layerNormEps: meta.positiveNumber(k('attention.layer_norm_epsilon'), 1e-12),
+        activation: 'gelu',
+        positions: 'absolute',
+        mlpBias: true,
+      },
+    },
+    '',
+  );
+  return config;
 }
 
 function ropeScaling(meta: GgufMetadata, arch: string): RopeScaling | null {

@@ -104,11 +104,42 @@ function expertTensor(kind: string): { name: string; expert: number } | undefine
 /** The norms a hybrid model applies as (1 + w), which the converter stores with the 1 added. */
 const PLUS_ONE_NORMS = new Set(['input_layernorm', 'post_attention_layernorm', 'norm', 'q_norm', 'k_norm']);
 
-/** Which GGUF naming a file uses: llama.cpp's base one, qwen35's or qwen3next's. */
-export type GgufNaming = 'base' | 'qwen35' | 'qwen3next';
+/** A bert file's names of the encoder's slots (model/encoder.cc; encoder-config.ts has BertModel's). */
+const BERT_MODEL_NAMES: Readonly<Record<string, string>> = {
+  embed_tokens: 'token_embd.weight',
+  position_embeddings: 'position_embd.weight',
+  token_type_embeddings: 'token_types.weight',
+  embeddings_layernorm: 'token_embd_norm.weight',
+  'embeddings_layernorm.bias': 'token_embd_norm.bias',
+};
+const BERT_LAYER_NAMES: Readonly<Record<string, string>> = {
+  q_proj: 'attn_q.weight',
+  'q_proj.bias': 'attn_q.bias',
+  k_proj: 'attn_k.weight',
+  'k_proj.bias': 'attn_k.bias',
+  v_proj: 'attn_v.weight',
+  'v_proj.bias': 'attn_v.bias',
+  o_proj: 'attn_output.weight',
+  'o_proj.bias': 'attn_output.bias',
+  attention_layernorm: 'attn_output_norm.weight',
+  'attention_layernorm.bias': 'attn_output_norm.bias',
+  up_proj: 'ffn_up.weight',
+  'up_proj.bias': 'ffn_up.bias',
+  down_proj: 'ffn_down.weight',
+  'down_proj.bias': 'ffn_down.bias',
+  output_layernorm: 'layer_output_norm.weight',
+  'output_layernorm.bias': 'layer_output_norm.bias',
+};
+
+/** Which GGUF naming a file uses: llama.cpp's base one, qwen35's, qwen3next's or bert's. */
+export type GgufNaming = 'base' | 'qwen35' | 'qwen3next' | 'bert';
 
 /** The GGUF tensor name of a weight slot: "q_proj" in layer 3 is blk.3.attn_q.weight. */
 export function ggufTensorName(kind: string, layer: number, naming: GgufNaming = 'base'): string | undefined {
+  if (naming === 'bert') {
+    const name = layer < 0 ? BERT_MODEL_NAMES[kind] : BERT_LAYER_NAMES[kind];
+    return name === undefined || layer < 0 ? name : `blk.${layer}.${name}`;
+  }
   if (layer < 0) return MODEL_NAMES[kind];
   const name =
     (naming === 'qwen3next' ? (NEXT_LAYER_NAMES[kind] ?? MOE_LAYER_NAMES[kind] ?? expertTensor(kind)?.name) : undefined) ??
@@ -164,7 +195,8 @@ function hybridTransform(kind: string, config: ModelConfig, naming: GgufNaming):
 export function planGgufWeights(slots: readonly WeightSlot[], config: ModelConfig, gguf: GgufFile, interleavedRope: boolean): PlannedGgufTensor[] {
   const file = gguf.file;
   const hybrid = config.linearAttention !== undefined;
-  const naming: GgufNaming = config.architecture === 'Qwen3NextForCausalLM' ? 'qwen3next' : hybrid ? 'qwen35' : 'base';
+  const naming: GgufNaming =
+    config.encoder !== undefined ? 'bert' : config.architecture === 'Qwen3NextForCausalLM' ? 'qwen3next' : hybrid ? 'qwen35' : 'base';
   return slots.map(({ kind, layer, shape }) => {
     const name = ggufTensorName(kind, layer, naming);
     if (name === undefined) throw new ModelLoadError(`${file}: weft has no GGUF name for weight ${kind}${layer >= 0 ? ` of layer ${layer}` : ''}`, file);
