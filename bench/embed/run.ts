@@ -9,8 +9,9 @@
  *           tools/embeddings/make_bench_encoders.py) against transformers.js 4.3.2
  *           (onnxruntime-node, CPU) on the same weights exported to ONNX: texts/s at batch 1, 32
  *           and 256 for 16- and 256-token texts, peak RSS. Goal >= 1.5x at batch 32, >= 1x at 1.
- * gguf      a Qwen3-Embedding-0.6B-shape GGUF (random weights, `qwen3.pooling_type` last) in Q8_0
- *           and F16 against node-llama-cpp 3.21.1's embedding context: goal >= 1.2x.
+ * gguf      the BERT shapes as bert GGUF files (test/support/bert-to-gguf.ts) and a
+ *           Qwen3-Embedding-0.6B-shape GGUF (random weights, `qwen3.pooling_type` last), Q8_0 and
+ *           F16, against node-llama-cpp 3.21.1's embedding context: goal >= 1.2x.
  * sharing   decode tokens/s of 8 weft-demo chats alone, and while the same pipeline embeds
  *           1,000 texts.
  * The last line is one JSON object with every ratio.
@@ -22,6 +23,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { FULL, QUICK, makeModel, type BenchShape, type WeightType } from '../vs-llama-cpp/make-model.js';
+import { convertBertToGguf } from '../../test/support/bert-to-gguf.js';
 import { meta } from '../../test/support/gguf-writer.js';
 import type { Cell, SideResult } from './side.js';
 import { measureSharing } from './sharing.js';
@@ -119,6 +121,18 @@ if (parts.has('encoders')) {
 }
 
 if (parts.has('gguf')) {
+  // The BERT shapes as llama.cpp's converter would write them (test/support/bert-to-gguf.ts), from the same folders.
+  for (const shape of values.quick ? ['minilm-l6-shape'] : ['minilm-l6-shape', 'bge-base-shape']) {
+    const folder = join(here, '.models', shape);
+    if (!existsSync(join(folder, 'model.safetensors'))) continue; // said above, under encoders
+    for (const type of ['Q8_0', 'F16'] as const) {
+      const file = join(here, '.models', `${shape}-${type}.gguf`);
+      if (!existsSync(file)) await convertBertToGguf(folder, file, type);
+      const key = shape.replace(/-shape$/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+      compare(`${shape} GGUF ${type} (BERT, mean pooling): weft vs node-llama-cpp 3.21.1`, ['weft', 'node-llama-cpp'], [file, file],
+        encoderCells(folder, true), (c) => (c.tokens === 256 && c.batch === 32 ? `${key}${type.replace('_', '')}OverNodeLlamaCpp` : undefined));
+    }
+  }
   const shape: BenchShape = values.quick ? QUICK : FULL;
   for (const type of ['Q8_0', 'F16'] as WeightType[]) {
     const file = join(here, '.models', `${shape.name}-embed-${type}.gguf`);

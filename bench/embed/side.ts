@@ -21,8 +21,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 async function weft(model: string, threads: number): Promise<EmbedBatch> {
   const { Pipeline } = await import('../../src/index.js');
-  // Room for a 256-text batch of 256 tokens in one step budget is not needed: the engine chunks the batch.
-  const pipe = await Pipeline.create({ model, threads });
+  // Prefix caching off: each timed run repeats its texts, and a decoder's last-token pooling would read
+  // all but their last token from the cache; the peers compute every text every time.
+  const pipe = await Pipeline.create({ model, threads, scheduler: { prefixCaching: false } });
   return async (inputs) => (await pipe.embed(inputs as string[] | number[][])).embeddings;
 }
 
@@ -43,7 +44,7 @@ async function transformersJs(model: string, threads: number): Promise<EmbedBatc
   };
 }
 
-interface NlcEmbeddingContext { getEmbeddingFor(input: number[]): Promise<{ vector: readonly number[] }>; calculateInputLength(input: number[]): number }
+interface NlcEmbeddingContext { getEmbeddingFor(input: number[] | string): Promise<{ vector: readonly number[] }>; calculateInputLength(input: number[]): number }
 async function nodeLlamaCpp(model: string, threads: number, longest: number): Promise<EmbedBatch> {
   const { getLlama } = (await import(join(here, 'node_modules', 'node-llama-cpp', 'dist', 'index.js'))) as {
     getLlama(options: object): Promise<{ loadModel(options: object): Promise<{ createEmbeddingContext(options: object): Promise<NlcEmbeddingContext> }> }>;
@@ -53,10 +54,14 @@ async function nodeLlamaCpp(model: string, threads: number, longest: number): Pr
   const context = await loaded.createEmbeddingContext({ contextSize: longest + 16, batchSize: 512, threads });
   return async (inputs) => {
     const out: ArrayLike<number>[] = [];
-    for (const ids of inputs as number[][]) {
+    for (const input of inputs) {
+      if (typeof input === 'string') {
+        out.push((await context.getEmbeddingFor(input)).vector); // a text: each engine tokenizes it itself
+        continue;
+      }
       // The ids already start and end as node-llama-cpp would make them, so both engines read the same tokens.
-      if (context.calculateInputLength([...ids]) !== ids.length) throw new Error('node-llama-cpp would add tokens to this input');
-      out.push((await context.getEmbeddingFor([...ids])).vector);
+      if (context.calculateInputLength([...input]) !== input.length) throw new Error('node-llama-cpp would add tokens to this input');
+      out.push((await context.getEmbeddingFor([...input])).vector);
     }
     return out;
   };

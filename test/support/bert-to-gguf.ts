@@ -2,7 +2,8 @@
  * Converts a BertModel folder (config.json + float32 safetensors + a
  * WordPiece tokenizer.json) to a `bert` GGUF laid out as llama.cpp's converter
  * writes it (conversion/bert.py, read 2026-12-04; none of its code): llama.cpp
- * names, 1-D tensors in F32, the vocabulary in its "phantom space" form (a
+ * names, 1-D tensors in F32, the vocabulary padded to the embedding's rows with
+ * unused [PADi] tokens and in its "phantom space" form (a
  * word-initial piece gets "▁", a continuation loses "##", control tokens stay),
  * the [CLS] id as bos_token_id and [SEP] as seperator_token_id,
  * `bert.attention.causal` false, `bert.pooling_type` from the folder.
@@ -49,10 +50,11 @@ export async function convertBertToGguf(dir: string, file: string, matrixType: M
     const data = type === 0 ? new Uint8Array(values.buffer) : type === 1 ? toF16(values) : toQ8_0(values);
     tensors.push({ name: name.replace(rule[0], rule[1]), type, dims: [...t.shape].reverse(), data });
   }
-  const size = Math.max(...Object.values(tokenizer.model.vocab)) + 1;
-  const tokens = new Array<string>(size);
-  const types = new Array<number>(size).fill(1);
-  for (const [piece, id] of Object.entries(tokenizer.model.vocab)) tokens[id] = piece.startsWith('##') ? piece.slice(2) : `\u2581${piece}`;
+  // Padded to the embedding's rows with unused [PADi] tokens, as the converter pads (llama.cpp wants one token per row).
+  const size = Math.max(Math.max(...Object.values(tokenizer.model.vocab)) + 1, config.vocab_size ?? 0);
+  const tokens = Array.from({ length: size }, (_, i) => `\u2581[PAD${i}]`);
+  const types = new Array<number>(size).fill(5);
+  for (const [piece, id] of Object.entries(tokenizer.model.vocab)) [tokens[id], types[id]] = [piece.startsWith('##') ? piece.slice(2) : `\u2581${piece}`, 1];
   for (const t of tokenizer.added_tokens) if (t.special) [tokens[t.id], types[t.id]] = [t.content, 3];
   const id = (token: string) => {
     const at = tokens.indexOf(token);

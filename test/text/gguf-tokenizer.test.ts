@@ -66,7 +66,7 @@ describe('gpt2 (byte-level BPE) from GGUF', () => {
 
   it('refuses unknown pre-tokenizers and tokenizer models, and broken merges, with typed errors', () => {
     expect(() => assets(base.map(([k, v]) => (k === 'tokenizer.ggml.pre' ? [k, meta.str('tekken')] : [k, v])))).toThrow(UnsupportedModelError);
-    expect(() => assets(base.map(([k, v]) => (k === 'tokenizer.ggml.model' ? [k, meta.str('bert')] : [k, v])))).toThrow(UnsupportedModelError);
+    expect(() => assets(base.map(([k, v]) => (k === 'tokenizer.ggml.model' ? [k, meta.str('rwkv')] : [k, v])))).toThrow(UnsupportedModelError);
     expect(() => assets(base.map(([k, v]) => (k === 'tokenizer.ggml.merges' ? [k, meta.strings(['nospace'])] : [k, v])))).toThrow(/not "left right"/);
     expect(() => assets(base.filter(([k]) => k !== 'tokenizer.ggml.model'))).toThrow(TokenizerError);
     expect(() => assets(base.map(([k, v]) => (k === 'tokenizer.ggml.eos_token_id' ? [k, meta.u32(99999)] : [k, v])))).toThrow(/not a token id/);
