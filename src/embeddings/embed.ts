@@ -67,10 +67,11 @@ export async function embedTexts(ctx: EmbedContext, input: EmbedInput, options: 
     throw new InvalidOptionError(options.prompt !== undefined ? 'prompt' : 'promptName', 'applies to texts, not to token ids (put the prompt\'s ids before them)');
   if (ctx.isClosed()) throw new PipelineClosedError();
   if (options.signal?.aborted) throw new AbortError('the request was aborted before it started', { cause: options.signal.reason });
-  const limit = ctx.maxTextTokens;
+  const limit = Math.min(ctx.maxTextTokens, config.maxSeqLength ?? Infinity);
+  const holds = limit < ctx.maxTextTokens ? `the model reads at most ${limit} (its max_seq_length)` : `the model's context holds ${limit}`;
   const truncate = options.truncate === true;
   const prompts = await Promise.all(
-    items.map((item, i) => (typeof item === 'string' ? encode(ctx.promptText, settings.prefix + item, i, limit, truncate) : idsWithin([...item], i, limit, truncate))),
+    items.map((item, i) => (typeof item === 'string' ? encode(ctx.promptText, settings.prefix + item, i, limit, holds, truncate) : idsWithin([...item], i, limit, holds, truncate))),
   );
   const vectors = await runAll(ctx.engine, config, prompts, options);
   return {
@@ -100,9 +101,9 @@ function checkInput(input: unknown, vocabSize: number): readonly (string | reado
 }
 
 /** Token ids given as they are: cut to `limit` when `truncate`, else PromptTooLongError. */
-function idsWithin(ids: number[], index: number, limit: number, truncate: boolean): number[] {
+function idsWithin(ids: number[], index: number, limit: number, holds: string, truncate: boolean): number[] {
   if (ids.length <= limit) return ids;
-  if (!truncate) throw new PromptTooLongError(`input[${index}] has ${ids.length} tokens; the model's context holds ${limit} (set truncate: true to cut it)`);
+  if (!truncate) throw new PromptTooLongError(`input[${index}] has ${ids.length} tokens; ${holds} (set truncate: true to cut it)`);
   return ids.slice(0, limit);
 }
 
@@ -125,10 +126,10 @@ function checkOptions(hiddenSize: number | undefined, config: EmbeddingConfig, o
 }
 
 /** A text's token ids with the tokenizer's special tokens; cut to `limit` (keeping those) when `truncate`. */
-async function encode(promptText: PromptEncoder, text: string, index: number, limit: number, truncate: boolean): Promise<number[]> {
+async function encode(promptText: PromptEncoder, text: string, index: number, limit: number, holds: string, truncate: boolean): Promise<number[]> {
   const ids = await promptText.encode(text, true);
   if (ids.length <= limit) return ids;
-  if (!truncate) throw new PromptTooLongError(`input[${index}] has ${ids.length} tokens; the model's context holds ${limit} (set truncate: true to cut it)`);
+  if (!truncate) throw new PromptTooLongError(`input[${index}] has ${ids.length} tokens; ${holds} (set truncate: true to cut it)`);
   // The special tokens the tokenizer adds are what `ids` has around the plain encoding.
   const plain = await promptText.encode(text, false);
   const before = Math.max(0, ids.findIndex((_, at) => plain.every((id, j) => ids[at + j] === id)));

@@ -19,6 +19,13 @@ export interface EmbeddingConfig {
   readonly prompts: Readonly<Record<string, string>>;
   /** The prompt used when a call names none (default_prompt_name), if the folder sets one. */
   readonly defaultPromptName?: string;
+  /**
+   * The most tokens sentence-transformers reads of one text (the Transformer module's
+   * `max_seq_length`, else the tokenizer's `model_max_length`), when the folder says; it is often
+   * less than the model's context (all-MiniLM-L6-v2: 256 of 512), and a longer text would give a
+   * different vector from the one the model's users know.
+   */
+  readonly maxSeqLength?: number;
   /** Where this came from: the folder's sentence-transformers files, a GGUF file's pooling_type, or weft's default. */
   readonly source: 'sentence-transformers' | 'gguf' | 'default';
 }
@@ -42,19 +49,23 @@ export async function readEmbeddingConfig(dir: string): Promise<EmbeddingConfig>
   if (!Array.isArray(modules) || !modules.every(isObject)) throw new ModelLoadError(`${modulesFile}: expected a list of modules`, modulesFile);
   let pooling: Pooling | undefined;
   let normalize = false;
+  let maxSeqLength: number | undefined;
   for (const [i, module] of modules.entries()) {
     const type = typeof module.type === 'string' ? module.type : '';
     const kind = type.slice(type.lastIndexOf('.') + 1);
     const path = typeof module.path === 'string' ? module.path : '';
-    if (kind === 'Transformer' && i === 0) continue;
-    if (kind === 'Pooling' && pooling === undefined) pooling = await readPooling(dir, path);
+    if (kind === 'Transformer' && i === 0) maxSeqLength = await readMaxSeqLength(dir, path);
+    else if (kind === 'Pooling' && pooling === undefined) pooling = await readPooling(dir, path);
     else if (kind === 'Normalize') normalize = true;
     else throw new UnsupportedModelError(`${modulesFile}: module ${i} (${type || 'no type'}) is not supported; weft runs a transformer, then one Pooling, then Normalize`);
   }
   if (pooling === undefined) throw new UnsupportedModelError(`${modulesFile}: lists no Pooling module; weft needs one to know how to pool the token states`);
   const settings = await readJson(dir, 'config_sentence_transformers.json');
   const { prompts, defaultPromptName } = readPrompts(settings, join(dir, 'config_sentence_transformers.json'));
-  return { pooling, normalize, prompts, ...(defaultPromptName !== undefined && { defaultPromptName }), source: 'sentence-transformers' };
+  return {
+    pooling, normalize, prompts, ...(defaultPromptName !== undefined && { defaultPromptName }), ...(maxSeqLength !== undefined && { maxSeqLength }),
+    source: 'sentence-transformers',
+  };
 }
 
 /**
@@ -74,6 +85,26 @@ export function ggufEmbeddingConfig(poolingType: unknown, file: string, askedPoo
     return new UnsupportedModelError(`${file}: pooling type 0 (none: one vector per token) is not supported; pass Pipeline.create's embedding: { pooling: 'mean' | 'cls' | 'last' } to pool`);
   if (poolingType === 4) return new UnsupportedModelError(`${file}: pooling type 4 (rank) marks a reranker, which gives scores, not embeddings`);
   return new ModelLoadError(`${file}: pooling_type ${JSON.stringify(poolingType)} is not one of llama.cpp's (0 none, 1 mean, 2 cls, 3 last, 4 rank)`, file);
+}
+
+/**
+ * What sentence-transformers cuts a text to: `max_seq_length` in the Transformer module's
+ * sentence_bert_config.json (published models), else tokenizer_config.json's `model_max_length`
+ * (what sentence-transformers 6 saves instead), which transformers sets to a huge number when it
+ * means "no limit"; that, or none, leaves the model's context as the limit.
+ */
+async function readMaxSeqLength(dir: string, path: string): Promise<number | undefined> {
+  const name = join(path, 'sentence_bert_config.json');
+  const settings = await readJson(dir, name);
+  if (settings !== undefined && !isObject(settings)) throw new ModelLoadError(`${join(dir, name)}: expected a JSON object`, join(dir, name));
+  const given = settings?.max_seq_length;
+  if (given !== undefined && given !== null) {
+    if (!Number.isSafeInteger(given) || (given as number) < 1) throw new ModelLoadError(`${join(dir, name)}: max_seq_length must be a positive integer, got ${JSON.stringify(given)}`, join(dir, name));
+    return given as number;
+  }
+  const tokenizer = await readJson(dir, join(path, 'tokenizer_config.json'));
+  const limit = isObject(tokenizer) ? tokenizer.model_max_length : undefined;
+  return Number.isSafeInteger(limit) && (limit as number) >= 1 && (limit as number) < 1e7 ? (limit as number) : undefined;
 }
 
 /** 1_Pooling/config.json: `pooling_mode: "mean"` (sentence-transformers 6) or one `pooling_mode_*_tokens: true` (earlier). */

@@ -5,7 +5,7 @@
  * generation, chunked and preempted; the folder's pooling in both config
  * forms; and every bad input a typed error that harms no other request.
  */
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -155,6 +155,16 @@ describe('the same weights, other pooling settings of the folder', () => {
     await using pipe = await Pipeline.create({ model: dir, threads: 2 });
     await expect(pipe.embed('x')).rejects.toThrow(UnsupportedModelError);
     await expect(pipe.embed('x')).rejects.toThrow(/1_Pooling\/config.json: pooling mode "max" is not supported/);
+  });
+
+  it('a bad max_seq_length is a ModelLoadError at embed(); a tokenizer limit meaning "none" leaves the context', async () => {
+    const bad = variant({ 'sentence_bert_config.json': { max_seq_length: -1 } });
+    const none = variant({ 'sentence_bert_config.json': {}, 'tokenizer_config.json': { ...JSON.parse(readFileSync(join(DIR, 'tokenizer_config.json'), 'utf8')), model_max_length: 1e30 } });
+    made.push(bad, none);
+    await using badPipe = await Pipeline.create({ model: bad, threads: 2 });
+    await expect(badPipe.embed('x')).rejects.toThrow(/sentence_bert_config.json: max_seq_length must be a positive integer, got -1/);
+    await using nonePipe = await Pipeline.create({ model: none, threads: 2 });
+    await expect(nonePipe.embed('hello world '.repeat(300))).rejects.toThrow(/the model's context holds 511/);
   });
 
   it('the pipeline option embedding overrides the folder', async () => {

@@ -9,7 +9,8 @@
  * text is never split across steps, one too long for a step is refused by
  * index or truncated, and the backend refuses a step that would split one.
  */
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend } from '../../src/backends/cpu/index.js';
@@ -111,6 +112,24 @@ describe.each(FIXTURES)('$name through pipe.embed()', ({ dir, ref }) => {
     // Truncation kept [CLS] and [SEP]: the same as the first 254 words' tokens between them.
     const cut = [2, ...pipe.tokenizer.encode(long, { addSpecialTokens: false }).slice(0, 254), 3];
     expectClose([embeddings[1]!], [Array.from((await pipe.embed([cut])).embeddings[0]!)]);
+  });
+
+  it("reads no more than the folder's max_seq_length (sentence_bert_config.json), as sentence-transformers does", async () => {
+    const limited = mkdtempSync(join(tmpdir(), 'weft-max-seq-'));
+    cpSync(dir, limited, { recursive: true });
+    writeFileSync(join(limited, 'sentence_bert_config.json'), JSON.stringify({ max_seq_length: 12, do_lower_case: false }));
+    const short = await Pipeline.create({ model: limited, threads: 2 });
+    try {
+      const text = 'hello world '.repeat(8); // 18 tokens with [CLS] and [SEP]
+      await expect(short.embed(['hello', text])).rejects.toThrow(/input\[1\] has 18 tokens; the model reads at most 12 \(its max_seq_length\)/);
+      const { embeddings } = await short.embed(text, { truncate: true });
+      const cut = [2, ...short.tokenizer.encode(text, { addSpecialTokens: false }).slice(0, 10), 3];
+      expectClose([embeddings[0]!], [Array.from((await pipe.embed([cut])).embeddings[0]!)]);
+      await expect(pipe.embed(text)).resolves.toBeDefined(); // the folder without it reads all 18
+    } finally {
+      await short.close();
+      rmSync(limited, { recursive: true, force: true });
+    }
   });
 
   it('takes no prefix-cache hit: the same long text twice, pooled by its last token, gives the same vector', async () => {
