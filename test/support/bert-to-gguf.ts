@@ -1,8 +1,10 @@
 /**
- * Converts a BertModel folder (config.json + float32 safetensors + a
- * WordPiece tokenizer.json) to a `bert` GGUF laid out as llama.cpp's converter
- * writes it (conversion/bert.py, read 2026-12-04; none of its code): llama.cpp
- * names, 1-D tensors in F32, the vocabulary padded to the embedding's rows with
+ * Converts a BertModel or NomicBertModel folder (config.json + float32
+ * safetensors + a WordPiece tokenizer.json) to a `bert` or `nomic-bert` GGUF
+ * laid out as llama.cpp's converter writes it (conversion/bert.py and
+ * gguf-py's tensor_mapping.py, read 2026-12-04; none of their code): llama.cpp
+ * names (nomic's Wqkv kept fused as attn_qkv, fc11 / fc12 as ffn_up / ffn_gate),
+ * `nomic-bert.rope.freq_base`, 1-D tensors in F32, the vocabulary padded to the embedding's rows with
  * unused [PADi] tokens and in its "phantom space" form (a
  * word-initial piece gets "▁", a continuation loses "##", control tokens stay),
  * the [CLS] id as bos_token_id and [SEP] as seperator_token_id,
@@ -29,10 +31,24 @@ const NAMES: Array<[RegExp, string]> = [
   [/^encoder\.layer\.(\d+)\.output\.dense\.(weight|bias)$/, 'blk.$1.ffn_down.$2'],
   [/^encoder\.layer\.(\d+)\.output\.LayerNorm\.(weight|bias)$/, 'blk.$1.layer_output_norm.$2'],
 ];
+const NOMIC_NAMES: Array<[RegExp, string]> = [
+  [/^embeddings\.word_embeddings\.weight$/, 'token_embd.weight'],
+  [/^embeddings\.token_type_embeddings\.weight$/, 'token_types.weight'],
+  [/^emb_ln\.(weight|bias)$/, 'token_embd_norm.$1'],
+  [/^encoder\.layers\.(\d+)\.attn\.Wqkv\.weight$/, 'blk.$1.attn_qkv.weight'],
+  [/^encoder\.layers\.(\d+)\.attn\.out_proj\.weight$/, 'blk.$1.attn_output.weight'],
+  [/^encoder\.layers\.(\d+)\.norm1\.(weight|bias)$/, 'blk.$1.attn_output_norm.$2'],
+  [/^encoder\.layers\.(\d+)\.mlp\.fc11\.weight$/, 'blk.$1.ffn_up.weight'],
+  [/^encoder\.layers\.(\d+)\.mlp\.fc12\.weight$/, 'blk.$1.ffn_gate.weight'],
+  [/^encoder\.layers\.(\d+)\.mlp\.fc2\.weight$/, 'blk.$1.ffn_down.weight'],
+  [/^encoder\.layers\.(\d+)\.norm2\.(weight|bias)$/, 'blk.$1.layer_output_norm.$2'],
+];
 const POOLING_TYPE: Record<string, number> = { mean: 1, cls: 2, lasttoken: 3 };
 
 export async function convertBertToGguf(dir: string, file: string, matrixType: MatrixType = 'F32', extraMeta: Array<[string, MetaValue]> = []): Promise<void> {
-  const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, number>;
+  const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, number> & { architectures?: string[]; rope_parameters?: { rope_theta: number } };
+  const nomic = config.architectures?.[0] === 'NomicBertModel';
+  const names = nomic ? NOMIC_NAMES : NAMES;
   const tokenizer = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')) as {
     model: { type: string; vocab: Record<string, number> };
     added_tokens: Array<{ id: number; content: string; special: boolean }>;
@@ -42,7 +58,7 @@ export async function convertBertToGguf(dir: string, file: string, matrixType: M
   for (const t of await readAllTensors(join(dir, 'model.safetensors'))) {
     const name = t.name.replace(/^bert\./, '');
     if (name === 'embeddings.position_ids' || name.startsWith('pooler.')) continue;
-    const rule = NAMES.find(([re]) => re.test(name));
+    const rule = names.find(([re]) => re.test(name));
     if (!rule) throw new Error(`no GGUF name for ${t.name}`);
     const values = new Float32Array(t.data.slice().buffer);
     const matrix = t.shape.length === 2;
@@ -63,7 +79,7 @@ export async function convertBertToGguf(dir: string, file: string, matrixType: M
   };
   const pooling = JSON.parse(readFileSync(join(dir, '1_Pooling', 'config.json'), 'utf8')) as Record<string, unknown>;
   const mode = typeof pooling.pooling_mode === 'string' ? pooling.pooling_mode : pooling.pooling_mode_mean_tokens ? 'mean' : pooling.pooling_mode_cls_token ? 'cls' : 'lasttoken';
-  const a = 'bert';
+  const a = nomic ? 'nomic-bert' : 'bert';
   const metadata: Array<[string, MetaValue]> = [
     ['general.architecture', meta.str(a)],
     ['general.file_type', meta.u32(matrixType === 'F32' ? 0 : matrixType === 'F16' ? 1 : 7)],
@@ -75,6 +91,7 @@ export async function convertBertToGguf(dir: string, file: string, matrixType: M
     [`${a}.attention.layer_norm_epsilon`, meta.f32(config.layer_norm_eps ?? 1e-12)],
     [`${a}.attention.causal`, meta.bool(false)],
     [`${a}.pooling_type`, meta.u32(POOLING_TYPE[mode]!)],
+    ...(nomic ? [[`${a}.rope.freq_base`, meta.f32(config.rope_parameters?.rope_theta ?? 1000)] as [string, MetaValue]] : []),
     ['tokenizer.ggml.model', meta.str('bert')],
     ['tokenizer.ggml.pre', meta.str('default')],
     ['tokenizer.ggml.tokens', meta.strings(tokens)],

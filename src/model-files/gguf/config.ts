@@ -17,13 +17,16 @@ export const GGUF_ARCHITECTURES: Readonly<Record<string, Architecture>> = {
   // llama.cpp's converter writes both Qwen3.5 layouts (text-only and the published one) as qwen35.
   qwen35: 'Qwen3_5ForCausalLM',
   qwen3next: 'Qwen3NextForCausalLM',
-  // An encoder (embeddings): llama.cpp's converter writes BertModel and its task models as bert.
+  // Encoders (embeddings): llama.cpp's converter writes BertModel and its task models as bert,
+  // NomicBertModel (nomic-embed-text v1 / v1.5) as nomic-bert.
   bert: 'BertModel',
+  'nomic-bert': 'NomicBertModel',
 };
 
 /** GGUF architectures weft knows of but does not read yet, with what is missing. */
 const GGUF_NOT_YET: Readonly<Record<string, string>> = {
   qwen35moe: 'the mixture-of-experts variant of Qwen3.5 is not supported; the dense one (qwen35) is',
+  'nomic-bert-moe': 'the mixture-of-experts NomicBert (nomic-embed-text-v2-moe) is not supported; nomic-bert (v1, v1.5) is',
 };
 
 /**
@@ -48,7 +51,7 @@ export function ggufArchitecture(gguf: GgufFile): string {
 export function ggufModelConfig(gguf: GgufFile): ModelConfig {
   const meta = new GgufMetadata(gguf);
   const arch = ggufArchitecture(gguf);
-  if (arch === 'bert') return ggufBertConfig(meta);
+  if (arch === 'bert' || arch === 'nomic-bert') return ggufEncoderConfig(meta, arch);
   const architecture = GGUF_ARCHITECTURES[arch]!;
   const k = (name: string) => `${arch}.${name}`;
   const unsupported = (what: string): never => {
@@ -190,23 +193,26 @@ function ggufMixtureOfExperts(meta: GgufMetadata, arch: string, numLayers: numbe
 }
 
 /**
- * A bert file (BertModel as llama.cpp's converter writes it): the encoder's
- * shape from bert.* (attention.layer_norm_epsilon, no causal attention), the
- * token-type count from tokenizer.ggml.token_type_count. GGUF does not say
- * which GELU the model used; BERT's own is the exact (erf) one.
+ * An encoder file (an embedding model as llama.cpp's converter writes it): the
+ * shape from {arch}.* (attention.layer_norm_epsilon, no causal attention), the
+ * token-type count from tokenizer.ggml.token_type_count. bert is BertModel:
+ * learned positions, biases, GELU (GGUF does not say which; BERT's own is the
+ * exact erf one). nomic-bert is NomicBertModel: rotary positions
+ * (rope.freq_base, nomic's 1000 when absent), SwiGLU, no biases.
  */
-function ggufBertConfig(meta: GgufMetadata): ModelConfig {
-  const k = (name: string) => `bert.${name}`;
-  if (meta.bool(k('attention.causal')) === true) meta.fail(`${k('attention.causal')} is true; a bert file is a bidirectional encoder`);
+function ggufEncoderConfig(meta: GgufMetadata, arch: 'bert' | 'nomic-bert'): ModelConfig {
+  const k = (name: string) => `${arch}.${name}`;
+  if (meta.bool(k('attention.causal')) === true) meta.fail(`${k('attention.causal')} is true; a ${arch} file is a bidirectional encoder`);
   const embedding = meta.gguf.tensors.get('token_embd.weight');
   if (!embedding || embedding.dims.length !== 2) meta.fail('tensor token_embd.weight is missing or not 2-D');
   const hiddenSize = meta.positiveInt(k('embedding_length'));
   const numHeads = meta.positiveInt(k('attention.head_count'));
   const headDim = hiddenSize / numHeads;
   if (!Number.isInteger(headDim) || headDim % 2 !== 0) meta.fail(`${k('embedding_length')} ${hiddenSize} must be an even multiple of ${k('attention.head_count')} ${numHeads}`);
-  const config = encoderShapeConfig(
+  const nomic = arch === 'nomic-bert';
+  return encoderShapeConfig(
     {
-      architecture: 'BertModel',
+      architecture: nomic ? 'NomicBertModel' : 'BertModel',
       hiddenSize,
       numLayers: meta.positiveInt(k('block_count')),
       numHeads,
@@ -215,19 +221,18 @@ function ggufBertConfig(meta: GgufMetadata): ModelConfig {
       vocabSize: embedding!.dims[1]!,
       maxPositionEmbeddings: meta.positiveInt(k('context_length')),
       dtype: fileTypeName(meta.number('general.file_type')),
-      ropeTheta: 10000,
-      attentionBias: true,
+      ropeTheta: nomic ? meta.positiveNumber(k('rope.freq_base'), 1000) : 10000,
+      attentionBias: !nomic,
       encoder: {
         typeVocabSize: meta.positiveInt('tokenizer.ggml.token_type_count', 2),
         layerNormEps: meta.positiveNumber(k('attention.layer_norm_epsilon'), 1e-12),
-        activation: 'gelu',
-        positions: 'absolute',
-        mlpBias: true,
+        activation: nomic ? 'swiglu' : 'gelu',
+        positions: nomic ? 'rotary' : 'absolute',
+        mlpBias: !nomic,
       },
     },
     '',
   );
-  return config;
 }
 
 function ropeScaling(meta: GgufMetadata, arch: string): RopeScaling | null {

@@ -131,13 +131,37 @@ const BERT_LAYER_NAMES: Readonly<Record<string, string>> = {
   'output_layernorm.bias': 'layer_output_norm.bias',
 };
 
-/** Which GGUF naming a file uses: llama.cpp's base one, qwen35's, qwen3next's or bert's. */
-export type GgufNaming = 'base' | 'qwen35' | 'qwen3next' | 'bert';
+/** A nomic-bert file's: q, k and v are thirds of the fused attn_qkv (planGgufWeights cuts them), the MLP gated. */
+const NOMIC_MODEL_NAMES: Readonly<Record<string, string>> = {
+  embed_tokens: 'token_embd.weight',
+  token_type_embeddings: 'token_types.weight',
+  embeddings_layernorm: 'token_embd_norm.weight',
+  'embeddings_layernorm.bias': 'token_embd_norm.bias',
+};
+const NOMIC_LAYER_NAMES: Readonly<Record<string, string>> = {
+  q_proj: 'attn_qkv.weight',
+  k_proj: 'attn_qkv.weight',
+  v_proj: 'attn_qkv.weight',
+  o_proj: 'attn_output.weight',
+  attention_layernorm: 'attn_output_norm.weight',
+  'attention_layernorm.bias': 'attn_output_norm.bias',
+  up_proj: 'ffn_up.weight',
+  gate_proj: 'ffn_gate.weight',
+  down_proj: 'ffn_down.weight',
+  output_layernorm: 'layer_output_norm.weight',
+  'output_layernorm.bias': 'layer_output_norm.bias',
+};
+/** Which third of nomic-bert's attn_qkv rows a slot is. */
+const QKV_PART: Readonly<Record<string, number>> = { q_proj: 0, k_proj: 1, v_proj: 2 };
+
+/** Which GGUF naming a file uses: llama.cpp's base one, qwen35's, qwen3next's, bert's or nomic-bert's. */
+export type GgufNaming = 'base' | 'qwen35' | 'qwen3next' | 'bert' | 'nomic-bert';
 
 /** The GGUF tensor name of a weight slot: "q_proj" in layer 3 is blk.3.attn_q.weight. */
 export function ggufTensorName(kind: string, layer: number, naming: GgufNaming = 'base'): string | undefined {
-  if (naming === 'bert') {
-    const name = layer < 0 ? BERT_MODEL_NAMES[kind] : BERT_LAYER_NAMES[kind];
+  if (naming === 'bert' || naming === 'nomic-bert') {
+    const bert = naming === 'bert';
+    const name = layer < 0 ? (bert ? BERT_MODEL_NAMES : NOMIC_MODEL_NAMES)[kind] : (bert ? BERT_LAYER_NAMES : NOMIC_LAYER_NAMES)[kind];
     return name === undefined || layer < 0 ? name : `blk.${layer}.${name}`;
   }
   if (layer < 0) return MODEL_NAMES[kind];
@@ -196,7 +220,9 @@ export function planGgufWeights(slots: readonly WeightSlot[], config: ModelConfi
   const file = gguf.file;
   const hybrid = config.linearAttention !== undefined;
   const naming: GgufNaming =
-    config.encoder !== undefined ? 'bert' : config.architecture === 'Qwen3NextForCausalLM' ? 'qwen3next' : hybrid ? 'qwen35' : 'base';
+    config.encoder !== undefined
+      ? (config.architecture === 'NomicBertModel' ? 'nomic-bert' : 'bert')
+      : config.architecture === 'Qwen3NextForCausalLM' ? 'qwen3next' : hybrid ? 'qwen35' : 'base';
   return slots.map(({ kind, layer, shape }) => {
     const name = ggufTensorName(kind, layer, naming);
     if (name === undefined) throw new ModelLoadError(`${file}: weft has no GGUF name for weight ${kind}${layer >= 0 ? ` of layer ${layer}` : ''}`, file);
@@ -204,6 +230,12 @@ export function planGgufWeights(slots: readonly WeightSlot[], config: ModelConfi
     if (!t) throw new ModelLoadError(`${file}: tensor ${name} is missing`, file, name);
     const expert = expertTensor(kind);
     if (expert) return plannedExpert(kind, layer, shape, t, expert.expert, config, file);
+    if (naming === 'nomic-bert' && QKV_PART[kind] !== undefined) {
+      // Rows are whole (quantized) rows in ggml, so a third of them is a third of the bytes.
+      checkTensor(t, [3 * shape[0]!, shape[1]!], file);
+      const bytes = t.byteLength / 3;
+      return { kind, layer, info: { name: `${name}[${kind[0]}]`, file, dtype: t.type.name, shape: [...shape], offset: t.offset + QKV_PART[kind]! * bytes, byteLength: bytes } };
+    }
     if (kind === 'mlp.shared_expert_gate' && t.dims.length === 1) {
       // Stored [hidden] or [hidden, 1]: both are the slot's one row.
       checkTensor(t, [shape[1]!], file);
