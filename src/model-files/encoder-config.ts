@@ -5,6 +5,9 @@
  * - `BertModel` (all-MiniLM, bge, e5, gte): learned absolute position and
  *   token-type embeddings, post-norm LayerNorm with bias, biases on every
  *   projection, a GELU MLP without gate;
+ * - `XLMRobertaModel` / `RobertaModel` (multilingual-e5, bge-m3's encoder):
+ *   BERT's layers and tensor names, positions counted from padding_idx + 1
+ *   (EncoderConfig.positionOffset), usually one token type;
  * - `NomicBertModel` (nomic-embed), in the names transformers 5 writes
  *   (hidden_size, rope_parameters, hidden_act "silu") or those of the
  *   published remote-code config (n_embd, rotary_emb_base,
@@ -13,12 +16,12 @@
  *   fused in one Wqkv tensor.
  *
  * Both attend both ways and have no LM head. Configs that ask for anything
- * else (relative positions, a decoder, another activation, XLM-RoBERTa's
- * offset positions, NomicBert's MoE or interleaved rotary) are refused by name.
+ * else (relative positions, a decoder, another activation, NomicBert's MoE or
+ * interleaved rotary) are refused by name.
  */
 import { ModelLoadError, UnsupportedModelError } from '../errors.js';
 
-export const ENCODER_ARCHITECTURES = ['BertModel', 'NomicBertModel'] as const;
+export const ENCODER_ARCHITECTURES = ['BertModel', 'XLMRobertaModel', 'RobertaModel', 'NomicBertModel'] as const;
 export type EncoderArchitecture = (typeof ENCODER_ARCHITECTURES)[number];
 
 /** transformers' names of the two GELU forms the native encoder computes (encoder.cc). */
@@ -30,8 +33,17 @@ const ACTIVATIONS: Readonly<Record<string, EncoderConfig['activation']>> = {
 
 /** Encoder architectures weft recognises but does not run yet, and what they need. */
 const NOT_YET: Readonly<Record<string, string>> = {
-  XLMRobertaModel: 'XLM-RoBERTa (bge-m3, multilingual e5) offsets its positions by padding_idx + 1 and uses a Unigram tokenizer; not supported yet',
-  RobertaModel: 'RoBERTa offsets its positions by padding_idx + 1; not supported yet',
+  XLMRobertaForSequenceClassification: 'an XLM-RoBERTa cross-encoder (bge-reranker-v2-m3) is not supported yet; its embedding model (XLMRobertaModel) is',
+  ModernBertModel: 'ModernBERT (alternating local and global attention, GeGLU) is not supported yet',
+  NewModel: "GTE's NewModel (rotary positions, remote code) is not supported yet",
+};
+
+/** model_type -> architecture, for a config.json without "architectures". */
+const MODEL_TYPES: Readonly<Record<string, EncoderArchitecture>> = {
+  bert: 'BertModel',
+  'xlm-roberta': 'XLMRobertaModel',
+  roberta: 'RobertaModel',
+  nomic_bert: 'NomicBertModel',
 };
 
 export interface EncoderConfig {
@@ -47,6 +59,12 @@ export interface EncoderConfig {
   readonly positions: 'absolute' | 'rotary';
   /** Biases on the MLP's projections (BERT); the attention's are ModelConfig.qkvBias / oBias. */
   readonly mlpBias: boolean;
+  /**
+   * The position table's row for a text's first token: 0 for BERT, padding_idx + 1 for
+   * (XLM-)RoBERTa, which numbers positions after its padding index. The rows before it are
+   * never read; the weight plan starts the table there (encoderTensorNaming).
+   */
+  readonly positionOffset: number;
 }
 
 type Json = Record<string, unknown>;
@@ -65,7 +83,7 @@ export function isEncoderConfig(json: Json): boolean {
   const listed = Array.isArray(json.architectures) ? json.architectures[0] : undefined;
   if (typeof listed === 'string')
     return (ENCODER_ARCHITECTURES as readonly string[]).includes(listed) || BERT_TASK_MODELS.includes(listed) || NOT_YET[listed] !== undefined;
-  return json.model_type === 'bert' || json.model_type === 'nomic_bert';
+  return typeof json.model_type === 'string' && MODEL_TYPES[json.model_type] !== undefined;
 }
 
 /** What an encoder's config.json sets of a ModelConfig (config.ts adds the decoder-only fields, inert). */
@@ -92,7 +110,7 @@ export function readEncoderConfig(json: Json, file: string): EncoderShape {
   };
   const listed = Array.isArray(json.architectures) && typeof json.architectures[0] === 'string' ? json.architectures[0] : undefined;
   // A task model's encoder is a BertModel (its head, e.g. a cross-encoder's, is read by whoever uses it).
-  const name = listed !== undefined && BERT_TASK_MODELS.includes(listed) ? 'BertModel' : (listed ?? (json.model_type === 'nomic_bert' ? 'NomicBertModel' : 'BertModel'));
+  const name = listed !== undefined && BERT_TASK_MODELS.includes(listed) ? 'BertModel' : (listed ?? MODEL_TYPES[json.model_type as string] ?? 'BertModel');
   const notYet = NOT_YET[name];
   if (notYet !== undefined) throw new UnsupportedModelError(`${file}: ${name}: ${notYet}`);
   if (name === 'NomicBertModel') return readNomicBertConfig(json, file);
@@ -122,19 +140,24 @@ export function readEncoderConfig(json: Json, file: string): EncoderShape {
   const eps = json.layer_norm_eps ?? 1e-12;
   if (typeof eps !== 'number' || !(eps > 0) || !Number.isFinite(eps)) fail('"layer_norm_eps" must be a positive number');
   const dtype = json.dtype ?? json.torch_dtype ?? null;
+  // (XLM-)RoBERTa counts positions from padding_idx + 1: the first usable row of its table.
+  const roberta = name === 'XLMRobertaModel' || name === 'RobertaModel';
+  const positionOffset = roberta ? nonNegativeInt(json.pad_token_id ?? 1, 'pad_token_id', fail) + 1 : 0;
+  const rows = positiveInt('max_position_embeddings');
+  if (rows <= positionOffset) fail(`max_position_embeddings (${rows}) leaves no position after the ${positionOffset} rows before padding_idx + 1`);
   return {
-    architecture: 'BertModel',
+    architecture: roberta ? name : 'BertModel',
     hiddenSize,
     numLayers: positiveInt('num_hidden_layers'),
     numHeads,
     headDim,
     intermediateSize: positiveInt('intermediate_size'),
     vocabSize: positiveInt('vocab_size'),
-    maxPositionEmbeddings: positiveInt('max_position_embeddings'),
+    maxPositionEmbeddings: rows - positionOffset,
     dtype: typeof dtype === 'string' ? dtype : null,
     ropeTheta: 10000,
     attentionBias: true,
-    encoder: { typeVocabSize: positiveInt('type_vocab_size', 2), layerNormEps: eps as number, activation, positions: 'absolute', mlpBias: true },
+    encoder: { typeVocabSize: positiveInt('type_vocab_size', 2), layerNormEps: eps as number, activation, positions: 'absolute', mlpBias: true, positionOffset },
   };
 }
 
@@ -187,8 +210,13 @@ function readNomicBertConfig(json: Json, file: string): EncoderShape {
     dtype: typeof dtype === 'string' ? dtype : null,
     ropeTheta: theta,
     attentionBias: false,
-    encoder: { typeVocabSize: positiveInt(['type_vocab_size'], 2), layerNormEps: eps, activation: 'swiglu', positions: 'rotary', mlpBias: false },
+    encoder: { typeVocabSize: positiveInt(['type_vocab_size'], 2), layerNormEps: eps, activation: 'swiglu', positions: 'rotary', mlpBias: false, positionOffset: 0 },
   };
+}
+
+function nonNegativeInt(v: unknown, key: string, fail: (message: string) => never): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) fail(`"${key}" must be a non-negative integer`);
+  return v as number;
 }
 
 /** Native slot names (native/src/cpu/model/weights.cc) of an encoder -> BertModel's tensor names, by layer or not. */
@@ -255,6 +283,23 @@ export interface TensorPart {
   readonly name: string;
   readonly part: number;
   readonly parts: number;
+}
+
+/** A slot that is a stored table's rows from `firstRow` on, as many as the slot has (RoBERTa's positions). */
+export interface TensorRows {
+  readonly name: string;
+  readonly firstRow: number;
+}
+
+/** How an encoder's slots are named in its folder: BertModel's names (RoBERTa's position table from its offset row) or NomicBert's. */
+export function encoderTensorNaming(config: { readonly architecture: string; readonly encoder: EncoderConfig }): (kind: string, layer: number, prefix?: string) => string | TensorPart | TensorRows {
+  if (config.architecture === 'NomicBertModel') return nomicBertTensorName;
+  const offset = config.encoder.positionOffset;
+  if (offset === 0) return bertTensorName;
+  return (kind, layer, prefix) => {
+    const name = bertTensorName(kind, layer, prefix);
+    return kind === 'position_embeddings' ? { name, firstRow: offset } : name;
+  };
 }
 
 export function nomicBertTensorName(kind: string, layer: number, prefix = ''): string | TensorPart {

@@ -9,7 +9,7 @@
  * same matrix and is not read.)
  */
 import { ModelLoadError } from '../errors.js';
-import type { TensorPart } from './encoder-config.js';
+import type { TensorPart, TensorRows } from './encoder-config.js';
 import type { TensorIndex, TensorInfo } from './safetensors.js';
 
 /** The dtypes the loader accepts: 16-bit matrices stay 16-bit in memory, norms and biases become float32. */
@@ -71,9 +71,9 @@ function asSlotShape(kind: string, shape: readonly number[]): readonly number[] 
 
 /**
  * How a slot's tensor is named in the folder's safetensors: huggingFaceTensorName (decoders),
- * bertTensorName or nomicBertTensorName (encoders); a TensorPart is a block of a fused tensor's rows.
+ * encoderTensorNaming (encoders); a TensorPart is a block of a fused tensor's rows, TensorRows a table's rows from an offset.
  */
-export type TensorNaming = (kind: string, layer: number, prefix?: string) => string | TensorPart;
+export type TensorNaming = (kind: string, layer: number, prefix?: string) => string | TensorPart | TensorRows;
 
 /** Block `part` of `parts` equal row blocks of a matrix (q, k or v of a fused Wqkv): its own offset, bytes and shape. */
 function rowBlock(whole: TensorInfo, { part, parts }: TensorPart, where: string): TensorInfo {
@@ -82,6 +82,15 @@ function rowBlock(whole: TensorInfo, { part, parts }: TensorPart, where: string)
     throw new ModelLoadError(`${where}: shape ${JSON.stringify(whole.shape)} is not ${parts} equal blocks of rows`, whole.file, whole.name);
   const byteLength = whole.byteLength / parts;
   return { ...whole, shape: [rows / parts, cols], offset: whole.offset + part * byteLength, byteLength };
+}
+
+/** Rows `firstRow` .. `firstRow + rows` of a matrix (a position table whose first rows are never read). */
+function rowsFrom(whole: TensorInfo, firstRow: number, rows: number, where: string): TensorInfo {
+  const [stored, cols] = whole.shape;
+  if (whole.shape.length !== 2 || stored === undefined || cols === undefined || stored < firstRow + rows)
+    throw new ModelLoadError(`${where}: shape ${JSON.stringify(whole.shape)} has no ${rows} rows after row ${firstRow}`, whole.file, whole.name);
+  const rowBytes = whole.byteLength / stored;
+  return { ...whole, shape: [rows, cols], offset: whole.offset + firstRow * rowBytes, byteLength: rows * rowBytes };
 }
 
 export function planWeights(
@@ -99,7 +108,7 @@ export function planWeights(
     const where = `${whole.file} (tensor ${name})`;
     if (!(WEIGHT_DTYPES as readonly string[]).includes(whole.dtype))
       throw new ModelLoadError(`${where}: dtype ${whole.dtype} is not supported (${WEIGHT_DTYPES.join(', ')})`, whole.file, name);
-    const stored = typeof named === 'string' ? whole : rowBlock(whole, named, where);
+    const stored = typeof named === 'string' ? whole : 'firstRow' in named ? rowsFrom(whole, named.firstRow, shape[0]!, where) : rowBlock(whole, named, where);
     const info = { ...stored, shape: [...asSlotShape(kind, stored.shape)] };
     if (info.shape.length !== shape.length || info.shape.some((d, i) => d !== shape[i]))
       throw new ModelLoadError(`${where}: shape ${JSON.stringify(stored.shape)}, expected ${JSON.stringify(shape)}`, stored.file, name);

@@ -22,9 +22,11 @@ import { loadText } from '../../src/text/load-text.js';
 import { ModelLoadError, PromptTooLongError, UnsupportedModelError } from '../../src/errors.js';
 import { parseModelConfig } from '../../src/model-files/config.js';
 import { buildBatch, readReference, REPO_ROOT } from '../native/helpers.js';
+import { readAllTensors, writeSafetensors } from '../model-files/safetensors-writer.js';
 
 const DIR = join(REPO_ROOT, 'test', 'fixtures', 'bert-embed-tiny');
 const NOMIC_DIR = join(REPO_ROOT, 'test', 'fixtures', 'nomic-embed-tiny');
+const XLMR_DIR = join(REPO_ROOT, 'test', 'fixtures', 'xlmr-embed-tiny');
 interface Reference {
   texts: string[];
   token_ids: number[][];
@@ -35,9 +37,12 @@ interface Reference {
   pair: { token_ids: number[]; token_type_ids: number[]; cls_unnormalized: number[] };
 }
 const ref = readReference(DIR) as unknown as Reference;
+/** `positions`: how many tokens a text may have; `around`: the tokens the tokenizer puts before and after a text. */
 const FIXTURES = [
-  { name: 'bert-embed-tiny (BertModel)', dir: DIR, ref },
-  { name: 'nomic-embed-tiny (NomicBertModel)', dir: NOMIC_DIR, ref: readReference(NOMIC_DIR) as unknown as Reference },
+  { name: 'bert-embed-tiny (BertModel)', dir: DIR, ref, positions: 256, around: [2, 3] },
+  { name: 'nomic-embed-tiny (NomicBertModel)', dir: NOMIC_DIR, ref: readReference(NOMIC_DIR) as unknown as Reference, positions: 256, around: [2, 3] },
+  // Positions from padding_idx + 1 (130 rows, 128 positions), one token type, a Unigram tokenizer, <s> ... </s>.
+  { name: 'xlmr-embed-tiny (XLMRobertaModel)', dir: XLMR_DIR, ref: readReference(XLMR_DIR) as unknown as Reference, positions: 128, around: [0, 2] },
 ];
 
 const maxDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => {
@@ -59,7 +64,7 @@ function expectClose(got: readonly ArrayLike<number>[], want: readonly number[][
   });
 }
 
-describe.each(FIXTURES)('$name through pipe.embed()', ({ dir, ref }) => {
+describe.each(FIXTURES)('$name through pipe.embed()', ({ dir, ref, positions, around }) => {
   let pipe: Pipeline;
   const steps: number[] = [];
   beforeAll(async () => {
@@ -68,7 +73,7 @@ describe.each(FIXTURES)('$name through pipe.embed()', ({ dir, ref }) => {
   });
   afterAll(async () => pipe.close());
 
-  it('tokenizes as sentence-transformers does ([CLS] ... [SEP])', () => {
+  it('tokenizes as sentence-transformers does ([CLS] ... [SEP], or <s> ... </s>)', () => {
     ref.texts.forEach((text, i) => expect(pipe.tokenizer.encode(text)).toEqual(ref.token_ids[i]));
   });
 
@@ -103,14 +108,16 @@ describe.each(FIXTURES)('$name through pipe.embed()', ({ dir, ref }) => {
   });
 
   it('a text longer than the model has positions is a PromptTooLongError naming it, or truncated when asked', async () => {
-    const long = 'hello world '.repeat(200); // 402 tokens; the model has 256 positions
+    const long = 'hello world '.repeat(200); // more tokens than the model has positions
+    const count = pipe.tokenizer.encode(long).length;
+    expect(count).toBeGreaterThan(positions);
     await expect(pipe.embed(['hello', long])).rejects.toThrow(PromptTooLongError);
-    await expect(pipe.embed(['hello', long])).rejects.toThrow(/input\[1\] has 402 tokens; the model's context holds 256/);
+    await expect(pipe.embed(['hello', long])).rejects.toThrow(new RegExp(`input\\[1\\] has ${count} tokens; the model's context holds ${positions}`));
     const { embeddings, usage } = await pipe.embed(['hello', long], { truncate: true });
-    expect(usage.promptTokens).toBe(3 + 256);
+    expect(usage.promptTokens).toBe(ref.token_ids[1]!.length + positions);
     expectClose([embeddings[0]!], [ref.embeddings[1]!]);
-    // Truncation kept [CLS] and [SEP]: the same as the first 254 words' tokens between them.
-    const cut = [2, ...pipe.tokenizer.encode(long, { addSpecialTokens: false }).slice(0, 254), 3];
+    // Truncation kept the special tokens around the text: the same as the first words' tokens between them.
+    const cut = [around[0]!, ...pipe.tokenizer.encode(long, { addSpecialTokens: false }).slice(0, positions - 2), around[1]!];
     expectClose([embeddings[1]!], [Array.from((await pipe.embed([cut])).embeddings[0]!)]);
   });
 
@@ -120,15 +127,31 @@ describe.each(FIXTURES)('$name through pipe.embed()', ({ dir, ref }) => {
     writeFileSync(join(limited, 'sentence_bert_config.json'), JSON.stringify({ max_seq_length: 12, do_lower_case: false }));
     const short = await Pipeline.create({ model: limited, threads: 2 });
     try {
-      const text = 'hello world '.repeat(8); // 18 tokens with [CLS] and [SEP]
-      await expect(short.embed(['hello', text])).rejects.toThrow(/input\[1\] has 18 tokens; the model reads at most 12 \(its max_seq_length\)/);
+      const text = 'hello world '.repeat(8); // more than 12 tokens
+      const count = short.tokenizer.encode(text).length;
+      expect(count).toBeGreaterThan(12);
+      await expect(short.embed(['hello', text])).rejects.toThrow(new RegExp(`input\\[1\\] has ${count} tokens; the model reads at most 12 \\(its max_seq_length\\)`));
       const { embeddings } = await short.embed(text, { truncate: true });
-      const cut = [2, ...short.tokenizer.encode(text, { addSpecialTokens: false }).slice(0, 10), 3];
+      const cut = [around[0]!, ...short.tokenizer.encode(text, { addSpecialTokens: false }).slice(0, 10), around[1]!];
       expectClose([embeddings[0]!], [Array.from((await pipe.embed([cut])).embeddings[0]!)]);
-      await expect(pipe.embed(text)).resolves.toBeDefined(); // the folder without it reads all 18
+      await expect(pipe.embed(text)).resolves.toBeDefined(); // the folder without it reads them all
     } finally {
       await short.close();
       rmSync(limited, { recursive: true, force: true });
+    }
+  });
+
+  it('reads the same tensors under a task model\'s prefix (bert. / roberta.)', async () => {
+    const prefixed = mkdtempSync(join(tmpdir(), 'weft-prefixed-'));
+    cpSync(dir, prefixed, { recursive: true });
+    const prefix = dir === XLMR_DIR ? 'roberta.' : 'bert.';
+    const tensors = await readAllTensors(join(dir, 'model.safetensors'));
+    writeSafetensors(join(prefixed, 'model.safetensors'), tensors.map((t) => ({ ...t, name: `${prefix}${t.name}` })));
+    try {
+      await using again = await Pipeline.create({ model: prefixed, threads: 1 });
+      expectClose((await again.embed(ref.texts)).embeddings, ref.embeddings);
+    } finally {
+      rmSync(prefixed, { recursive: true, force: true });
     }
   });
 
@@ -337,7 +360,7 @@ describe('encoder configs', () => {
   it('reads a BertModel config, gelu and its tanh forms', () => {
     const config = parseModelConfig(bert);
     expect(config.architecture).toBe('BertModel');
-    expect(config.encoder).toEqual({ typeVocabSize: 2, layerNormEps: 1e-12, activation: 'gelu', positions: 'absolute', mlpBias: true });
+    expect(config.encoder).toEqual({ typeVocabSize: 2, layerNormEps: 1e-12, activation: 'gelu', positions: 'absolute', mlpBias: true, positionOffset: 0 });
     expect(config.baseModel).toBe(true);
     expect(parseModelConfig({ ...bert, hidden_act: 'gelu_new' }).encoder?.activation).toBe('gelu_tanh');
     expect(parseModelConfig({ ...bert, architectures: undefined, hidden_act: 'gelu_pytorch_tanh' }).encoder?.activation).toBe('gelu_tanh');
@@ -347,8 +370,17 @@ describe('encoder configs', () => {
     expect(() => parseModelConfig({ ...bert, hidden_act: 'relu' })).toThrow(/activation "relu" is not supported for BertModel \(gelu, gelu_new, gelu_pytorch_tanh\)/);
     expect(() => parseModelConfig({ ...bert, position_embedding_type: 'relative_key' })).toThrow(UnsupportedModelError);
     expect(() => parseModelConfig({ ...bert, is_decoder: true })).toThrow(/is_decoder is not supported/);
-    expect(() => parseModelConfig({ ...bert, architectures: ['XLMRobertaModel'] })).toThrow(UnsupportedModelError);
+    expect(() => parseModelConfig({ ...bert, architectures: ['XLMRobertaForSequenceClassification'] })).toThrow(/XLM-RoBERTa cross-encoder .* not supported yet/);
+    expect(() => parseModelConfig({ ...bert, architectures: ['ModernBertModel'] })).toThrow(UnsupportedModelError);
     expect(() => parseModelConfig({ ...bert, num_attention_heads: 5 })).toThrow(ModelLoadError);
+  });
+
+  it('reads (XLM-)RoBERTa: positions from padding_idx + 1, so two rows fewer positions than the table', () => {
+    const xlmr = { ...bert, architectures: ['XLMRobertaModel'], model_type: 'xlm-roberta', pad_token_id: 1, max_position_embeddings: 514, type_vocab_size: 1 };
+    expect(parseModelConfig(xlmr)).toMatchObject({ architecture: 'XLMRobertaModel', maxPositionEmbeddings: 512, encoder: { positionOffset: 2, typeVocabSize: 1 } });
+    expect(parseModelConfig({ ...xlmr, architectures: undefined, model_type: 'roberta', pad_token_id: 0 })).toMatchObject({ architecture: 'RobertaModel', maxPositionEmbeddings: 513, encoder: { positionOffset: 1 } });
+    expect(() => parseModelConfig({ ...xlmr, max_position_embeddings: 2 })).toThrow(/leaves no position after the 2 rows before padding_idx \+ 1/);
+    expect(() => parseModelConfig({ ...xlmr, pad_token_id: -1 })).toThrow(/"pad_token_id" must be a non-negative integer/);
   });
 
   // nomic-embed-text-v1.5's config.json as published (remote-code names), trimmed to what is read.
@@ -363,7 +395,7 @@ describe('encoder configs', () => {
     const config = parseModelConfig(publishedNomic);
     expect(config).toMatchObject({ architecture: 'NomicBertModel', hiddenSize: 768, numLayers: 12, numHeads: 12, headDim: 64, intermediateSize: 3072,
       maxPositionEmbeddings: 8192, ropeTheta: 1000, qkvBias: false, oBias: false, baseModel: true });
-    expect(config.encoder).toEqual({ typeVocabSize: 2, layerNormEps: 1e-12, activation: 'swiglu', positions: 'rotary', mlpBias: false });
+    expect(config.encoder).toEqual({ typeVocabSize: 2, layerNormEps: 1e-12, activation: 'swiglu', positions: 'rotary', mlpBias: false, positionOffset: 0 });
     const fixture = parseModelConfig(JSON.parse(readFileSync(join(NOMIC_DIR, 'config.json'), 'utf8')));
     expect(fixture).toMatchObject({ architecture: 'NomicBertModel', hiddenSize: 32, ropeTheta: 1000, maxPositionEmbeddings: 256 });
     expect(fixture.encoder?.positions).toBe('rotary');

@@ -13,6 +13,9 @@ Makes, under --out (default test/fixtures):
                      (bert_fixture.py), with the Python tokenizers package's ids for a set of texts.
   nomic-embed-tiny   a NomicBertModel (rotary, SwiGLU, fused Wqkv, no biases) with mean pooling and
                      Normalize, as nomic-embed publishes it, and the same tokenizer (nomic_fixture.py).
+  xlmr-embed-tiny    an XLMRobertaModel (positions offset by padding_idx + 1, one token type) with mean
+                     pooling and Normalize and a Unigram tokenizer made here (xlmr_fixture.py), as
+                     multilingual-e5 / bge-m3 publish theirs.
 
 reference.json holds, for each text, sentence-transformers' encode() output as the folder is saved
 (last token, normalised), with the "query" prompt, and the unnormalised mean and last-token pooling
@@ -20,7 +23,7 @@ of the same hidden states (what a folder asking for those gives), all float32.
 
 Run where PyTorch, transformers and sentence-transformers exist (a recipe, never CI):
 
-    nice python3 tools/embeddings/make_fixtures.py --out test/fixtures
+    nice python3 tools/embeddings/make_fixtures.py --out test/fixtures [--only xlmr-embed-tiny]
 """
 import argparse
 import json
@@ -175,17 +178,27 @@ def build_qwen3(out_dir, seed):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(REPO, "test", "fixtures"))
+    ap.add_argument("--only", help="build this fixture alone (its folder name)")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    build_qwen3(args.out, 3201)
     import tokenizers
     from bert_fixture import build_bert
+    from nomic_fixture import build_nomic
+    from xlmr_fixture import build_xlmr
     versions = {"sentence_transformers": sentence_transformers.__version__, "transformers": transformers.__version__,
                 "tokenizers": tokenizers.__version__, "torch": torch.__version__, "python": sys.version.split()[0],
                 "device": "cpu, float32"}
-    build_bert(args.out, 3202, versions, COMMAND)
-    from nomic_fixture import build_nomic
-    build_nomic(args.out, 3203, versions, COMMAND)
+    builds = {
+        "qwen3-embed-tiny": lambda: build_qwen3(args.out, 3201),
+        "bert-embed-tiny": lambda: build_bert(args.out, 3202, versions, COMMAND),
+        "nomic-embed-tiny": lambda: build_nomic(args.out, 3203, versions, COMMAND),
+        "xlmr-embed-tiny": lambda: build_xlmr(args.out, 3204, versions, COMMAND),
+    }
+    if args.only is not None and args.only not in builds:
+        ap.error(f"--only: one of {', '.join(builds)}")
+    for name, build in builds.items():
+        if args.only in (None, name):
+            build()
 
 
 if __name__ == "__main__":

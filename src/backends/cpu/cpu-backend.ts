@@ -7,7 +7,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import { BackendError, InvalidOptionError, ModelLoadError, NativeBackendUnavailableError } from '../../errors.js';
 import type { ModelConfig } from '../../model-files/config.js';
 import { loadModelConfig } from '../../model-files/config.js';
-import { bertTensorName, nomicBertTensorName } from '../../model-files/encoder-config.js';
+import { encoderTensorNaming } from '../../model-files/encoder-config.js';
 import { ropeInverseFrequencies } from '../../model-files/rope.js';
 import { openSafetensorsFolder } from '../../model-files/safetensors.js';
 import { openGgufModel } from '../../model-files/gguf/open.js';
@@ -258,9 +258,10 @@ export class CpuBackend implements Backend {
     const config = await loadModelConfig(modelDir);
     const tensors = await openSafetensorsFolder(modelDir);
     const native = CpuBackend.#createNative(nativeModelConfig(config, threads, quantize, undefined, options.copyLogits), modelDir);
-    // An encoder's tensors are BertModel's, bare (as sentence-transformers saves them) or under "bert." in a task model.
-    const naming = config.encoder === undefined ? undefined : config.architecture === 'NomicBertModel' ? nomicBertTensorName : bertTensorName;
-    const prefix = config.encoder !== undefined && tensors.has('bert.embeddings.word_embeddings.weight') ? 'bert.' : config.weightPrefix;
+    // An encoder's tensors are BertModel's, bare (as sentence-transformers saves them) or under "bert." / "roberta." in a task model.
+    const naming = config.encoder === undefined ? undefined : encoderTensorNaming({ architecture: config.architecture, encoder: config.encoder });
+    const taskPrefix = ['bert.', 'roberta.'].find((p) => tensors.has(`${p}embeddings.word_embeddings.weight`));
+    const prefix = config.encoder !== undefined && taskPrefix !== undefined ? taskPrefix : config.weightPrefix;
     return CpuBackend.#loadWeights(native, config, (slots) => planWeights(slots, tensors, modelDir, prefix, naming), progress, options.mmap);
   }
 

@@ -229,6 +229,7 @@ function ggufEncoderConfig(meta: GgufMetadata, arch: 'bert' | 'nomic-bert'): Mod
         activation: nomic ? 'swiglu' : 'gelu',
         positions: nomic ? 'rotary' : 'absolute',
         mlpBias: !nomic,
+        positionOffset: 0, // llama.cpp's converter cuts a RoBERTa table's unused rows off
       },
     },
     '',
