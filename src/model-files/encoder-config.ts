@@ -33,7 +33,6 @@ const ACTIVATIONS: Readonly<Record<string, EncoderConfig['activation']>> = {
 
 /** Encoder architectures weft recognises but does not run yet, and what they need. */
 const NOT_YET: Readonly<Record<string, string>> = {
-  XLMRobertaForSequenceClassification: 'an XLM-RoBERTa cross-encoder (bge-reranker-v2-m3) is not supported yet; its embedding model (XLMRobertaModel) is',
   ModernBertModel: 'ModernBERT (alternating local and global attention, GeGLU) is not supported yet',
   NewModel: "GTE's NewModel (rotary positions, remote code) is not supported yet",
 };
@@ -69,20 +68,27 @@ export interface EncoderConfig {
 
 type Json = Record<string, unknown>;
 
-/** A BERT encoder inside a task model: a cross-encoder (rerankers such as bge-reranker), its tensors under "bert.". */
-const BERT_TASK_MODELS = ['BertForSequenceClassification'];
+/**
+ * Encoders inside task models: cross-encoders (rerankers: ms-marco models, bge-reranker-base / -v2-m3),
+ * each the encoder it wraps and the prefix its tensors sit under.
+ */
+const TASK_MODELS: Readonly<Record<string, { readonly encoder: EncoderArchitecture; readonly prefix: string }>> = {
+  BertForSequenceClassification: { encoder: 'BertModel', prefix: 'bert.' },
+  XLMRobertaForSequenceClassification: { encoder: 'XLMRobertaModel', prefix: 'roberta.' },
+  RobertaForSequenceClassification: { encoder: 'RobertaModel', prefix: 'roberta.' },
+};
+const taskModel = (listed: unknown) => (typeof listed === 'string' ? TASK_MODELS[listed] : undefined);
 
-/** Where an encoder's tensors sit in its folder: "bert." in a task model, else at the top. */
+/** Where an encoder's tensors sit in its folder: under the task model's prefix, else at the top. */
 export function encoderWeightPrefix(json: Json): string {
-  const listed = Array.isArray(json.architectures) ? json.architectures[0] : undefined;
-  return typeof listed === 'string' && BERT_TASK_MODELS.includes(listed) ? 'bert.' : '';
+  return taskModel(Array.isArray(json.architectures) ? json.architectures[0] : undefined)?.prefix ?? '';
 }
 
 /** Whether config.json describes an encoder (by its first architecture, else model_type "bert"). */
 export function isEncoderConfig(json: Json): boolean {
   const listed = Array.isArray(json.architectures) ? json.architectures[0] : undefined;
   if (typeof listed === 'string')
-    return (ENCODER_ARCHITECTURES as readonly string[]).includes(listed) || BERT_TASK_MODELS.includes(listed) || NOT_YET[listed] !== undefined;
+    return (ENCODER_ARCHITECTURES as readonly string[]).includes(listed) || taskModel(listed) !== undefined || NOT_YET[listed] !== undefined;
   return typeof json.model_type === 'string' && MODEL_TYPES[json.model_type] !== undefined;
 }
 
@@ -109,8 +115,8 @@ export function readEncoderConfig(json: Json, file: string): EncoderShape {
     throw new ModelLoadError(`${file}: ${message}`, file);
   };
   const listed = Array.isArray(json.architectures) && typeof json.architectures[0] === 'string' ? json.architectures[0] : undefined;
-  // A task model's encoder is a BertModel (its head, e.g. a cross-encoder's, is read by whoever uses it).
-  const name = listed !== undefined && BERT_TASK_MODELS.includes(listed) ? 'BertModel' : (listed ?? MODEL_TYPES[json.model_type as string] ?? 'BertModel');
+  // A task model's encoder is the model it wraps (its head, e.g. a cross-encoder's, is read by whoever uses it).
+  const name = taskModel(listed)?.encoder ?? listed ?? MODEL_TYPES[json.model_type as string] ?? 'BertModel';
   const notYet = NOT_YET[name];
   if (notYet !== undefined) throw new UnsupportedModelError(`${file}: ${name}: ${notYet}`);
   if (name === 'NomicBertModel') return readNomicBertConfig(json, file);

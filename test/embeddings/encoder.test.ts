@@ -370,7 +370,7 @@ describe('encoder configs', () => {
     expect(() => parseModelConfig({ ...bert, hidden_act: 'relu' })).toThrow(/activation "relu" is not supported for BertModel \(gelu, gelu_new, gelu_pytorch_tanh\)/);
     expect(() => parseModelConfig({ ...bert, position_embedding_type: 'relative_key' })).toThrow(UnsupportedModelError);
     expect(() => parseModelConfig({ ...bert, is_decoder: true })).toThrow(/is_decoder is not supported/);
-    expect(() => parseModelConfig({ ...bert, architectures: ['XLMRobertaForSequenceClassification'] })).toThrow(/XLM-RoBERTa cross-encoder .* not supported yet/);
+    expect(() => parseModelConfig({ ...bert, architectures: ['NewModel'] })).toThrow(/GTE's NewModel .* not supported yet/);
     expect(() => parseModelConfig({ ...bert, architectures: ['ModernBertModel'] })).toThrow(UnsupportedModelError);
     expect(() => parseModelConfig({ ...bert, num_attention_heads: 5 })).toThrow(ModelLoadError);
   });

@@ -21,9 +21,15 @@ Makes, under --out (default test/fixtures):
                        sigmoid). weft's head is tested against these without a BERT forward; the full
                        path runs once the encoder backend lands.
 
+  xlmr-cross-encoder-tiny
+                       the same for an XLMRobertaForSequenceClassification (bge-reranker-base / -v2-m3's
+                       shape): positions from padding_idx + 1, one token type, the pair template
+                       <s> q </s> </s> d </s>, RoBERTa's head (classifier.dense, tanh, classifier.out_proj),
+                       and xlmr_fixture.py's Unigram tokenizer built from the pairs' words.
+
 Run where PyTorch, transformers and sentence-transformers exist (a recipe, never CI):
 
-    nice python3 tools/embeddings/make_rerank_fixtures.py --out test/fixtures
+    nice python3 tools/embeddings/make_rerank_fixtures.py --out test/fixtures [--only xlmr-cross-encoder-tiny]
 """
 import argparse
 import json
@@ -267,13 +273,89 @@ how). Made with sentence-transformers {sentence_transformers.__version__}, trans
     print("bert-cross-encoder-tiny:", sorted(os.listdir(path)))
 
 
+def build_xlmr_cross_encoder(out_dir, seed):
+    from transformers import XLMRobertaConfig, XLMRobertaForSequenceClassification, XLMRobertaTokenizerFast
+    from xlmr_fixture import build_tokenizer as build_unigram
+    path = os.path.join(out_dir, "xlmr-cross-encoder-tiny")
+    shutil.rmtree(path, ignore_errors=True)
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    core, _ = build_unigram(seed, [QUERY, *DOCUMENTS])
+    with tempfile.TemporaryDirectory() as tmp:
+        tok = XLMRobertaTokenizerFast(tokenizer_object=core, bos_token="<s>", eos_token="</s>", sep_token="</s>",
+                                      cls_token="<s>", unk_token="<unk>", pad_token="<pad>")
+        tok.model_max_length = 128
+        tok.save_pretrained(tmp)
+        config = XLMRobertaConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                  intermediate_size=64, max_position_embeddings=258, type_vocab_size=1, num_labels=1,
+                                  layer_norm_eps=1e-5, pad_token_id=1, bos_token_id=0, eos_token_id=2)
+        config.architectures = ["XLMRobertaForSequenceClassification"]
+        model = XLMRobertaForSequenceClassification(config).to(torch.float32)
+        randomize(model, gen)
+        model.save_pretrained(tmp, safe_serialization=True)
+        ce = CrossEncoder(tmp, device="cpu", max_length=128)
+        ce.save(path)
+    ce = CrossEncoder(path, device="cpu")
+    ce.eval()
+    hf, tok = ce.model, ce.tokenizer
+    pairs = [[QUERY, doc] for doc in DOCUMENTS]
+    with torch.no_grad():
+        predicted = ce.predict(pairs, convert_to_numpy=True, batch_size=len(pairs)).tolist()
+        rows = []
+        for query, doc in pairs:
+            enc = tok(query, doc, return_tensors="pt")
+            out = hf(**enc, output_hidden_states=True)
+            rows.append({"input_ids": enc["input_ids"][0].tolist(), "cls_hidden": out.hidden_states[-1][0, 0].tolist(),
+                         "logit": out.logits[0, 0].item()})
+    ref = {
+        "model": "xlmr-cross-encoder-tiny (random weights)",
+        "seed": seed,
+        "query": QUERY,
+        "documents": DOCUMENTS,
+        "pairs": rows,
+        "scores": predicted,
+        "activation": type(ce.activation_fn).__name__,
+        "conventions": {
+            "input_ids": "tokenizer(query, document): the pair template <s> q </s> </s> d </s>, one token type",
+            "cls_hidden": "the encoder's last hidden state at position 0 (<s>)",
+            "logit": "classifier.out_proj(tanh(classifier.dense(cls_hidden))), the model's raw output",
+            "scores": "CrossEncoder.predict(pairs): the logit through the default activation for one label (Sigmoid)",
+        },
+        "produced_with": versions(),
+    }
+    with open(os.path.join(path, "reference.json"), "w") as f:
+        json.dump(ref, f, separators=(",", ":"), ensure_ascii=False)
+    with open(os.path.join(path, "README.md"), "w") as f:
+        f.write(f"""# xlmr-cross-encoder-tiny: a random-weight XLM-RoBERTa cross-encoder reranker
+
+A test fixture for weft's reranking (issue #32): an `XLMRobertaForSequenceClassification` with one
+label (the shape of bge-reranker-base / -v2-m3), hidden 32, 2 layers, 4 heads, MLP 64, 258 position
+rows from padding index 1, one token type, a Unigram tokenizer built from the pairs' words, random
+float32 weights (seed {seed}), saved by sentence-transformers' `CrossEncoder`. `reference.json` holds
+per pair the encoder's <s> state, the raw logit and `CrossEncoder.predict()`'s score. Made with
+sentence-transformers {sentence_transformers.__version__}, transformers {transformers.__version__}, torch {torch.__version__} by
+
+    {COMMAND}
+""")
+    print("xlmr-cross-encoder-tiny:", sorted(os.listdir(path)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(REPO, "test", "fixtures"))
+    ap.add_argument("--only", help="build this fixture alone (its folder name)")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    build_qwen3_reranker(args.out, 3203)
-    build_cross_encoder(args.out, 3207)
+    builds = {
+        "qwen3-rerank-tiny": lambda: build_qwen3_reranker(args.out, 3203),
+        "bert-cross-encoder-tiny": lambda: build_cross_encoder(args.out, 3207),
+        "xlmr-cross-encoder-tiny": lambda: build_xlmr_cross_encoder(args.out, 3208),
+    }
+    if args.only is not None and args.only not in builds:
+        ap.error(f"--only: one of {', '.join(builds)}")
+    for name, build in builds.items():
+        if args.only in (None, name):
+            build()
 
 
 if __name__ == "__main__":

@@ -6,14 +6,14 @@ What differs from BERT, and what the fixture is for: positions start at padding_
 padding_idx + 1 + i of the position table), one token type, <s> ... </s> around a text, and a Unigram
 tokenizer (Metaspace "▁" pieces, scores) instead of WordPiece.
 
-The tokenizer is trained offline with the `tokenizers` package's UnigramTrainer on a few seeded texts,
-with XLM-R's special tokens in its order (<s> 0, <pad> 1, </s> 2, <unk> 3), an NFKC normaliser (the
+The tokenizer is a Unigram model built here from the texts' words (unigram_pieces), with XLM-R's
+special tokens in its order (<s> 0, <pad> 1, </s> 2, <unk> 3), an NFKC normaliser (the
 published files carry SentencePiece's precompiled nmt_nfkc map, which only a SentencePiece model gives),
 Metaspace pre-tokenisation, and the published files' template: <s> A </s>, pairs <s> A </s> </s> B </s>.
 """
 import json
 import os
-import random
+import unicodedata
 import shutil
 import tempfile
 
@@ -21,7 +21,7 @@ import torch
 from bert_fixture import EMBED_TEXTS, TOKENIZER_TEXTS
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
-from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 from transformers import XLMRobertaConfig, XLMRobertaModel, XLMRobertaTokenizerFast
 
 SPECIALS = ["<s>", "<pad>", "</s>", "<unk>"]
@@ -32,7 +32,7 @@ README = """# xlmr-embed-tiny: a random-weight XLM-RoBERTa encoder embedder
 A test fixture for weft's encoder models (issue #32), laid out as multilingual-e5 / bge-m3 publish
 theirs: a bare `XLMRobertaModel` (absolute positions offset by `pad_token_id` + 1 = 2, one token type,
 GELU) saved by sentence-transformers with a Transformer -> Pooling (mean) -> Normalize pipeline, and a
-Unigram `tokenizer.json` trained offline by the recipe (NFKC, Metaspace, `<s> ... </s>`).
+Unigram `tokenizer.json` built offline by the recipe (NFKC, Metaspace, `<s> ... </s>`).
 
 Hidden 32, 2 layers, 4 heads of 8, MLP 64, vocabulary {vocab}, 130 position rows (128 positions),
 random float32 weights (seed {seed}). Made by
@@ -45,23 +45,33 @@ first-token states, and the Python `tokenizers` package's ids for `tokenizer_tex
 """
 
 
-def training_texts(seed):
-    """Seeded pseudo-sentences over the embedding texts' words, so the pieces cover them."""
-    rng = random.Random(seed)
-    words = sorted({w for t in EMBED_TEXTS + TOKENIZER_TEXTS[:12] for w in t.split()})
-    return [" ".join(rng.choice(words) for _ in range(12)) for _ in range(400)] + EMBED_TEXTS
+def unigram_pieces(texts):
+    """A deterministic Unigram vocabulary over the texts (the package's UnigramTrainer is not
+    deterministic from run to run): whole words with "▁" (score -2), their first halves with "▁" and
+    second halves without (-3), and every single character (-6), so Viterbi picks whole words where
+    it can, halves next, characters last; a character never seen is <unk>."""
+    words = sorted({w for t in texts for w in unicodedata.normalize("NFKC", t).split()})
+    pieces = {}
+    for w in words:
+        pieces.setdefault("\u2581" + w, -2.0)
+        if len(w) >= 4:
+            pieces.setdefault("\u2581" + w[: len(w) // 2], -3.0)
+            pieces.setdefault(w[len(w) // 2:], -3.0)
+    for c in sorted({c for w in words for c in w} | {"\u2581"}):
+        pieces.setdefault(c, -6.0)
+    return sorted(pieces.items())
 
 
-def build_tokenizer(seed):
-    tok = Tokenizer(models.Unigram())
+def build_tokenizer(seed, texts=EMBED_TEXTS + TOKENIZER_TEXTS[:12]):
+    del seed  # the vocabulary is a function of the texts alone
+    vocab = [(t, 0.0) for t in SPECIALS] + unigram_pieces(texts)
+    tok = Tokenizer(models.Unigram(vocab, unk_id=3, byte_fallback=False))
     tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Replace(Regex(" {2,}"), " ")])
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")
     tok.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
-    trainer = trainers.UnigramTrainer(vocab_size=400, special_tokens=SPECIALS, unk_token="<unk>", shrinking_factor=0.75,
-                                      max_piece_length=8, n_sub_iterations=2)
-    tok.train_from_iterator(training_texts(seed), trainer=trainer)
-    vocab = tok.get_vocab()
-    assert [vocab[t] for t in SPECIALS] == [0, 1, 2, 3], "XLM-R's special-token order"
+    tok.add_special_tokens(SPECIALS)
+    ids = tok.get_vocab()
+    assert [ids[t] for t in SPECIALS] == [0, 1, 2, 3], "XLM-R's special-token order"
     tok.post_processor = processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
                                                        special_tokens=[("<s>", 0), ("</s>", 2)])
     return tok, tok.get_vocab_size()
