@@ -115,6 +115,25 @@ def randomize(model, gen):
                 p.copy_(torch.randn(p.shape, generator=gen) * (1.2 / p.shape[-1] ** 0.5))
 
 
+def st_references(st, texts=EMBED_TEXTS):
+    """What every encoder fixture's reference.json holds, from the saved SentenceTransformer: per text its
+    token ids, encode() alone, encode() of all texts as one padded batch, and the unnormalised mean and
+    first-token states of the last layer."""
+    st.eval()
+    with torch.no_grad():
+        alone = [st.encode([t], convert_to_numpy=True)[0].tolist() for t in texts]
+        batched = st.encode(texts, convert_to_numpy=True, batch_size=len(texts)).tolist()
+        hf, tok = st[0].model, st.tokenizer
+        ids, mean, first = [], [], []
+        for text in texts:
+            enc = tok(text, return_tensors="pt")
+            hidden = hf(**enc).last_hidden_state[0].float()
+            ids.append(enc["input_ids"][0].tolist())
+            mean.append(hidden.mean(dim=0).tolist())
+            first.append(hidden[0].tolist())
+    return ids, alone, batched, mean, first
+
+
 def build_bert(out_dir, seed, versions, command):
     path = os.path.join(out_dir, "bert-embed-tiny")
     shutil.rmtree(path, ignore_errors=True)
@@ -135,20 +154,10 @@ def build_bert(out_dir, seed, versions, command):
         st = SentenceTransformer(modules=[transformer, Pooling(32, pooling_mode="mean"), Normalize()])
         st.save(path)
     st = SentenceTransformer(path, device="cpu")
-    st.eval()
+    ids, alone, batched, mean, cls = st_references(st)
     with torch.no_grad():
-        alone = [st.encode([t], convert_to_numpy=True)[0].tolist() for t in EMBED_TEXTS]
-        batched = st.encode(EMBED_TEXTS, convert_to_numpy=True, batch_size=len(EMBED_TEXTS)).tolist()
-        hf, tok = st[0].model, st.tokenizer
-        mean, cls, ids = [], [], []
-        for text in EMBED_TEXTS:
-            enc = tok(text, return_tensors="pt")
-            hidden = hf(**enc).last_hidden_state[0].float()
-            ids.append(enc["input_ids"][0].tolist())
-            mean.append(hidden.mean(dim=0).tolist())
-            cls.append(hidden[0].tolist())
-        pair = tok(*PAIR, return_tensors="pt")
-        pair_cls = hf(**pair).last_hidden_state[0, 0].float().tolist()
+        pair = st.tokenizer(*PAIR, return_tensors="pt")
+        pair_cls = st[0].model(**pair).last_hidden_state[0, 0].float().tolist()
     saved = Tokenizer.from_file(os.path.join(path, "tokenizer.json"))
     tokenizer_ids = [saved.encode(t).ids for t in TOKENIZER_TEXTS]
     tokenizer_plain = [saved.encode(t, add_special_tokens=False).ids for t in TOKENIZER_TEXTS]

@@ -10,7 +10,7 @@ import shutil
 import tempfile
 
 import torch
-from bert_fixture import EMBED_TEXTS, build_tokenizer
+from bert_fixture import EMBED_TEXTS, build_tokenizer, st_references
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
 from transformers import BertTokenizerFast, NomicBertConfig, NomicBertModel
@@ -65,19 +65,7 @@ def build_nomic(out_dir, seed, versions, command):
         transformer = Transformer(tmp, max_seq_length=256)
         st = SentenceTransformer(modules=[transformer, Pooling(32, pooling_mode="mean"), Normalize()])
         st.save(path)
-    st = SentenceTransformer(path, device="cpu")
-    st.eval()
-    with torch.no_grad():
-        alone = [st.encode([t], convert_to_numpy=True)[0].tolist() for t in EMBED_TEXTS]
-        batched = st.encode(EMBED_TEXTS, convert_to_numpy=True, batch_size=len(EMBED_TEXTS)).tolist()
-        hf, tok = st[0].model, st.tokenizer
-        mean, cls, ids = [], [], []
-        for text in EMBED_TEXTS:
-            enc = tok(text, return_tensors="pt")
-            hidden = hf(**enc).last_hidden_state[0].float()
-            ids.append(enc["input_ids"][0].tolist())
-            mean.append(hidden.mean(dim=0).tolist())
-            cls.append(hidden[0].tolist())
+    ids, alone, batched, mean, cls = st_references(SentenceTransformer(path, device="cpu"))
     ref = {
         "model": "nomic-embed-tiny (random weights)",
         "seed": seed,

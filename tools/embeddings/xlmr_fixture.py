@@ -18,7 +18,7 @@ import shutil
 import tempfile
 
 import torch
-from bert_fixture import EMBED_TEXTS, TOKENIZER_TEXTS
+from bert_fixture import EMBED_TEXTS, TOKENIZER_TEXTS, randomize, st_references
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
@@ -77,19 +77,6 @@ def build_tokenizer(seed, texts=EMBED_TEXTS + TOKENIZER_TEXTS[:12]):
     return tok, tok.get_vocab_size()
 
 
-def randomize(model, gen):
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if "LayerNorm.weight" in name:
-                p.copy_(1.0 + 0.3 * torch.randn(p.shape, generator=gen))
-            elif name.endswith("bias"):
-                p.copy_(0.1 * torch.randn(p.shape, generator=gen))
-            elif "embeddings" in name:
-                p.copy_(torch.randn(p.shape, generator=gen))
-            else:
-                p.copy_(torch.randn(p.shape, generator=gen) * (1.2 / p.shape[-1] ** 0.5))
-
-
 def build_xlmr(out_dir, seed, versions, command):
     path = os.path.join(out_dir, "xlmr-embed-tiny")
     shutil.rmtree(path, ignore_errors=True)
@@ -111,19 +98,7 @@ def build_xlmr(out_dir, seed, versions, command):
         transformer = Transformer(tmp, max_seq_length=128)
         st = SentenceTransformer(modules=[transformer, Pooling(32, pooling_mode="mean"), Normalize()])
         st.save(path)
-    st = SentenceTransformer(path, device="cpu")
-    st.eval()
-    with torch.no_grad():
-        alone = [st.encode([t], convert_to_numpy=True)[0].tolist() for t in EMBED_TEXTS]
-        batched = st.encode(EMBED_TEXTS, convert_to_numpy=True, batch_size=len(EMBED_TEXTS)).tolist()
-        hf, tok = st[0].model, st.tokenizer
-        mean, first, ids = [], [], []
-        for text in EMBED_TEXTS:
-            enc = tok(text, return_tensors="pt")
-            hidden = hf(**enc).last_hidden_state[0].float()
-            ids.append(enc["input_ids"][0].tolist())
-            mean.append(hidden.mean(dim=0).tolist())
-            first.append(hidden[0].tolist())
+    ids, alone, batched, mean, first = st_references(SentenceTransformer(path, device="cpu"))
     saved = Tokenizer.from_file(os.path.join(path, "tokenizer.json"))
     ref = {
         "model": "xlmr-embed-tiny (random weights)",
