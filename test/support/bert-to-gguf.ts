@@ -4,8 +4,9 @@
  * laid out as llama.cpp's converter writes it (conversion/bert.py and
  * gguf-py's tensor_mapping.py, read 2026-12-04; none of their code): llama.cpp
  * names (nomic's Wqkv kept fused as attn_qkv, fc11 / fc12 as ffn_up / ffn_gate),
- * `nomic-bert.rope.freq_base`, 1-D tensors in F32, the vocabulary padded to the embedding's rows with
- * unused [PADi] tokens and in its "phantom space" form (a
+ * `nomic-bert.rope.freq_base`, 1-D tensors and the position / token-type
+ * tables in F32, the vocabulary padded to the embedding's rows with unused
+ * [PADi] tokens and in its "phantom space" form (a
  * word-initial piece gets "▁", a continuation loses "##", control tokens stay),
  * the [CLS] id as bos_token_id and [SEP] as seperator_token_id,
  * `bert.attention.causal` false, `bert.pooling_type` from the folder.
@@ -61,7 +62,10 @@ export async function convertBertToGguf(dir: string, file: string, matrixType: M
     const rule = names.find(([re]) => re.test(name));
     if (!rule) throw new Error(`no GGUF name for ${t.name}`);
     const values = new Float32Array(t.data.slice().buffer);
-    const matrix = t.shape.length === 2;
+    // The position and token-type tables are added to the embeddings (a ggml add, which takes no quantized
+    // operand): the converter keeps them F32, like the 1-D tensors.
+    const added = /^(position_embd|token_types)\./.test(name.replace(rule[0], rule[1]));
+    const matrix = t.shape.length === 2 && !added;
     const type = !matrix || matrixType === 'F32' ? 0 : matrixType === 'F16' || t.shape[1]! % 32 !== 0 ? 1 : 8;
     const data = type === 0 ? new Uint8Array(values.buffer) : type === 1 ? toF16(values) : toQ8_0(values);
     tensors.push({ name: name.replace(rule[0], rule[1]), type, dims: [...t.shape].reverse(), data });
