@@ -3,7 +3,14 @@
  * decode tokens/s with and without it, and what a verify step costs on a
  * real-size model.
  *
- *   npm run bench:speculative [-- --threads N --turns N --tokens K --ngram N --rounds N]
+ *   npm run bench:speculative [-- --threads N --turns N --tokens K --ngram N --rounds N --temperature T --no-shape]
+ *
+ * --temperature T > 0 runs the workloads sampled (top-p 0.95, job i with seed
+ * i): the plain run draws on the backend's threads, the speculative one on the
+ * JS sampler, one row per verified position (the rejection rule, S6), and the
+ * outputs are still checked equal (same seed, same output). It also times the
+ * JS draw of one row at the 0.6B vocabulary, the cost each verified row adds.
+ * --no-shape skips part 2 (its JSON fields are then null).
  *
  * 1. Workloads through the Pipeline, one request at a time (maxNumSeqs 1),
  *    greedy; each request runs without and with speculation back to back,
@@ -39,6 +46,8 @@ import { fileURLToPath } from 'node:url';
 import { CpuBackend } from '../src/backends/cpu/cpu-backend.js';
 import type { WeightQuantization } from '../src/backends/cpu/quantization.js';
 import { Pipeline, type ChatMessage, type ToolDefinition } from '../src/index.js';
+import { GREEDY } from '../src/sampling/params.js';
+import { Sampler } from '../src/sampling/sampler.js';
 import { buildBatch } from '../test/native/helpers.js';
 import { type TensorSpec, writeRandomF16Model } from './random-f16-model.js';
 
@@ -52,6 +61,10 @@ const turns = Number(value('turns', '40'));
 const K = Number(value('tokens', '4'));
 const NGRAM = Number(value('ngram', '2'));
 const rounds = Number(value('rounds', '3'));
+const temperature = Number(value('temperature', '0'));
+const shape = !args.includes('--no-shape');
+/** The sampling options of job `seed`: greedy by default, else --temperature with top-p 0.95 and the job's own seed. */
+const sampling = (seed: number) => (temperature > 0 ? { temperature, topP: 0.95, seed } : { temperature: 0 });
 const SPECULATIVE = { method: 'prompt-lookup' as const, tokens: K, ngram: NGRAM };
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -73,12 +86,12 @@ interface Job {
 function agentJobs(): Job[] {
   const tools = JSON.parse(readFileSync(join(DEMO, 'tools.json'), 'utf8')) as ToolDefinition[];
   const lines = readFileSync(join(root, 'tools', 'demo-model', 'heldout.jsonl'), 'utf8').trim().split('\n').slice(0, turns);
-  return lines.map((line) => {
+  return lines.map((line, seed) => {
     const { messages } = JSON.parse(line) as { messages: { role: string; content: string }[] };
     const history: ChatMessage[] = [{ role: 'user', content: messages[0]!.content }];
     return {
       run: async (pipe) => {
-        const r = await pipe.chat(history, { tools, temperature: 0, maxTokens: 256 });
+        const r = await pipe.chat(history, { tools, ...sampling(seed), maxTokens: 256 });
         return { text: r.text, tokens: r.usage.completionTokens, accepted: r.usage.speculative?.accepted ?? 0 };
       },
     };
@@ -92,10 +105,10 @@ const CODE = [
 ];
 
 function copyJobs(): Job[] {
-  return CODE.flatMap((code) =>
-    ['Repeat this code exactly:', 'Rename count to total in this code and repeat it:'].map((ask) => ({
+  return CODE.flatMap((code, c) =>
+    ['Repeat this code exactly:', 'Rename count to total in this code and repeat it:'].map((ask, a) => ({
       run: async (pipe: Pipeline) => {
-        const r = await pipe.chat([{ role: 'user', content: `${ask}\n${code}` }], { temperature: 0, maxTokens: 256 });
+        const r = await pipe.chat([{ role: 'user', content: `${ask}\n${code}` }], { ...sampling(2 * c + a), maxTokens: 256 });
         return { text: r.text, tokens: r.usage.completionTokens, accepted: r.usage.speculative?.accepted ?? 0 };
       },
     })),
@@ -110,9 +123,9 @@ const STORY = [
 ];
 
 function storyJobs(): Job[] {
-  return STORY.map((prompt) => ({
+  return STORY.map((prompt, seed) => ({
     run: async (pipe: Pipeline) => {
-      const r = await pipe.generate(prompt, { temperature: 0, maxTokens: 256 });
+      const r = await pipe.generate(prompt, { ...sampling(seed), maxTokens: 256 });
       return { text: r.text, tokens: r.usage.completionTokens, accepted: r.usage.speculative?.accepted ?? 0 };
     },
   }));
@@ -257,9 +270,32 @@ async function verifyCost(quantize: WeightQuantization | undefined): Promise<{ o
   return { oneMs, verifyMs, ratio: verifyMs / oneMs, bySize };
 }
 
+/**
+ * Median ms of the JS sampler's draw from one row of the 0.6B vocabulary
+ * (--temperature, top-p 0.95): what a sampled request's speculative step
+ * spends per verified row, where its plain step draws on the backend's threads.
+ */
+function jsDrawMs(): number {
+  const row = new Float32Array(VOCAB);
+  let x = 12345;
+  const times: number[] = [];
+  for (let s = 0; s < 15; s++) {
+    for (let v = 0; v < VOCAB; v++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      row[v] = (x / 2 ** 32) * 8 - 4; // a flat-ish row, as a real model's is away from its top tokens
+    }
+    const sampler = new Sampler({ ...GREEDY, temperature, topP: 0.95, seed: s }, []);
+    const started = performance.now();
+    sampler.sample(row, 0, VOCAB);
+    times.push(performance.now() - started);
+  }
+  return median(times);
+}
+
 async function main(): Promise<void> {
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
-  console.log(`weft speculative decoding (prompt lookup, tokens ${K}, ngram ${NGRAM}): one-stream greedy decode, with vs without`);
+  const mode = temperature > 0 ? `sampled at temperature ${temperature}, top-p 0.95` : 'greedy';
+  console.log(`weft speculative decoding (prompt lookup, tokens ${K}, ngram ${NGRAM}): one-stream ${mode} decode, with vs without`);
   console.log(`CPU: ${cpu} (${cpus().length} logical cores), ${threads} threads, load average at start ${loadavg()[0]?.toFixed(2)}`);
   const results: WorkloadResult[] = [];
   results.push(await workload(`agent (weft-demo, ${turns} held-out turns)`, DEMO, agentJobs()));
@@ -290,6 +326,13 @@ async function main(): Promise<void> {
   const noAcceptRatio = noAcceptRequests === 0 ? null : plainMs / specMs;
   console.log(`noAccept: ${noAcceptRequests} requests (${noAcceptTokens} tokens) accepted nothing: x${noAcceptRatio?.toFixed(2) ?? 'n/a'}`);
 
+  const drawMs = temperature > 0 ? jsDrawMs() : undefined;
+  if (drawMs !== undefined) console.log(`JS draw of one row at the 0.6B vocabulary (${VOCAB}): ${drawMs.toFixed(2)} ms per verified row`);
+  if (!shape) {
+    console.log(`load average at end ${loadavg()[0]?.toFixed(2)}`);
+    console.log(JSON.stringify({ cpu, threads, tokens: K, ngram: NGRAM, temperature, ...speedups(ratios, results[0]!), noAcceptRatio: round3(noAcceptRatio), draftSpeedup: null, verifyCostRatio: null, ...(drawMs !== undefined && { jsDrawMs06b: round3(drawMs) }) }));
+    return;
+  }
   const f16 = await verifyCost(undefined);
   const q8 = await verifyCost('q8_0');
   for (const [label, v] of [['F16', f16], ['Q8_0', q8]] as [string, typeof f16][]) {
@@ -317,17 +360,28 @@ async function main(): Promise<void> {
       threads,
       tokens: K,
       ngram: NGRAM,
-      copySpeedup: Number(ratios.copy!.toFixed(3)),
-      agentSpeedup: Number(ratios.agent!.toFixed(3)),
-      ...(ratios.story !== undefined && { storySpeedup: Number(ratios.story.toFixed(3)) }),
-      noAcceptRatio: noAcceptRatio === null ? null : Number(noAcceptRatio.toFixed(3)),
+      temperature,
+      ...speedups(ratios, agent),
+      noAcceptRatio: round3(noAcceptRatio),
       draftSpeedup: null, // the draft-model method is not implemented yet (issue #31)
-      agentAcceptance: Number((sum(agent.spec.accepted) / Math.max(1, agent.spec.drafted)).toFixed(3)),
+      ...(drawMs !== undefined && { jsDrawMs06b: round3(drawMs) }),
       verifyCostRatio: Number(q8.ratio.toFixed(3)),
       verifyCostRatioF16: Number(f16.ratio.toFixed(3)),
       projectedAgentSpeedup06bQ8: Number(projected(q8).toFixed(3)),
     }),
   );
+}
+
+const round3 = (x: number | null) => (x === null ? null : Number(x.toFixed(3)));
+
+/** The workloads' ratios and the agent workload's acceptance, for the JSON line. */
+function speedups(ratios: Record<string, number>, agent: WorkloadResult): Record<string, number | null> {
+  return {
+    copySpeedup: round3(ratios.copy!),
+    agentSpeedup: round3(ratios.agent!),
+    ...(ratios.story !== undefined && { storySpeedup: round3(ratios.story) }),
+    agentAcceptance: round3(sum(agent.spec.accepted) / Math.max(1, agent.spec.drafted)),
+  };
 }
 
 await main();

@@ -54,6 +54,7 @@ export function buildBatch(
   for (let i = 0; i < numSeqs; i++) {
     const { request, numTokens, samples } = entries[i]!;
     const numDraft = entries[i]!.numDraft ?? 0;
+    const argmaxed = samples && takesArgmax(request);
     const start = request.numComputed;
     const known = numTokens - numDraft;
     for (let j = 0; j < known; j++) {
@@ -62,12 +63,15 @@ export function buildBatch(
       token++;
     }
     // Speculative decoding: the draft follows the pending token in the same chunk, each
-    // position with its row (verified by argmax: only argmax requests draft, S1).
+    // position with its row: the backend's argmax for a greedy request (S1), the raw
+    // logits for a sampled one, whose rows the engine samples in order itself (S6).
     for (let j = 0; j < numDraft; j++) {
       inputIds[token] = request.draft[j]!;
       positions[token] = start + known + j;
-      argmaxRows[numLogits] = 1;
-      numArgmax++;
+      if (argmaxed) {
+        argmaxRows[numLogits] = 1;
+        numArgmax++;
+      }
       logitsIndices[numLogits++] = token - 1;
       token++;
     }
@@ -84,7 +88,7 @@ export function buildBatch(
       }
     }
     if (samples) {
-      if (takesArgmax(request)) {
+      if (argmaxed) {
         argmaxRows[numLogits] = 1;
         numArgmax++;
       } else {

@@ -126,7 +126,11 @@ class LiveRequest extends Request {
   readonly lengthLimit: number;
   /** An embedding request's pooling (embedding.ts); undefined for the others. */
   readonly pooled: PooledEmbedding | undefined;
-  /** Whether it drafts tokens (speculative decoding): asked for, and its token is its row's argmax (S1) on a cache that can roll back (K7). */
+  /**
+   * Whether it drafts tokens (speculative decoding): asked for, unguided (a grammar's mask is
+   * filled for one row a step, not for each verified row), on a cache that can roll back (K7).
+   * Greedy requests verify by argmax (S1), sampled ones by the rejection rule (S6).
+   */
   readonly speculates: boolean;
   /** n > 1 sampling: the choices waiting to fork from this one once its prompt is computed (parallel-sampling.ts). */
   followers: LiveRequest[] = [];
@@ -144,7 +148,7 @@ class LiveRequest extends Request {
     this.checksStopTokens = spec.stop.stopTokenIds.length > 0 || !spec.stop.ignoreEos;
     this.lengthLimit = Math.min(spec.promptTokenIds.length + spec.stop.maxTokens, maxContextLength);
     this.pooled = spec.embedding === undefined ? undefined : new PooledEmbedding(spec.embedding.pooling, hiddenSize);
-    this.speculates = spec.speculative !== undefined && this.choice.takesArgmax && truncatable;
+    this.speculates = spec.speculative !== undefined && spec.grammar === undefined && truncatable;
   }
 }
 
@@ -386,7 +390,9 @@ export class Engine {
       plan,
       this.kv,
       (request) => (request as LiveRequest).choice.takesArgmax,
-      (request) => (request as LiveRequest).choice.backendSampling(),
+      // A sampled request that speculates draws every token on the JS sampler, the reference, with or
+      // without a draft this step: its stream then never depends on which steps had drafts (S6).
+      (request) => ((request as LiveRequest).speculates ? undefined : (request as LiveRequest).choice.backendSampling()),
     );
     this.masksReady = batch.sampling?.masksReady;
     // The copies the forks after the last step asked for, made before this step writes anything (P3).
@@ -527,17 +533,17 @@ export class Engine {
         (chosen.forks ??= new Array(entries.length))[i] = this.chooseForked(forked, result.logits.slice(logitsRow * vocab, (logitsRow + 1) * vocab));
       }
       if (request.status === 'finished') continue;
+      const { choice } = request;
       if (numDraft > 0) {
         const run = this.verifyDraft(request, result, logitsRow, numDraft);
         if (run !== undefined) (chosen.runs ??= new Array(entries.length))[i] = run;
-        continue;
-      }
-      const { choice } = request;
-      const picked = choice.choose(result, logitsRow, vocab);
-      if (picked.ok) chosen.tokens[i] = picked.value;
-      else {
-        this.log(`request ${request.id} failed: ${picked.error.message}`);
-        this.finish(request, 'error', new BackendError(picked.error.message), false);
+      } else {
+        const picked = choice.choose(result, logitsRow, vocab);
+        if (picked.ok) chosen.tokens[i] = picked.value;
+        else {
+          this.log(`request ${request.id} failed: ${picked.error.message}`);
+          this.finish(request, 'error', new BackendError(picked.error.message), false);
+        }
       }
       if (choice.isSlow && performance.now() - sliceStart > APPLY_SLICE_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
@@ -571,14 +577,17 @@ export class Engine {
   }
 
   /**
-   * A draft's verification: the model's token at each of the draft's rows, in
-   * order, up to and including the first that differs from the draft (the
-   * model's own token there), or all of them and the token after the draft.
-   * Each is its row's argmax (S1). Undefined if the request failed (broken logits).
+   * A draft's verification: the request's own token at each of the draft's
+   * rows, in order, up to and including the first that differs from the draft
+   * (its token there), or all of them and the token after the draft. Greedy:
+   * each is its row's argmax (S1). Sampled: each is drawn by the request's
+   * sampler from its row, with the penalties of the tokens kept before it and
+   * the stream's next number, which is the rejection rule (S6). Undefined if
+   * the request failed (broken logits).
    */
-  private verifyDraft(request: LiveRequest, result: StepResult, firstRow: number, numDraft: number): number[] | undefined {
+  private verifyDraft(request: LiveRequest, result: StepResult, firstRow: number, numDraft: number): SampledToken[] | undefined {
     const vocab = this.backend.shape.vocabSize;
-    const run: number[] = [];
+    const run: SampledToken[] = [];
     for (let r = 0; r <= numDraft; r++) {
       const picked = request.choice.choose(result, firstRow + r, vocab);
       if (!picked.ok) {
@@ -586,7 +595,7 @@ export class Engine {
         this.finish(request, 'error', new BackendError(picked.error.message), false);
         return undefined;
       }
-      run.push(picked.value.token);
+      run.push(picked.value);
       if (r < numDraft && picked.value.token !== request.draft[r]) break;
     }
     request.drafted += numDraft;
@@ -624,10 +633,10 @@ export class Engine {
    * the run ends the request there (S2); then the cache is rolled back to what
    * is computed: the pending token and the accepted draft tokens (S3, K7).
    */
-  private emitRun(request: LiveRequest, run: readonly number[]): void {
-    for (const token of run) {
+  private emitRun(request: LiveRequest, run: readonly SampledToken[]): void {
+    for (const sampled of run) {
       if (request.status === 'finished') return; // ended inside the run (or aborted meanwhile): freed whole
-      this.accept(request, token, undefined);
+      this.accept(request, sampled.token, sampled.logprob === undefined ? undefined : [sampled]);
     }
     if (request.status === 'finished') return;
     const before = request.numComputed;
@@ -733,7 +742,7 @@ function hiddenProblem(result: StepResult, rows: number, hiddenSize: number): st
  */
 interface Chosen {
   readonly tokens: (SampledToken | undefined)[];
-  runs: (number[] | undefined)[] | undefined;
+  runs: (SampledToken[] | undefined)[] | undefined;
   /** By the leader's entry: the first tokens of the followers forked in this step (parallel-sampling.ts), emitted just before the leader's. */
   forks: ([LiveRequest, SampledToken][] | undefined)[] | undefined;
 }

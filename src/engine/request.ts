@@ -47,7 +47,7 @@ export interface RequestSpec {
   readonly grammar?: GrammarSource;
   /** An embedding request (embedding.ts): the prompt only, pooled; it never samples. */
   readonly embedding?: EmbeddingSpec;
-  /** Speculative decoding (speculative.ts); used only where the token is its row's argmax (S1). */
+  /** Speculative decoding (speculative.ts); used only by unguided requests (greedy: S1, sampled: S6). */
   readonly speculative?: SpeculativeConfig;
 }
 

@@ -7,18 +7,17 @@
  * prompt or its output, up to `tokens` of them. The scheduler appends the
  * draft to the pending token as one chunk of the sequence; the step returns a
  * row for each of the chunk's positions; the engine keeps the drafted tokens
- * the model itself picks, in order, up to the first it does not, plus the
- * model's token after them, and rolls the KV cache back over the rest
- * (KvCacheManager.truncate, K7).
+ * the request itself picks, in order, up to the first it does not, plus its
+ * token after them, and rolls the KV cache back over the rest
+ * (KvCacheManager.truncate, K7). Guided requests (a grammar) do not
+ * speculate: their mask is filled for one row a step (TokenChoice.prepare).
  *
  * Invariants:
- *  S1. Exactness: only requests whose token is the argmax of their row
- *      (TokenChoice.takesArgmax: greedy, no penalties, logprobs or grammar)
- *      speculate, and every token kept is the argmax of a row computed over
- *      exactly the tokens before it. Since a row depends only on its
- *      sequence's history (never on the batch or the chunking: the backend
- *      contract), the output is token for token the output without
- *      speculation.
+ *  S1. Greedy exactness: a greedy request's every token kept is the argmax of
+ *      a row computed over exactly the tokens before it. Since a row depends
+ *      only on its sequence's history (never on the batch or the chunking:
+ *      the backend contract), the output is token for token the output
+ *      without speculation.
  *  S2. A draft never reaches past the request's length limit: a verify step
  *      yields at most lengthLimit - tokens.length new tokens, and the engine
  *      emits a kept run token by token, so a stop token, stop string or
@@ -35,7 +34,25 @@
  *      generation does): starting at `tokens`, 2 more after a draft accepted
  *      whole, 1 fewer (at least 1) after one that was not, never above
  *      `tokens`. It changes how many tokens a step verifies, never which
- *      tokens are output (S1).
+ *      tokens are output (S1, S6).
+ *  S6. Sampled exactness (the rejection rule of Leviathan et al. 2023 and
+ *      Chen et al. 2023 for a deterministic draft). A sampled request draws
+ *      the token at each verified row, in order, with its own sampler (the JS
+ *      one, never the backend's: StepBatch.sampling is not asked for it) from
+ *      the full chain (penalties over the tokens kept so far, temperature,
+ *      top-k / top-p / min-p) and the next number u of its stream; the draft
+ *      token d is accepted iff the drawn token is d, and the first drawn token
+ *      that is not d is kept in its place. The draw is the inverse CDF of p at
+ *      u, in an order that depends on the row alone (selection.ts), so
+ *      P(accept) = p(d), and given a rejection the token is distributed as p
+ *      with d removed and renormalised, the residual norm(max(0, p - q)) for
+ *      q one-hot on d: the rule, realised with one uniform per output token.
+ *      So the stream is consumed exactly as without speculation, one number
+ *      per token output, in output order, whatever the drafts were: the same
+ *      seed gives the same output alone, batched, preempted, with or without
+ *      speculation (where the backend's own draw equals the JS sampler's, as
+ *      the CPU backend's does), and the output's distribution is the
+ *      target's.
  */
 
 /** `speculative` of a request or pipeline: prompt lookup (n-gram) drafting. */

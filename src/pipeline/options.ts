@@ -58,8 +58,10 @@ export interface SchedulerOptions {
 /**
  * Speculative decoding (docs/speculative.md). Prompt lookup: up to `tokens`
  * draft tokens a step, copied from where the last `ngram` tokens occurred
- * before in the prompt or output, verified by the model in one step. Greedy
- * requests only (the output is the same, token for token, as without it).
+ * before in the prompt or output, verified by the model in one step: by the
+ * argmax for greedy requests, by the rejection rule for sampled ones (the
+ * output is the one without it, token for token, for the same seed). Not with
+ * responseFormat.
  */
 export interface SpeculativeOptions {
   method: 'prompt-lookup';
@@ -129,8 +131,8 @@ export interface PipelineOptions {
   /** Receives the engine's log lines (a request failed, a step failed). Default: none. */
   logger?: (message: string) => void;
   /**
-   * Default speculative decoding of greedy requests (docs/speculative.md); sampled or
-   * guided requests run without it. Refused for hybrid (linear-attention) models.
+   * Default speculative decoding of greedy and sampled requests (docs/speculative.md); guided
+   * requests (responseFormat, guided tool calls) run without it. Refused for hybrid (linear-attention) models.
    */
   speculative?: SpeculativeOptions;
   /** Bounds on the model folder's chat template and tokenizer, which run in a sandbox process (docs/security.md). */
@@ -201,7 +203,7 @@ export interface GenerateOptions {
   responseFormat?: ResponseFormat;
   /**
    * Speculative decoding for this request (docs/speculative.md), or false for none; default: the
-   * pipeline's. Greedy only: refused with temperature > 0, penalties, logprobs or responseFormat.
+   * pipeline's. Greedy or sampled (the rejection rule); refused with responseFormat.
    */
   speculative?: SpeculativeOptions | false;
   /**
@@ -483,7 +485,11 @@ export function resolveRequestOptions(options: ChatOptions, defaults: Generation
     seed: integer('seed', options.seed, Math.floor(Math.random() * 2 ** 32), { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }),
     logprobs: integer('logprobs', options.logprobs, 0, { min: 0, max: 20 }),
   };
-  if (speculative !== false && speculative !== undefined) checkSpeculativeGreedy(sampling, options.responseFormat);
+  if (speculative !== false && speculative !== undefined && options.responseFormat !== undefined) {
+    // A guided request's mask is filled for one row a step, while the step runs; verifying a draft
+    // would need the mask of each row after the draft tokens before it (docs/speculative.md).
+    throw new InvalidOptionError('speculative', 'is not applied to guided output: responseFormat constrains every token with a grammar, whose mask weft fills for one row a step, not for each verified draft row; leave speculative out (or false) for this request');
+  }
   const n = integer('n', options.n, 1, { min: 1, max: MAX_CHOICES });
   // Choice i samples with seed + i, which must stay an exact integer.
   if (sampling.seed > Number.MAX_SAFE_INTEGER - (n - 1)) throw new InvalidOptionError('seed', `with n = ${n}, the seeds seed .. seed + ${n - 1} must stay at most ${Number.MAX_SAFE_INTEGER}: pick a smaller seed`);
@@ -505,26 +511,6 @@ export function resolveRequestOptions(options: ChatOptions, defaults: Generation
     guidedTools: checkGuidedTools(options.guidedTools, options.responseFormat),
     parallelToolCalls: boolean('parallelToolCalls', options.parallelToolCalls),
   };
-}
-
-/**
- * Speculative decoding keeps the output exact by verifying drafts with the
- * argmax (docs/speculative.md): a request asking for it must be greedy.
- * Sampling with the rejection rule is not implemented yet.
- */
-function checkSpeculativeGreedy(sampling: SamplingParams, responseFormat: unknown): void {
-  const why =
-    sampling.temperature !== 0 && sampling.topK !== 1
-      ? `temperature ${sampling.temperature} samples`
-      : sampling.logprobs > 0
-        ? 'logprobs are asked for'
-        : sampling.repetitionPenalty !== 1 || sampling.presencePenalty !== 0 || sampling.frequencyPenalty !== 0
-          ? 'a penalty changes the logits'
-          : responseFormat !== undefined
-            ? 'responseFormat guides the output'
-            : undefined;
-  if (why === undefined) return;
-  throw new InvalidOptionError('speculative', `verifies greedy decoding only (sampling with speculation is not implemented yet), and ${why}: set temperature: 0 with no penalties, logprobs or responseFormat, or leave speculative out`);
 }
 
 const JSON_SCHEMA_FORMAT_KEYS = ['type', 'schema', 'name'];

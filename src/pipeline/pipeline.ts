@@ -37,7 +37,7 @@ interface OpenedPipeline {
   readonly model: OpenedModel;
   readonly options: PipelineOptions;
   readonly scheduler: SchedulerConfig;
-  /** The resolved `speculative` option: the default of greedy requests. */
+  /** The resolved `speculative` option: the default of unguided requests (greedy or sampled). */
   readonly speculative?: SpeculativeConfig;
 }
 
@@ -215,7 +215,7 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
       throw new UnsupportedModelError('this model folder holds a base model without an LM head (e.g. Qwen3Model as embedding models are saved, or an encoder such as BertModel): it can embed(), not generate');
     const resolved = resolveRequestOptions(options, this.generationDefaults, chat);
     if (resolved.speculative !== undefined && resolved.speculative !== false) checkSpeculativeModel(this.backend);
-    // The pipeline's default applies where the request says nothing; the engine uses it for greedy requests only.
+    // The pipeline's default applies where the request says nothing; the engine uses it for unguided requests only.
     const speculative = resolved.speculative ?? this.speculative;
     const names = chat ? activeParsers(this.options.parsers, options.parsers) : {};
     if (chat && (resolved.tools?.length ?? 0) > 0 && { ...this.options.parsers, ...options.parsers }.tool === undefined) this.warnNoToolParser();

@@ -22,6 +22,11 @@ export interface TestBackendOptions {
   extraPools?: ModelShape['extraPools'];
   /** Overrides the next-token rule (e.g. to replay a scripted answer). */
   rule?: (context: readonly number[]) => number;
+  /**
+   * Overrides the whole logits row of a context (vocabSize values): a known
+   * distribution per context, for statistical tests of sampling.
+   */
+  logits?: (context: readonly number[]) => ArrayLike<number>;
   /** Fail steps whose batch contains this token id (to test backend errors). */
   failOnToken?: number;
 }
@@ -86,10 +91,13 @@ export class TestBackend implements Backend {
         const at = batch.logitsIndices[row]!;
         if (at < begin) throw new Error('test backend: logitsIndices are not ascending within the batch');
         const context = this.readContext(table, batch.positions[at]! + 1);
-        const next = this.nextToken(context);
-        // A peaked but smooth distribution: greedy picks `next`, sampling can pick others.
-        for (let v = 0; v < vocab; v++) logits[row * vocab + v] = -((v * 7 + context.length) % 13) / 4;
-        logits[row * vocab + next] = 6;
+        if (this.options.logits !== undefined) logits.set(this.options.logits(context), row * vocab);
+        else {
+          const next = this.nextToken(context);
+          // A peaked but smooth distribution: greedy picks `next`, sampling can pick others.
+          for (let v = 0; v < vocab; v++) logits[row * vocab + v] = -((v * 7 + context.length) % 13) / 4;
+          logits[row * vocab + next] = 6;
+        }
         row++;
       }
     }
