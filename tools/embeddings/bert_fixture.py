@@ -134,6 +134,15 @@ def st_references(st, texts=EMBED_TEXTS):
     return ids, alone, batched, mean, first
 
 
+def write_fixture(path, ref, readme, versions, **fields):
+    """reference.json and README.md of a fixture folder; the README template takes the versions and `fields`."""
+    with open(os.path.join(path, "reference.json"), "w") as f:
+        json.dump(ref, f, separators=(",", ":"), ensure_ascii=False)
+    with open(os.path.join(path, "README.md"), "w") as f:
+        f.write(readme.format(st=versions["sentence_transformers"], tf=versions["transformers"], tk=versions["tokenizers"],
+                              torch=versions["torch"], **fields))
+
+
 def build_bert(out_dir, seed, versions, command):
     path = os.path.join(out_dir, "bert-embed-tiny")
     shutil.rmtree(path, ignore_errors=True)
@@ -197,9 +206,5 @@ def build_bert(out_dir, seed, versions, command):
         },
         "produced_with": dict(versions, command=command),
     }
-    with open(os.path.join(path, "reference.json"), "w") as f:
-        json.dump(ref, f, separators=(",", ":"), ensure_ascii=False)
-    with open(os.path.join(path, "README.md"), "w") as f:
-        f.write(README.format(vocab=vocab, seed=seed, command=command, st=versions["sentence_transformers"],
-                              tf=versions["transformers"], tk=versions["tokenizers"], torch=versions["torch"]))
+    write_fixture(path, ref, README, versions, vocab=vocab, seed=seed, command=command)
     print("bert-embed-tiny:", sorted(os.listdir(path)))

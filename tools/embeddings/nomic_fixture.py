@@ -10,7 +10,7 @@ import shutil
 import tempfile
 
 import torch
-from bert_fixture import EMBED_TEXTS, build_tokenizer, st_references
+from bert_fixture import EMBED_TEXTS, build_tokenizer, st_references, write_fixture
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
 from transformers import BertTokenizerFast, NomicBertConfig, NomicBertModel
@@ -83,9 +83,5 @@ def build_nomic(out_dir, seed, versions, command):
         },
         "produced_with": dict(versions, command=command),
     }
-    with open(os.path.join(path, "reference.json"), "w") as f:
-        json.dump(ref, f, separators=(",", ":"), ensure_ascii=False)
-    with open(os.path.join(path, "README.md"), "w") as f:
-        f.write(README.format(vocab=vocab, seed=seed, command=command, st=versions["sentence_transformers"],
-                              tf=versions["transformers"], torch=versions["torch"]))
+    write_fixture(path, ref, README, versions, vocab=vocab, seed=seed, command=command)
     print("nomic-embed-tiny:", sorted(os.listdir(path)))

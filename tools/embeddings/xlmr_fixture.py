@@ -18,7 +18,7 @@ import shutil
 import tempfile
 
 import torch
-from bert_fixture import EMBED_TEXTS, TOKENIZER_TEXTS, randomize, st_references
+from bert_fixture import EMBED_TEXTS, TOKENIZER_TEXTS, randomize, st_references, write_fixture
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
@@ -120,9 +120,5 @@ def build_xlmr(out_dir, seed, versions, command):
         },
         "produced_with": dict(versions, command=command),
     }
-    with open(os.path.join(path, "reference.json"), "w") as f:
-        json.dump(ref, f, separators=(",", ":"), ensure_ascii=False)
-    with open(os.path.join(path, "README.md"), "w") as f:
-        f.write(README.format(vocab=vocab, seed=seed, command=command, st=versions["sentence_transformers"],
-                              tf=versions["transformers"], tk=versions["tokenizers"], torch=versions["torch"]))
+    write_fixture(path, ref, README, versions, vocab=vocab, seed=seed, command=command)
     print("xlmr-embed-tiny:", sorted(os.listdir(path)))
