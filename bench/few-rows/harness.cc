@@ -11,7 +11,7 @@
 // rounds alternating the sizes, medians; and whether each T's outputs equal the T = 1 outputs row for row
 // (every output is summed in one order whatever T is: matmul.h).
 //
-//   sh bench/few-rows/run.sh [--types F16,Q8_0] [--rounds N]
+//   npm run bench:few-rows [-- --types F16,Q8_0 --rounds N]
 //   (the kernels are the CPU's best set; WEFT_KERNELS=avx2 forces AVX2)
 #include <time.h>
 
