@@ -14,7 +14,7 @@
 
 import type { LanguageModelV3CallOptions, LanguageModelV3FunctionTool, SharedV3Warning } from '@ai-sdk/provider';
 import type { ResponseFormat, ToolChoice } from '../guided/guide.js';
-import type { ChatOptions, ParserOptions } from '../pipeline/options.js';
+import type { ChatOptions, ParserOptions, SpeculativeOptions } from '../pipeline/options.js';
 import type { ToolDefinition } from '../text/types.js';
 
 /** `providerOptions.weft`: per-call settings only weft has. */
@@ -34,6 +34,8 @@ export interface WeftCallSettings {
   guidedTools?: boolean;
   /** Whether a guided reply may make more than one call (OpenAI's parallel_tool_calls). Default true. */
   parallelToolCalls?: boolean;
+  /** Speculative decoding for this call (docs/speculative.md), or false for none; default: the pipeline's. */
+  speculative?: SpeculativeOptions | false;
 }
 
 const WEFT_SETTINGS: readonly (keyof WeftCallSettings)[] = [
@@ -47,6 +49,7 @@ const WEFT_SETTINGS: readonly (keyof WeftCallSettings)[] = [
   'templateKwargs',
   'guidedTools',
   'parallelToolCalls',
+  'speculative',
 ];
 
 /** What toolChoice asked for that weft can only check afterwards (when it could not enforce it). */
@@ -108,6 +111,7 @@ export function toChatOptions(call: LanguageModelV3CallOptions, defaults: WeftCa
       templateKwargs: weftSettings.templateKwargs,
       guidedTools: tools.length > 0 ? weftSettings.guidedTools : undefined,
       parallelToolCalls: weftSettings.parallelToolCalls,
+      speculative: weftSettings.speculative,
     }),
     ...(parsers !== undefined && { parsers }),
     ...(tools.length > 0 && { tools }),

@@ -5,13 +5,17 @@
  * field the client sent (serve/errors.ts); RemotePipeline writes options into
  * a body (remote/request-body.ts). Besides OpenAI's own fields, the vLLM/OVMS
  * extras those servers accept (`top_k`, `min_p`, `repetition_penalty`,
- * `ignore_eos`, `stop_token_ids`, `skip_special_tokens`, `chat_template_kwargs`).
+ * `ignore_eos`, `stop_token_ids`, `skip_special_tokens`, `chat_template_kwargs`),
+ * and weft's own `speculative`.
  */
 
 import type { ChatOptions, GenerateOptions } from './options.js';
 
-/** How a field's value is spelt: a number, an integer, a boolean, a string or strings (`stop`), integers. */
-export type FieldKind = 'number' | 'integer' | 'boolean' | 'stop' | 'integers';
+/**
+ * How a field's value is spelt: a number, an integer, a boolean, a string or strings (`stop`),
+ * integers, or weft's `speculative` (false, or an object in weft's own spelling).
+ */
+export type FieldKind = 'number' | 'integer' | 'boolean' | 'stop' | 'integers' | 'speculative';
 
 export interface SamplingField {
   readonly option: keyof GenerateOptions;
@@ -37,6 +41,8 @@ export const SAMPLING_FIELDS: readonly SamplingField[] = [
   { option: 'ignoreEos', field: 'ignore_eos', kind: 'boolean' },
   { option: 'skipSpecialTokens', field: 'skip_special_tokens', kind: 'boolean' },
   { option: 'n', field: 'n', kind: 'integer' },
+  // weft's own: only `weft serve` reads it (docs/speculative.md); RemotePipeline sends it when set.
+  { option: 'speculative', field: 'speculative', kind: 'speculative' },
 ];
 
 /**

@@ -8,7 +8,7 @@
 
 import { parseArgs } from 'node:util';
 import type { KvPrecision } from '../backends/backend.js';
-import type { ParserOptions, PipelineOptions } from '../pipeline/options.js';
+import type { ParserOptions, PipelineOptions, SpeculativeOptions } from '../pipeline/options.js';
 import { GUIDED_TOOL_PARSERS, toolParserNames } from '../tool-formats/registry.js';
 import { reasoningParserNames } from '../parsers/index.js';
 
@@ -68,6 +68,7 @@ export function parseServeArgs(argv: readonly string[]): ServeCommand {
       }),
       ...(values['enable-prefix-caching'] !== undefined && { prefixCaching: bool('--enable-prefix-caching', values['enable-prefix-caching']) }),
     },
+    ...(values['speculative-config'] !== undefined && { speculative: speculativeConfig(values['speculative-config']) }),
   };
   return {
     help,
@@ -113,6 +114,9 @@ Options (OVMS's spellings work too: --max_num_seqs, --rest_port, --cache_size, .
       --max-num-seqs <n>          most requests running at once (default 64)
       --max-num-batched-tokens <n> most tokens per engine step (default 2048)
       --enable-prefix-caching [true|false]  reuse cached prompt prefixes (default true)
+      --speculative-config <json> speculative decoding by default, e.g. '{"method":"prompt-lookup","tokens":4,"ngram":2}'
+                                  (vLLM's '{"method":"ngram","num_speculative_tokens":4,"prompt_lookup_max":2}' too);
+                                  a request's "speculative" (false or such an object) overrides it
       --tool-parser <name>        ${toolParserNames().join(', ')}, none
                                   (default: inferred from the chat template's tool-call markup)
       --reasoning-parser <name>   ${reasoningParserNames().join(', ')}, none
@@ -171,6 +175,7 @@ export const SERVE_OPTIONS = {
   'max-num-seqs': { type: 'string' },
   'max-num-batched-tokens': { type: 'string' },
   'enable-prefix-caching': { type: 'string' },
+  'speculative-config': { type: 'string' },
   'tool-parser': { type: 'string' },
   'reasoning-parser': { type: 'string' },
   'enable-tool-guided-generation': { type: 'string' },
@@ -192,6 +197,27 @@ function parse(args: string[]) {
   } catch (error) {
     throw new ServeUsageError((error as Error).message.split('. To specify')[0] ?? String(error));
   }
+}
+
+/**
+ * --speculative-config: weft's `speculative` option as JSON, or vLLM's n-gram spelling of it
+ * (`method: "ngram"`, `num_speculative_tokens`, `prompt_lookup_max`). Keys and ranges are
+ * checked by the pipeline, which names the option.
+ */
+function speculativeConfig(text: string): SpeculativeOptions {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ServeUsageError(`--speculative-config must be JSON, e.g. '{"method":"prompt-lookup","tokens":4}' (got ${JSON.stringify(text)})`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ServeUsageError(`--speculative-config must be a JSON object, e.g. '{"method":"prompt-lookup","tokens":4}' (got ${JSON.stringify(text)})`);
+  }
+  const config = value as Record<string, unknown>;
+  if (config.method !== 'ngram') return config as unknown as SpeculativeOptions;
+  const { method: _method, num_speculative_tokens: tokens, prompt_lookup_max: ngram, ...rest } = config;
+  return { method: 'prompt-lookup', ...(tokens !== undefined && { tokens }), ...(ngram !== undefined && { ngram }), ...rest } as unknown as SpeculativeOptions;
 }
 
 function number(flag: string, text: string): number {

@@ -11,7 +11,7 @@ import type { GenerateOptions } from '../pipeline/options.js';
 import { SAMPLING_FIELDS, type SamplingField } from '../pipeline/openai-fields.js';
 import { ApiError, badRequest } from './errors.js';
 import { parseResponseFormat } from './guided-fields.js';
-import { optionalBoolean, optionalInteger, optionalNumber, optionalObject, type Json } from './fields.js';
+import { isJsonObject, optionalBoolean, optionalInteger, optionalNumber, optionalObject, type Json } from './fields.js';
 
 export interface ServedModel {
   /** The name clients send as `model` (and /v1/models lists). */
@@ -64,6 +64,13 @@ function readField(body: Json, entry: SamplingField): unknown {
       if (stop === undefined || stop === null) return undefined;
       if (typeof stop === 'string' || (Array.isArray(stop) && stop.every((s) => typeof s === 'string'))) return stop;
       throw badRequest(`${field} must be a string or an array of strings`, field);
+    }
+    case 'speculative': {
+      // false, or weft's speculative options: their keys and ranges are the pipeline's to check.
+      const value = body[field];
+      if (value === undefined || value === null) return undefined;
+      if (value === false || isJsonObject(value)) return value;
+      throw badRequest(`${field} must be false or an object like {"method": "prompt-lookup", "tokens": 4, "ngram": 2}`, field);
     }
     case 'integers': {
       const ids = body[field];
