@@ -50,7 +50,8 @@ import { Pipeline, type ChatMessage, type ToolDefinition } from '../src/index.js
 import { GREEDY } from '../src/sampling/params.js';
 import { Sampler } from '../src/sampling/sampler.js';
 import { buildBatch } from '../test/native/helpers.js';
-import { type TensorSpec, writeRandomF16Model } from './random-f16-model.js';
+import { QWEN3_06B_CONFIG, qwen3_06bSpecs } from './qwen3-0.6b-shape.js';
+import { writeRandomF16Model } from './random-f16-model.js';
 
 const args = process.argv.slice(2);
 const value = (name: string, fallback: string) => {
@@ -217,27 +218,7 @@ const tokPerSec = (t: Timed, pick?: readonly number[]) => {
 // ---------------------------------------------------------------------------
 // Part 2: a verify step at the Qwen3-0.6B shape.
 
-const H = 1024, LAYERS = 28, HEADS = 16, KV_HEADS = 8, HEAD_DIM = 128, FFN = 3072, VOCAB = 151936;
-const QWEN3_06B = {
-  architectures: ['Qwen3ForCausalLM'], model_type: 'qwen3', hidden_size: H, num_hidden_layers: LAYERS, num_attention_heads: HEADS,
-  num_key_value_heads: KV_HEADS, head_dim: HEAD_DIM, intermediate_size: FFN, vocab_size: VOCAB, max_position_embeddings: 8192,
-  rms_norm_eps: 1e-6, tie_word_embeddings: true, torch_dtype: 'float16', rope_theta: 1e6,
-};
-
-function qwen3Specs(): TensorSpec[] {
-  const q = HEADS * HEAD_DIM, kv = KV_HEADS * HEAD_DIM;
-  const specs: TensorSpec[] = [['model.embed_tokens.weight', [VOCAB, H]]];
-  for (let l = 0; l < LAYERS; l++) {
-    const p = `model.layers.${l}.`;
-    const a = `${p}self_attn.`;
-    specs.push([`${p}input_layernorm.weight`, [H]], [`${p}post_attention_layernorm.weight`, [H]]);
-    specs.push([`${a}q_proj.weight`, [q, H]], [`${a}k_proj.weight`, [kv, H]], [`${a}v_proj.weight`, [kv, H]],
-      [`${a}o_proj.weight`, [H, q]], [`${a}q_norm.weight`, [HEAD_DIM]], [`${a}k_norm.weight`, [HEAD_DIM]]);
-    specs.push([`${p}mlp.gate_proj.weight`, [FFN, H]], [`${p}mlp.up_proj.weight`, [FFN, H]], [`${p}mlp.down_proj.weight`, [H, FFN]]);
-  }
-  specs.push(['model.norm.weight', [H]]);
-  return specs;
-}
+const VOCAB = QWEN3_06B_CONFIG.vocab_size;
 
 const CONTEXT = 512;
 const BLOCK_SIZE = 16;
@@ -259,7 +240,7 @@ async function stepMs(backend: CpuBackend, tokens: number, samples: number): Pro
 const SIZES = [...new Set([1, 2, 3, 5, K + 1])].sort((a, b) => a - b);
 
 async function verifyCost(quantize: WeightQuantization | undefined): Promise<{ oneMs: number; verifyMs: number; ratio: number; bySize: Record<number, number> }> {
-  const dir = writeRandomF16Model(join(tmpdir(), 'weft-bench-qwen3-0.6b-f16'), QWEN3_06B, qwen3Specs());
+  const dir = writeRandomF16Model(join(tmpdir(), 'weft-bench-qwen3-0.6b-f16'), QWEN3_06B_CONFIG, qwen3_06bSpecs());
   const backend = await CpuBackend.load(dir, { threads, ...(quantize && { quantize }) });
   await backend.allocateCache({ numBlocks: Math.ceil((CONTEXT + 64) / BLOCK_SIZE) + 1, blockSize: BLOCK_SIZE, precision: 'f16' });
   await stepMs(backend, 1, 2); // warm-up
