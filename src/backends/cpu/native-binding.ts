@@ -185,6 +185,8 @@ export interface NativeTesting {
   toHalf(kernel: 'baseline' | 'f16c', values: Float32Array): Uint16Array | null;
   /** The greedy pick of a row as a step takes it (native/src/cpu/kernels/argmax/argmax.h); null when this CPU or build has no AVX2. */
   argmax(kernel: 'baseline' | 'avx2', values: Float32Array): number | null;
+  /** The exact GELU of a kernel set, out of place (native/src/cpu/kernels/activation/activation.h); null when this CPU or build cannot run that set. */
+  geluErf(set: string, values: Float32Array): Float32Array | null;
   /**
    * The native sampling chain on one row as a step runs it (native/src/cpu/sample/sampler.h), with one
    * kernel set's exp passes; params as StepBatch.sampling.params' row. `values` is put back as it was,
@@ -214,7 +216,7 @@ export interface NativeBinding {
   readonly testing: NativeTesting;
 }
 
-const ABI_VERSION = 6;
+const ABI_VERSION = 7;
 const REBUILD =
   'run `npm rebuild weft` (with WEFT_BUILD_FROM_SOURCE=1 to compile even where a prebuilt binary exists), or `npm run build:native` in the weft package folder; compiling needs cmake >= 3.15 and a C++17 compiler';
 let cached: NativeBinding | undefined;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/cpu_features.h"
+#include "kernels/activation/activation.h"
 #include "kernels/argmax/argmax.h"
 #include "kernels/float/sextets.h"
 #include "kernels/half/half_rows.h"
@@ -330,6 +331,21 @@ Napi::Value argmax_js(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), argmax(a.values.Data(), static_cast<int32_t>(n)));
 }
 
+// geluErf(set, values: Float32Array) -> Float32Array: the exact GELU of a kernel
+// set (activation.h), or null when this CPU or build cannot run that set.
+Napi::Value gelu_erf_js(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() != 2 || !info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array)
+    throw Napi::TypeError::New(env, "geluErf(set, values: Float32Array)");
+  const GeluFn gelu = gelu_erf_kernel_of(kernel_set(env, info[0]));
+  if (gelu == nullptr) return env.Null();
+  const Napi::Float32Array in = info[1].As<Napi::Float32Array>();
+  Napi::Float32Array out = Napi::Float32Array::New(env, in.ElementLength());
+  std::copy(in.Data(), in.Data() + in.ElementLength(), out.Data());
+  gelu(out.Data(), out.ElementLength());
+  return out;
+}
+
 }  // namespace
 
 void register_testing(Napi::Env env, Napi::Object exports) {
@@ -345,6 +361,7 @@ void register_testing(Napi::Env env, Napi::Object exports) {
   t.Set("quantizeRow", Napi::Function::New(env, quantize_js));
   t.Set("toHalf", Napi::Function::New(env, to_half_js));
   t.Set("argmax", Napi::Function::New(env, argmax_js));
+  t.Set("geluErf", Napi::Function::New(env, gelu_erf_js));
   register_sample_testing(env, t);
   exports.Set("testing", t);
 }

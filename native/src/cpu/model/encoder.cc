@@ -145,9 +145,10 @@ void mlp(Model& model, StepState& st, int layer) {
   const MatmulPart up[] = {part(st.up.data(), l.w_up, &l.b_up)};
   project(model, st, st.x.data(), T, l.w_up, up);
   const bool tanh_form = c.activation == ModelConfig::Activation::GeluTanh;
+  const GeluFn gelu_erf_rows = gelu_erf_kernel();
   model.pool->parallel_for(T, st.token_grain, [&](size_t t0, size_t t1, int) {
     if (tanh_form) gelu_tanh(&st.up[t0 * I], (t1 - t0) * I);
-    else gelu_erf(&st.up[t0 * I], (t1 - t0) * I);
+    else gelu_erf_rows(&st.up[t0 * I], (t1 - t0) * I);
   });
   const MatmulPart down[] = {part(st.xb.data(), l.w_down, &l.b_down)};
   project(model, st, st.up.data(), T, l.w_down, down);

@@ -26,4 +26,15 @@ void silu_mul_baseline(float* gate, const float* up, size_t n);
 void silu_mul_avx2(float* gate, const float* up, size_t n);
 void silu_mul_avx512(float* gate, const float* up, size_t n);
 
+// x[i] = 0.5 x[i] (1 + erf(x[i] / sqrt 2)), the exact GELU of BERT-family MLPs
+// (encoder.cc), in place; element by element like silu_mul. The baseline is
+// gelu.h's scalar form with the C library's erf; the vector kernels
+// (activation_kernel.h) agree with it within 2e-7 absolute + 2e-7 relative,
+// and with each other bit for bit.
+using GeluFn = void (*)(float* x, size_t n);
+GeluFn gelu_erf_kernel();
+GeluFn gelu_erf_kernel_of(KernelSet set);
+void gelu_erf_avx2(float* x, size_t n);
+void gelu_erf_avx512(float* x, size_t n);
+
 }  // namespace weft

@@ -7,5 +7,6 @@
 
 namespace weft {
 void silu_mul_avx512(float* gate, const float* up, size_t n) { silu_mul_vec(gate, up, n); }
+void gelu_erf_avx512(float* x, size_t n) { gelu_erf_vec(x, n); }
 }  // namespace weft
 #endif
