@@ -7,14 +7,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SAMPLING_PARAMS, type SampledRows } from '../../src/backends/backend.js';
-import { loadNativeBinding } from '../../src/backends/cpu/native-binding.js';
+import { loadNativeBinding, type SampleKernelsName } from '../../src/backends/cpu/native-binding.js';
 import { GREEDY, type SamplingParams } from '../../src/sampling/params.js';
 import { Rng } from '../../src/sampling/rng.js';
 import { applyMask } from '../../src/guided/grammar.js';
 import { NonFiniteLogitsError, Sampler, allFinite, argmax, type SampledToken } from '../../src/sampling/sampler.js';
 
 const testing = loadNativeBinding().testing;
-const KERNELS = (['baseline', 'avx2'] as const).filter((kernel) => kernel === 'baseline' || testing.supportedKernelSets().includes('avx2'));
+// Every set of row passes this CPU runs ('avx512' with the avx512vnni kernel set); the baseline always.
+const KERNELS = (['baseline', 'avx2', 'avx512'] as const).filter((kernel) => testing.sampleRow(kernel, Float32Array.of(0), new Float64Array(SAMPLING_PARAMS), new Int32Array(0), new Int32Array(0), new Int32Array(0)) !== null);
 
 type Outcome = SampledToken | 'non-finite';
 
@@ -35,7 +36,7 @@ function jsMaskedStep(sampler: Sampler, row: Float32Array, mask: Uint32Array): O
   return sampler.isPlainGreedy ? { token: argmax(copy, 0, copy.length) } : sampler.sample(copy, 0, copy.length, { masked: true });
 }
 
-function nativeStep(kernel: 'baseline' | 'avx2', sampler: Sampler, row: Float32Array, mask?: Uint32Array): Outcome {
+function nativeStep(kernel: SampleKernelsName, sampler: Sampler, row: Float32Array, mask?: Uint32Array): Outcome {
   const params = new Float64Array(SAMPLING_PARAMS);
   sampler.writeParams(params, 0);
   const counts = [...sampler.outputTokenCounts];
@@ -120,6 +121,11 @@ function expectSame(params: SamplingParams, rows: readonly Float32Array[], promp
 const base = (overrides: Partial<SamplingParams>): SamplingParams => ({ ...GREEDY, temperature: 1, seed: 7, ...overrides });
 
 describe('native sampling chain', () => {
+  it('runs the AVX-512 row passes wherever the avx512vnni kernel set runs', () => {
+    expect(KERNELS.includes('avx512')).toBe(testing.supportedKernelSets().includes('avx512vnni'));
+    expect(KERNELS.includes('avx2')).toBe(testing.supportedKernelSets().includes('avx2'));
+  });
+
   it('computes exp and log as V8 does (Math.exp, Math.log), bit for bit, in every kernel set', () => {
     const rng = new Rng(3);
     const x = new Float64Array(200_000);
