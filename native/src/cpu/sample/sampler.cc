@@ -107,18 +107,17 @@ int32_t draw(SampleKernels kernels, const float* row, int32_t vocab, double max,
   const size_t room = static_cast<size_t>(vocab) + 8;  // gather_before's full-vector stores
   if (scratch.candidates.size() < room) scratch.candidates.resize(room);
   if (scratch.partitioned.size() < room) scratch.partitioned.resize(room);
-  if (scratch.befores.size() < room) scratch.befores.resize(room);
   Candidate* c = scratch.candidates.data();
-  const SelectionBuffers buffers{scratch.partitioned.data(), scratch.befores.data()};
+  const SelectionBuffer work = scratch.partitioned.data();
   double total;  // c[0..n)'s weights added in order from 0, as the JS total
   int32_t n = collect_candidates(kernels, row, vocab, max, temperature, floor, min_p, c, &total);
   if (n == 0) return argmax_kernel()(row, vocab);
   if (top_k > 0 && n > top_k) {
-    n = select_best(kernels, c, n, top_k, buffers);
+    n = select_best(kernels, c, n, top_k, work);
     total = 0;
     for (int32_t i = 0; i < n; ++i) total += c[i].weight;
   }
-  if (top_p < 1) n = select_mass(kernels, c, n, top_p * total, buffers, &total);
+  if (top_p < 1) n = select_mass(kernels, c, n, top_p * total, work, &total);
   if (!(total > 0)) return argmax_kernel()(row, vocab);
   drew = true;
   double threshold = p[kRandom] * total;

@@ -90,8 +90,7 @@ class SamplerScratch {
     int32_t id;
   };
   std::vector<Candidate> candidates;
-  std::vector<Candidate> partitioned;  // the Lomuto arrangement's f (selection.cc)
-  std::vector<Candidate> befores;      // a partition's "before" entries (selection.h)
+  std::vector<Candidate> partitioned;  // the selections' work buffer (selection.h)
   std::vector<std::pair<int32_t, float>> saved;  // (token, value before a penalty)
 };
 class SamplerScratchPool {

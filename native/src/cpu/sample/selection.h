@@ -18,19 +18,17 @@
 
 namespace weft {
 
-// The buffers a selection uses, each at least n + 8 entries (SamplerScratch keeps them).
-struct SelectionBuffers {
-  SamplerScratch::Candidate* arranged;  // partition()'s f
-  SamplerScratch::Candidate* befores;   // the gathered "before" entries
-};
+// A selection's work buffer, at least n + 8 entries (SamplerScratch keeps it): a partition's gathered
+// "before" entries, which are used up before arrange() (selection.cc) needs it for its f.
+using SelectionBuffer = SamplerScratch::Candidate*;
 
 // selectBest(): the best k of c[0..n) (0 < k < n) into c[0..k), arranged as the JS leaves them.
-int32_t select_best(SampleKernels kernels, SamplerScratch::Candidate* c, int32_t n, int32_t k, SelectionBuffers buffers);
+int32_t select_best(SampleKernels kernels, SamplerScratch::Candidate* c, int32_t n, int32_t k, SelectionBuffer work);
 
 // selectMass(): the shortest best prefix of c[0..n) weighing at least `mass`; returns its length L
 // (at least 1). *total: c[0..L)'s weights added in order from 0 (draw()'s total after top-p, without
 // a pass of its own: the prefix only grows at its end, so its sum is carried along).
-int32_t select_mass(SampleKernels kernels, SamplerScratch::Candidate* c, int32_t n, double mass, SelectionBuffers buffers,
+int32_t select_mass(SampleKernels kernels, SamplerScratch::Candidate* c, int32_t n, double mass, SelectionBuffer work,
                     double* total);
 
 // The entries of c[lo, end) ordered before (pw, pid) ("higher weight first, lower id on ties"),
