@@ -4,7 +4,10 @@
  * of row passes this CPU runs (native/src/cpu/sample/exp_rows.h: baseline,
  * avx2, avx512), and by another build of the addon in the same process
  * (--before, e.g. the main checkout's native/build/Release/weft_native.node),
- * with the set it runs here. One thread (the caller's), no model, CPU time
+ * with the set it runs here. The hook keeps its buffers across calls as a step's
+ * threads do; a build from before that (ABI < 7) allocated them on every call,
+ * which its figures include (about a millisecond a row here: compare on the
+ * peaked rows, where the chain itself costs little). One thread (the caller's), no model, CPU time
  * (process.cpuUsage), not wall time: what moves least with the host's load. Cases alternate within a round; medians.
  *
  * Rows: `flat` (uniform in [-2, 2): every token a candidate, what a

@@ -61,7 +61,10 @@ Napi::Value sample_row_js(const Napi::CallbackInfo& info) {
   in.counted_begins = {0, static_cast<int32_t>(in.counted.size())};
   const std::string problem = validate_sampling(in, 1, static_cast<int32_t>(n));
   if (!problem.empty()) throw Napi::RangeError::New(env, problem);
-  SamplerScratch scratch;
+  // Kept across calls, as each step's thread keeps its own (SamplerScratchPool): a row then costs
+  // what it costs in a step, without first touching megabytes of buffers (bench/sampling-rows.bench.ts).
+  // The hooks run on the JavaScript thread only.
+  static SamplerScratch scratch;
   int32_t token = -1;
   uint8_t flags = 0;
   double stats[2] = {0, 0};

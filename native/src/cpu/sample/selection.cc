@@ -118,11 +118,16 @@ int32_t gather_before(SampleKernels kernels, const Candidate* c, int32_t lo, int
 #if defined(WEFT_AVX512_SAMPLE_KERNELS)
   if (kernels == SampleKernels::Avx512) return gather_before_avx512(c, lo, end, pw, pid, out);
 #endif
+#if defined(WEFT_AVX2_KERNELS)
+  if (kernels == SampleKernels::Avx2) return gather_before_avx2(c, lo, end, pw, pid, out);
+#endif
   (void)kernels;
   int32_t count = 0;
   for (int32_t q = lo; q < end; ++q) {
-    out[count] = c[q];  // kept only when it is "before": no branch
-    count += before(c[q], pw, pid);
+    const Candidate x = c[q];  // compared before the store: out cannot alias c, but the compiler would reload
+    const bool b = before(x, pw, pid);
+    out[count] = x;  // kept only when it is "before": no branch
+    count += b;
   }
   return count;
 }

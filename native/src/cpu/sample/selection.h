@@ -4,8 +4,8 @@
 // stream, the same Lomuto partition (sampler.h says why every bit matters).
 //
 // What is faster than the JS loop, and why it is the same: a partition first
-// only gathers the entries ordered before its pivot, in order (vectorised with
-// AVX-512 where that set runs, selection_avx512.cc). When the selection then
+// only gathers the entries ordered before its pivot, in order (vectorised:
+// selection_avx2.cc, selection_avx512.cc). When the selection then
 // descends into them, or stops, that is all the JS arrangement it ever reads
 // again: the Lomuto loop leaves the "before" entries in their order at the
 // front, the pivot next, and the rest is not looked at. Only a descent into
@@ -35,6 +35,10 @@ int32_t select_mass(SampleKernels kernels, SamplerScratch::Candidate* c, int32_t
 // in their order, into out; returns how many. out has room for end - lo + 8 entries.
 int32_t gather_before(SampleKernels kernels, const SamplerScratch::Candidate* c, int32_t lo, int32_t end, double pw, int32_t pid,
                       SamplerScratch::Candidate* out);
+#if defined(WEFT_AVX2_KERNELS)
+int32_t gather_before_avx2(const SamplerScratch::Candidate* c, int32_t lo, int32_t end, double pw, int32_t pid,
+                           SamplerScratch::Candidate* out);
+#endif
 #if defined(WEFT_AVX512_SAMPLE_KERNELS)
 int32_t gather_before_avx512(const SamplerScratch::Candidate* c, int32_t lo, int32_t end, double pw, int32_t pid,
                              SamplerScratch::Candidate* out);
