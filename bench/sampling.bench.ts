@@ -218,7 +218,11 @@ try {
   for (let round = 1; round <= ROUNDS; round++) {
     // Alternate the order, so no case always runs right after the same other one.
     const order = round % 2 === 1 ? CASES : [...CASES].reverse();
-    for (const c of order) runs.get(c.name)!.push(await run(c, round));
+    for (const c of order) {
+      const r = await run(c, round);
+      runs.get(c.name)!.push(r);
+      process.stderr.write(`  round ${round} ${c.name}: ${r.tokPerS.toFixed(1)} tok/s\n`);
+    }
     loads.push(loadavg()[0]!);
   }
   const tok = (name: string) => median(runs.get(name)!.map((r) => r.tokPerS));

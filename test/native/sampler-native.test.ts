@@ -215,6 +215,65 @@ describe('native sampling chain', () => {
     }
   });
 
+  it('finds the penalised row\'s max as a pass over it would: the top token penalised, tied, or overtaken by a penalised one', () => {
+    // The chain takes the penalised max from the row's max and the penalised tokens (sampler.cc penalised_max):
+    // these rows put the top token under the penalties, tie it, or lift a penalised token over it.
+    const vocab = 4099;
+    const rng = new Rng(31);
+    const cases: [string, (row: Float32Array) => number[]][] = [
+      ['top token penalised', (row) => [row.indexOf(Math.max(...row))]],
+      ['top value tied by an unpenalised token', (row) => {
+        const top = row.indexOf(Math.max(...row));
+        row[(top + 7) % vocab] = row[top]!;
+        return [top];
+      }],
+      ['top value tied by a penalised token', (row) => {
+        const top = row.indexOf(Math.max(...row));
+        row[(top + 7) % vocab] = row[top]!;
+        return [top, (top + 7) % vocab];
+      }],
+      ['penalised tokens below the top', (row) => {
+        const top = row.indexOf(Math.max(...row));
+        return [(top + 1) % vocab, (top + 2) % vocab, 5];
+      }],
+    ];
+    for (const [label, penalise] of cases)
+      for (const kind of ['flat', 'peaked', 'ties'] as const)
+        for (const overrides of [
+          { repetitionPenalty: 1.3 },
+          // These lift penalised logits (one may overtake the top); min-p's cut is relative to the max, so a
+          // wrong max changes the candidates, not only their scale.
+          { repetitionPenalty: 0.4, minP: 0.3 },
+          { presencePenalty: -3, frequencyPenalty: -0.5, minP: 0.3 },
+          { presencePenalty: 0.5, repetitionPenalty: 1.1, logprobs: 3 },
+        ]) {
+          const row = makeRow(kind, vocab, rng);
+          const tokens = penalise(row);
+          // The same tokens as prompt (repetition) and as output (presence / frequency): the JS Sampler's lists.
+          const params = base({ temperature: 0.9, topP: 0.95, seed: tokens[0]!, ...overrides });
+          for (const kernel of KERNELS) {
+            const js = new Sampler(params, tokens);
+            const native = new Sampler(params, tokens);
+            for (const token of tokens)
+              for (const sampler of [js, native]) {
+                // Records an output token (the penalties' counts), leaving the random stream where it is (flags 0).
+                const one = { tokens: Int32Array.of(token), flags: Uint8Array.of(0), stats: Float64Array.of(0, 1), top: new Int32Array(8), topWidth: 8 };
+                sampler.takeSampled(one, 0, row, 0);
+              }
+            const expected = jsStep(js, row);
+            const actual = nativeStep(kernel, native, row);
+            if (!Object.is(expected, actual)) expect(actual, `${label}, ${kind}, ${JSON.stringify(overrides)}, ${kernel}`).toEqual(expected);
+          }
+        }
+  });
+
+  it('agrees on a 151,936-token row of ties (the selections\' equal-weight paths at a real size)', () => {
+    const rng = new Rng(23);
+    const rows = [makeRow('ties', 151_936, rng)];
+    for (const params of [base({ temperature: 0.7, topP: 0.9 }), base({ temperature: 0.7, topK: 40 })])
+      expectSame(params, rows, [1, 2, 3], `ties ${JSON.stringify(params)}`);
+  });
+
   it('masks guided rows before the chain as the engine does, all-masked rows included', () => {
     const vocab = 2500;
     const rng = new Rng(17);
