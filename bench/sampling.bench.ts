@@ -19,7 +19,8 @@
  * names, bench/vs-llama-cpp/sampling-side.ts), in its own process, each of its
  * cases run right after weft's: greedy, sampled and penalties (without
  * logprobs there) at 16 and 1 streams; weft / node-llama-cpp ratios per round,
- * medians. Needs `npm install --prefix bench/vs-llama-cpp`; --skip-llama leaves it out.
+ * medians. Needs `npm install --prefix bench/vs-llama-cpp`; --skip-llama leaves it out,
+ * --llama-threads N gives it N threads (default: --threads).
  *
  * Run: npm run bench:sampling [-- --model file.gguf] [--rounds N] [--tokens N] [--threads N] [--skip-llama]
  * (default model: bench/vs-llama-cpp's Q8_0 file, the Qwen3-0.6B shape with a
@@ -52,12 +53,16 @@ const { values } = parseArgs({
     tokens: { type: 'string', default: '32' },
     threads: { type: 'string', default: '2' },
     'skip-llama': { type: 'boolean', default: false },
+    'llama-threads': { type: 'string' },
   },
 });
 const model = values.model!;
 const ROUNDS = Number(values.rounds);
 const TOKENS = Number(values.tokens);
 const THREADS = Number(values.threads);
+// node-llama-cpp's threads wait for each other at ggml's spinning barriers, hundreds a token: on a host with
+// more runnable threads than cores each wait can last a scheduler slice. --llama-threads 1 shows its sampler without that.
+const LLAMA_THREADS = Number(values['llama-threads'] ?? THREADS);
 if (!existsSync(model)) {
   console.error(`${model} is absent: make it with \`npx tsx bench/vs-llama-cpp/make-model.ts --type Q8_0\`, or pass --model`);
   process.exit(1);
@@ -111,7 +116,7 @@ async function startLlama(): Promise<LlamaSide | undefined> {
     console.error('node-llama-cpp is not installed (npm install --prefix bench/vs-llama-cpp): its comparison is left out');
     return undefined;
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', join(dir, 'sampling-side.ts'), '--model', model, '--threads', String(THREADS), '--sequences', '16'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(dir, 'sampling-side.ts'), '--model', model, '--threads', String(LLAMA_THREADS), '--sequences', '16'], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
@@ -229,7 +234,7 @@ try {
   const over = (name: string, base: string) => median(runs.get(name)!.map((r, i) => r.tokPerS / runs.get(base)!.at(i)!.tokPerS));
   const main = (name: string) => median(runs.get(name)!.map((r) => r.mainMsPerToken));
   console.log(`CPU: ${cpus()[0]?.model ?? 'unknown'} (${cpus().length} cores), kernels ${nativeBackend.kernels} (sampler row passes ${rowPasses}), ${THREADS} threads; ${model}`);
-  if (llama) console.log(`node-llama-cpp 3.21.1: ${llama.kernels}; same prompts and settings, penalties without logprobs`);
+  if (llama) console.log(`node-llama-cpp 3.21.1: ${llama.kernels}, ${LLAMA_THREADS} threads; same prompts and settings, penalties without logprobs`);
   console.log(`${TOKENS} tokens a stream from 16-token prompts, aggregate tok/s (prefill included); ${ROUNDS} alternating rounds, medians; load average ${median(loads).toFixed(1)}`);
   console.log(`sampled = ${JSON.stringify(SAMPLED)}, topK = ${JSON.stringify(TOP_K)}, penalties = ${JSON.stringify(PENALTIES)}; js* = the same, sampled in JavaScript`);
   for (const c of CASES) {
@@ -254,6 +259,7 @@ try {
     ...(llama && {
       llama: {
         kernels: llama.kernels,
+        threads: LLAMA_THREADS,
         sampledOverGreedy16: over('llama:sampled/16', 'llama:greedy/16'),
         sampledOverGreedy1: over('llama:sampled/1', 'llama:greedy/1'),
         penaltiesOverGreedy16: over('llama:penalties/16', 'llama:greedy/16'),
