@@ -6,6 +6,11 @@
 // a fused multiply-add would round differently from V8's Math.exp.
 // Only AVX-512 F instructions (the pd logic ops are DQ: integer ones stand in).
 #if defined(WEFT_AVX512_SAMPLE_KERNELS)
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_* (avx512fintrin.h), which
+// -Wmaybe-uninitialized reports falsely once inlined here; no lane of those is read.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include "sample/exp_rows.h"

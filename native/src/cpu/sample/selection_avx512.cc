@@ -3,6 +3,11 @@
 // Only comparisons, moves and compresses: no arithmetic, so nothing can round
 // differently from the scalar loop.
 #if defined(WEFT_AVX512_SAMPLE_KERNELS)
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_* (avx512fintrin.h), which
+// -Wmaybe-uninitialized reports falsely once inlined here; no lane of those is read.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include "sample/selection.h"
