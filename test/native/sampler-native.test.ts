@@ -19,6 +19,9 @@ const KERNELS = (['baseline', 'avx2', 'avx512'] as const).filter((kernel) => tes
 
 type Outcome = SampledToken | 'non-finite';
 
+/** The JS sampler runs each case once per set of row passes (three on an AVX-512 host): the long tests get room for a busy host. */
+const SLOW = 240_000;
+
 function jsStep(sampler: Sampler, row: Float32Array): Outcome {
   try {
     return sampler.sample(Float32Array.from(row), 0, row.length);
@@ -170,7 +173,7 @@ describe('native sampling chain', () => {
             combos++;
           }
     expect(combos).toBe(216);
-  });
+  }, SLOW);
 
   it('gives the JS sampler tokens on every combination of penalties and logprobs', () => {
     const vocab = 2000;
@@ -184,7 +187,7 @@ describe('native sampling chain', () => {
               const rows = [0, 1, 2, 3].map(() => makeRow('peaked', vocab, rng));
               expectSame(params, rows, [1, 1, 7, 1999, 4000], `rep ${repetitionPenalty} pres ${presencePenalty} freq ${frequencyPenalty} lp ${logprobs} T ${temperature}`);
             }
-  });
+  }, SLOW);
 
   it('refuses NaN and infinite rows as the JS sampler does, and agrees on tiny, huge and tied rows', () => {
     const vocab = 1500;
@@ -213,7 +216,7 @@ describe('native sampling chain', () => {
       const rows = [makeRow('flat', vocab, rng), makeRow('peaked', vocab, rng)];
       expectSame(params, rows, [10, 20, 151_935], JSON.stringify(params));
     }
-  });
+  }, SLOW);
 
   it('finds the penalised row\'s max as a pass over it would: the top token penalised, tied, or overtaken by a penalised one', () => {
     // The chain takes the penalised max from the row's max and the penalised tokens (sampler.cc penalised_max):
@@ -272,7 +275,7 @@ describe('native sampling chain', () => {
     const rows = [makeRow('ties', 151_936, rng)];
     for (const params of [base({ temperature: 0.7, topP: 0.9 }), base({ temperature: 0.7, topK: 40 })])
       expectSame(params, rows, [1, 2, 3], `ties ${JSON.stringify(params)}`);
-  });
+  }, SLOW);
 
   it('masks guided rows before the chain as the engine does, all-masked rows included', () => {
     const vocab = 2500;
@@ -308,7 +311,7 @@ describe('native sampling chain', () => {
               if (!Object.is(expected, actual)) expect(actual, `${name} ${kind} ${kernel} ${JSON.stringify(params)} step ${step}`).toEqual(expected);
             }
           }
-  });
+  }, SLOW);
 
   it('uses the random number exactly when the JS sampler draws', () => {
     const row = makeRow('flat', 500, new Rng(2));
