@@ -15,14 +15,24 @@
  * 151,936 flat logits (the worst case: every token a candidate) sampled by the
  * native chain (testing.sampleRow, this process's kernel set) and by the JS sampler.
  *
- * Run: npm run bench:sampling [-- --model file.gguf] [--rounds N] [--tokens N] [--threads N]
+ * node-llama-cpp 3.21.1 on the same GGUF, same prompts, same settings (its
+ * names, bench/vs-llama-cpp/sampling-side.ts), in its own process, each of its
+ * cases run right after weft's: greedy, sampled and penalties (without
+ * logprobs there) at 16 and 1 streams; weft / node-llama-cpp ratios per round,
+ * medians. Needs `npm install --prefix bench/vs-llama-cpp`; --skip-llama leaves it out,
+ * --llama-threads N gives it N threads (default: --threads).
+ *
+ * Run: npm run bench:sampling [-- --model file.gguf] [--rounds N] [--tokens N] [--threads N] [--skip-llama]
  * (default model: bench/vs-llama-cpp's Q8_0 file, the Qwen3-0.6B shape with a
  * 151,936-token vocabulary; `npx tsx bench/vs-llama-cpp/make-model.ts --type Q8_0` makes it).
  * Last line: one JSON object with sampledOverGreedy16, sampledOverGreedy1,
- * penaltiesOverGreedy16, ... .
+ * penaltiesOverGreedy16, ..., and with node-llama-cpp: llama.sampledOverGreedy16 (its own),
+ * weftOverLlama.sampled16 (weft's tok/s over its), ... .
  */
 
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -42,12 +52,17 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     tokens: { type: 'string', default: '32' },
     threads: { type: 'string', default: '2' },
+    'skip-llama': { type: 'boolean', default: false },
+    'llama-threads': { type: 'string' },
   },
 });
 const model = values.model!;
 const ROUNDS = Number(values.rounds);
 const TOKENS = Number(values.tokens);
 const THREADS = Number(values.threads);
+// node-llama-cpp's threads wait for each other at ggml's spinning barriers, hundreds a token: on a host with
+// more runnable threads than cores each wait can last a scheduler slice. --llama-threads 1 shows its sampler without that.
+const LLAMA_THREADS = Number(values['llama-threads'] ?? THREADS);
 if (!existsSync(model)) {
   console.error(`${model} is absent: make it with \`npx tsx bench/vs-llama-cpp/make-model.ts --type Q8_0\`, or pass --model`);
   process.exit(1);
@@ -88,6 +103,40 @@ const native = await Pipeline.create({ model, threads: 1, kvCache: { size: 8 << 
 const jsBackend = await CpuBackend.loadGguf(model, { threads: THREADS });
 const js = await Pipeline.create({ backend: new JsSamplingBackend(jsBackend), tokenizer: native.tokenizerSource.tokenizer, kvCache });
 
+/** node-llama-cpp in its own process (bench/vs-llama-cpp/sampling-side.ts): one job a line, one answer a line. */
+interface LlamaSide {
+  kernels: string;
+  run(name: string, prompts: number[][], tokens: number, salt: number): Promise<Run>;
+  close(): void;
+}
+async function startLlama(): Promise<LlamaSide | undefined> {
+  const dir = join(import.meta.dirname, 'vs-llama-cpp');
+  if (values['skip-llama']) return undefined;
+  if (!existsSync(join(dir, 'node_modules', 'node-llama-cpp'))) {
+    console.error('node-llama-cpp is not installed (npm install --prefix bench/vs-llama-cpp): its comparison is left out');
+    return undefined;
+  }
+  const child = spawn(process.execPath, ['--import', 'tsx', join(dir, 'sampling-side.ts'), '--model', model, '--threads', String(LLAMA_THREADS), '--sequences', '16'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async () => {
+    const line = await lines.next();
+    if (line.done) throw new Error('node-llama-cpp side exited');
+    return JSON.parse(line.value) as Record<string, unknown>;
+  };
+  const ready = await next();
+  return {
+    kernels: String(ready.kernels),
+    run: async (name, prompts, tokens, salt) => {
+      child.stdin.write(`${JSON.stringify({ name, prompts, tokens, salt })}\n`);
+      return (await next()) as unknown as Run;
+    },
+    close: () => child.stdin.end(),
+  };
+}
+const llama = await startLlama();
+
 const SAMPLED: GenerateOptions = { temperature: 0.7, topP: 0.9 };
 const TOP_K: GenerateOptions = { temperature: 0.7, topK: 40 };
 const PENALTIES: GenerateOptions = { temperature: 0.7, topP: 0.9, repetitionPenalty: 1.1, presencePenalty: 0.2, logprobs: 5 };
@@ -95,7 +144,7 @@ const GREEDY: GenerateOptions = { temperature: 0 };
 
 interface Case {
   readonly name: string;
-  readonly pipe: Pipeline;
+  readonly pipe: Pipeline | 'llama';
   readonly options: GenerateOptions;
   readonly streams: number;
 }
@@ -108,6 +157,13 @@ for (const streams of [16, 1]) {
   CASES.push({ name: `jsSampled/${streams}`, pipe: js, options: SAMPLED, streams });
   if (streams === 16) CASES.push({ name: `jsPenalties/${streams}`, pipe: js, options: PENALTIES, streams });
 }
+// node-llama-cpp's cases, each next to weft's native case of the same name (after it in odd rounds, before it in even ones).
+if (llama)
+  for (const kind of ['greedy', 'sampled', 'penalties'])
+    for (const streams of [16, 1]) {
+      const at = CASES.findIndex((c) => c.name === `${kind}/${streams}`);
+      CASES.splice(at + 1, 0, { name: `llama:${kind}/${streams}`, pipe: 'llama', options: {}, streams });
+    }
 
 interface Run {
   tokPerS: number;
@@ -116,20 +172,24 @@ interface Run {
 
 async function run(c: Case, salt: number): Promise<Run> {
   const prompts = Array.from({ length: c.streams }, (_, s) => Array.from({ length: 16 }, (_, i) => (1000 + 7919 * (salt * 31 + s) + 31 * i) % 100_000));
+  if (c.pipe === 'llama') return llama!.run(c.name.slice('llama:'.length), prompts, TOKENS, salt);
+  const pipe = c.pipe;
   const cpu = mainThreadNs();
   const wall = performance.now();
-  const results = await Promise.all(prompts.map((p, s) => c.pipe.generate(p, { ...c.options, seed: salt * 100 + s, maxTokens: TOKENS, ignoreEos: true })));
+  const results = await Promise.all(prompts.map((p, s) => pipe.generate(p, { ...c.options, seed: salt * 100 + s, maxTokens: TOKENS, ignoreEos: true })));
   const ms = performance.now() - wall;
   const tokens = results.reduce((sum, r) => sum + r.tokenIds.length, 0);
   return { tokPerS: (tokens / ms) * 1000, mainMsPerToken: (mainThreadNs() - cpu) / 1e6 / tokens };
 }
 
+/** The sampler's row passes this process runs (native/src/cpu/sample/exp_rows.h): avx512 with the avx512vnni set (AMX included). */
+const rowPasses = nativeBackend.kernels === 'baseline' ? 'baseline' : /avx512|amx/.test(nativeBackend.kernels ?? '') ? 'avx512' : 'avx2';
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** ms per row of 151,936 flat logits: the native chain (this process's kernel set) and the JS sampler, per setting. */
 function rowCosts(): Record<string, { native: number; js: number }> {
   const testing = loadNativeBinding().testing;
-  const kernel = nativeBackend.kernels === 'baseline' ? 'baseline' : 'avx2';
+  const kernel = rowPasses;
   const rng = new Rng(5);
   const row = Float32Array.from({ length: 151_936 }, () => rng.next() * 4 - 2);
   const prompt = Array.from({ length: 48 }, (_, i) => i * 3001);
@@ -163,13 +223,18 @@ try {
   for (let round = 1; round <= ROUNDS; round++) {
     // Alternate the order, so no case always runs right after the same other one.
     const order = round % 2 === 1 ? CASES : [...CASES].reverse();
-    for (const c of order) runs.get(c.name)!.push(await run(c, round));
+    for (const c of order) {
+      const r = await run(c, round);
+      runs.get(c.name)!.push(r);
+      process.stderr.write(`  round ${round} ${c.name}: ${r.tokPerS.toFixed(1)} tok/s\n`);
+    }
     loads.push(loadavg()[0]!);
   }
   const tok = (name: string) => median(runs.get(name)!.map((r) => r.tokPerS));
   const over = (name: string, base: string) => median(runs.get(name)!.map((r, i) => r.tokPerS / runs.get(base)!.at(i)!.tokPerS));
   const main = (name: string) => median(runs.get(name)!.map((r) => r.mainMsPerToken));
-  console.log(`CPU: ${cpus()[0]?.model ?? 'unknown'} (${cpus().length} cores), kernels ${nativeBackend.kernels}, ${THREADS} threads; ${model}`);
+  console.log(`CPU: ${cpus()[0]?.model ?? 'unknown'} (${cpus().length} cores), kernels ${nativeBackend.kernels} (sampler row passes ${rowPasses}), ${THREADS} threads; ${model}`);
+  if (llama) console.log(`node-llama-cpp 3.21.1: ${llama.kernels}, ${LLAMA_THREADS} threads; same prompts and settings, penalties without logprobs`);
   console.log(`${TOKENS} tokens a stream from 16-token prompts, aggregate tok/s (prefill included); ${ROUNDS} alternating rounds, medians; load average ${median(loads).toFixed(1)}`);
   console.log(`sampled = ${JSON.stringify(SAMPLED)}, topK = ${JSON.stringify(TOP_K)}, penalties = ${JSON.stringify(PENALTIES)}; js* = the same, sampled in JavaScript`);
   for (const c of CASES) {
@@ -191,18 +256,38 @@ try {
     jsPenaltiesOverGreedy16: over('jsPenalties/16', 'greedy/16'),
     mainMsPerSampledToken16: { native: main('sampled/16'), js: main('jsSampled/16') },
     mainMsPerSampledToken1: { native: main('sampled/1'), js: main('jsSampled/1') },
+    ...(llama && {
+      llama: {
+        kernels: llama.kernels,
+        threads: LLAMA_THREADS,
+        sampledOverGreedy16: over('llama:sampled/16', 'llama:greedy/16'),
+        sampledOverGreedy1: over('llama:sampled/1', 'llama:greedy/1'),
+        penaltiesOverGreedy16: over('llama:penalties/16', 'llama:greedy/16'),
+        mainMsPerSampledToken16: main('llama:sampled/16'),
+        mainMsPerSampledToken1: main('llama:sampled/1'),
+      },
+      weftOverLlama: Object.fromEntries(
+        ['greedy', 'sampled', 'penalties'].flatMap((kind) => [16, 1].map((n) => [`${kind}${n}`, over(`${kind}/${n}`, `llama:${kind}/${n}`)])),
+      ),
+    }),
     tokPerS: Object.fromEntries(CASES.map((c) => [c.name, tok(c.name)])),
     rowMs: rowCosts(),
     loadAverage: median(loads),
   };
   for (const [name, cost] of Object.entries(summary.rowMs))
-    console.log(`  one flat 151,936-token row, ${name}: native ${cost.native.toFixed(2)} ms (one thread, kernels ${nativeBackend.kernels === 'baseline' ? 'baseline' : 'avx2'} exp passes), JS ${cost.js.toFixed(2)} ms`);
+    console.log(`  one flat 151,936-token row, ${name}: native ${cost.native.toFixed(2)} ms (one thread, ${rowPasses} row passes), JS ${cost.js.toFixed(2)} ms`);
   console.log(
     `sampled/greedy: 16 streams ${summary.sampledOverGreedy16.toFixed(3)}x, 1 stream ${summary.sampledOverGreedy1.toFixed(3)}x; ` +
       `penalties+logprobs/greedy 16 streams ${summary.penaltiesOverGreedy16.toFixed(3)}x; JS-sampled/greedy 16 streams ${summary.jsSampledOverGreedy16.toFixed(3)}x`,
   );
+  if (summary.llama && summary.weftOverLlama)
+    console.log(
+      `node-llama-cpp sampled/greedy: 16 streams ${summary.llama.sampledOverGreedy16.toFixed(3)}x, 1 stream ${summary.llama.sampledOverGreedy1.toFixed(3)}x; ` +
+        `weft/node-llama-cpp: ${Object.entries(summary.weftOverLlama).map(([k, v]) => `${k} ${v.toFixed(2)}x`).join(', ')}`,
+    );
   console.log(JSON.stringify(summary));
 } finally {
+  llama?.close();
   await native.pipe.close();
   await native.tokenizerSource.close();
   await js.close();

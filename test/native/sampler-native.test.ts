@@ -7,16 +7,20 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SAMPLING_PARAMS, type SampledRows } from '../../src/backends/backend.js';
-import { loadNativeBinding } from '../../src/backends/cpu/native-binding.js';
+import { loadNativeBinding, type SampleKernelsName } from '../../src/backends/cpu/native-binding.js';
 import { GREEDY, type SamplingParams } from '../../src/sampling/params.js';
 import { Rng } from '../../src/sampling/rng.js';
 import { applyMask } from '../../src/guided/grammar.js';
 import { NonFiniteLogitsError, Sampler, allFinite, argmax, type SampledToken } from '../../src/sampling/sampler.js';
 
 const testing = loadNativeBinding().testing;
-const KERNELS = (['baseline', 'avx2'] as const).filter((kernel) => kernel === 'baseline' || testing.supportedKernelSets().includes('avx2'));
+// Every set of row passes this CPU runs ('avx512' with the avx512vnni kernel set); the baseline always.
+const KERNELS = (['baseline', 'avx2', 'avx512'] as const).filter((kernel) => testing.sampleRow(kernel, Float32Array.of(0), new Float64Array(SAMPLING_PARAMS), new Int32Array(0), new Int32Array(0), new Int32Array(0)) !== null);
 
 type Outcome = SampledToken | 'non-finite';
+
+/** The JS sampler runs each case once per set of row passes (three on an AVX-512 host): the long tests get room for a busy host. */
+const SLOW = 240_000;
 
 function jsStep(sampler: Sampler, row: Float32Array): Outcome {
   try {
@@ -35,7 +39,7 @@ function jsMaskedStep(sampler: Sampler, row: Float32Array, mask: Uint32Array): O
   return sampler.isPlainGreedy ? { token: argmax(copy, 0, copy.length) } : sampler.sample(copy, 0, copy.length, { masked: true });
 }
 
-function nativeStep(kernel: 'baseline' | 'avx2', sampler: Sampler, row: Float32Array, mask?: Uint32Array): Outcome {
+function nativeStep(kernel: SampleKernelsName, sampler: Sampler, row: Float32Array, mask?: Uint32Array): Outcome {
   const params = new Float64Array(SAMPLING_PARAMS);
   sampler.writeParams(params, 0);
   const counts = [...sampler.outputTokenCounts];
@@ -120,6 +124,11 @@ function expectSame(params: SamplingParams, rows: readonly Float32Array[], promp
 const base = (overrides: Partial<SamplingParams>): SamplingParams => ({ ...GREEDY, temperature: 1, seed: 7, ...overrides });
 
 describe('native sampling chain', () => {
+  it('runs the AVX-512 row passes wherever the avx512vnni kernel set runs', () => {
+    expect(KERNELS.includes('avx512')).toBe(testing.supportedKernelSets().includes('avx512vnni'));
+    expect(KERNELS.includes('avx2')).toBe(testing.supportedKernelSets().includes('avx2'));
+  });
+
   it('computes exp and log as V8 does (Math.exp, Math.log), bit for bit, in every kernel set', () => {
     const rng = new Rng(3);
     const x = new Float64Array(200_000);
@@ -164,7 +173,7 @@ describe('native sampling chain', () => {
             combos++;
           }
     expect(combos).toBe(216);
-  });
+  }, SLOW);
 
   it('gives the JS sampler tokens on every combination of penalties and logprobs', () => {
     const vocab = 2000;
@@ -178,7 +187,7 @@ describe('native sampling chain', () => {
               const rows = [0, 1, 2, 3].map(() => makeRow('peaked', vocab, rng));
               expectSame(params, rows, [1, 1, 7, 1999, 4000], `rep ${repetitionPenalty} pres ${presencePenalty} freq ${frequencyPenalty} lp ${logprobs} T ${temperature}`);
             }
-  });
+  }, SLOW);
 
   it('refuses NaN and infinite rows as the JS sampler does, and agrees on tiny, huge and tied rows', () => {
     const vocab = 1500;
@@ -207,7 +216,66 @@ describe('native sampling chain', () => {
       const rows = [makeRow('flat', vocab, rng), makeRow('peaked', vocab, rng)];
       expectSame(params, rows, [10, 20, 151_935], JSON.stringify(params));
     }
+  }, SLOW);
+
+  it('finds the penalised row\'s max as a pass over it would: the top token penalised, tied, or overtaken by a penalised one', () => {
+    // The chain takes the penalised max from the row's max and the penalised tokens (sampler.cc penalised_max):
+    // these rows put the top token under the penalties, tie it, or lift a penalised token over it.
+    const vocab = 4099;
+    const rng = new Rng(31);
+    const cases: [string, (row: Float32Array) => number[]][] = [
+      ['top token penalised', (row) => [row.indexOf(Math.max(...row))]],
+      ['top value tied by an unpenalised token', (row) => {
+        const top = row.indexOf(Math.max(...row));
+        row[(top + 7) % vocab] = row[top]!;
+        return [top];
+      }],
+      ['top value tied by a penalised token', (row) => {
+        const top = row.indexOf(Math.max(...row));
+        row[(top + 7) % vocab] = row[top]!;
+        return [top, (top + 7) % vocab];
+      }],
+      ['penalised tokens below the top', (row) => {
+        const top = row.indexOf(Math.max(...row));
+        return [(top + 1) % vocab, (top + 2) % vocab, 5];
+      }],
+    ];
+    for (const [label, penalise] of cases)
+      for (const kind of ['flat', 'peaked', 'ties'] as const)
+        for (const overrides of [
+          { repetitionPenalty: 1.3 },
+          // These lift penalised logits (one may overtake the top); min-p's cut is relative to the max, so a
+          // wrong max changes the candidates, not only their scale.
+          { repetitionPenalty: 0.4, minP: 0.3 },
+          { presencePenalty: -3, frequencyPenalty: -0.5, minP: 0.3 },
+          { presencePenalty: 0.5, repetitionPenalty: 1.1, logprobs: 3 },
+        ]) {
+          const row = makeRow(kind, vocab, rng);
+          const tokens = penalise(row);
+          // The same tokens as prompt (repetition) and as output (presence / frequency): the JS Sampler's lists.
+          const params = base({ temperature: 0.9, topP: 0.95, seed: tokens[0]!, ...overrides });
+          for (const kernel of KERNELS) {
+            const js = new Sampler(params, tokens);
+            const native = new Sampler(params, tokens);
+            for (const token of tokens)
+              for (const sampler of [js, native]) {
+                // Records an output token (the penalties' counts), leaving the random stream where it is (flags 0).
+                const one = { tokens: Int32Array.of(token), flags: Uint8Array.of(0), stats: Float64Array.of(0, 1), top: new Int32Array(8), topWidth: 8 };
+                sampler.takeSampled(one, 0, row, 0);
+              }
+            const expected = jsStep(js, row);
+            const actual = nativeStep(kernel, native, row);
+            if (!Object.is(expected, actual)) expect(actual, `${label}, ${kind}, ${JSON.stringify(overrides)}, ${kernel}`).toEqual(expected);
+          }
+        }
   });
+
+  it('agrees on a 151,936-token row of ties (the selections\' equal-weight paths at a real size)', () => {
+    const rng = new Rng(23);
+    const rows = [makeRow('ties', 151_936, rng)];
+    for (const params of [base({ temperature: 0.7, topP: 0.9 }), base({ temperature: 0.7, topK: 40 })])
+      expectSame(params, rows, [1, 2, 3], `ties ${JSON.stringify(params)}`);
+  }, SLOW);
 
   it('masks guided rows before the chain as the engine does, all-masked rows included', () => {
     const vocab = 2500;
@@ -243,7 +311,7 @@ describe('native sampling chain', () => {
               if (!Object.is(expected, actual)) expect(actual, `${name} ${kind} ${kernel} ${JSON.stringify(params)} step ${step}`).toEqual(expected);
             }
           }
-  });
+  }, SLOW);
 
   it('uses the random number exactly when the JS sampler draws', () => {
     const row = makeRow('flat', 500, new Rng(2));

@@ -189,12 +189,12 @@ export interface NativeTesting {
   geluErf(set: string, values: Float32Array): Float32Array | null;
   /**
    * The native sampling chain on one row as a step runs it (native/src/cpu/sample/sampler.h), with one
-   * kernel set's exp passes; params as StepBatch.sampling.params' row. `values` is put back as it was,
-   * or masked with `mask` (a grammar mask, StepBatch.sampling.masks) when given.
-   * Null when this CPU or build has no AVX2 and 'avx2' is asked for.
+   * kernel set's row passes ('avx512': the avx512vnni set's); params as StepBatch.sampling.params' row.
+   * `values` is put back as it was, or masked with `mask` (a grammar mask, StepBatch.sampling.masks) when given.
+   * Null when this CPU or build cannot run the asked set's passes.
    */
   sampleRow(
-    kernel: 'baseline' | 'avx2',
+    kernel: SampleKernelsName,
     values: Float32Array,
     params: Float64Array,
     seen: Int32Array,
@@ -203,10 +203,13 @@ export interface NativeTesting {
     mask?: Uint32Array,
   ): { token: number; flags: number; max: number; sum: number; top: Int32Array } | null;
   /** V8's Math.exp as the native sampler computes it (native/src/cpu/sample/js_math.h), with one kernel set. */
-  jsExp(kernel: 'baseline' | 'avx2', x: Float64Array): Float64Array | null;
+  jsExp(kernel: SampleKernelsName, x: Float64Array): Float64Array | null;
   /** fdlibm's log (native/src/cpu/sample/js_math.h). */
   jsLog(x: Float64Array): Float64Array;
 }
+
+/** The native sampler's row passes (native/src/cpu/sample/exp_rows.h): every set gives the same bits. */
+export type SampleKernelsName = 'baseline' | 'avx2' | 'avx512';
 
 export interface NativeBinding {
   readonly abiVersion: number;
@@ -216,7 +219,7 @@ export interface NativeBinding {
   readonly testing: NativeTesting;
 }
 
-const ABI_VERSION = 7;
+const ABI_VERSION = 8;
 const REBUILD =
   'run `npm rebuild weft` (with WEFT_BUILD_FROM_SOURCE=1 to compile even where a prebuilt binary exists), or `npm run build:native` in the weft package folder; compiling needs cmake >= 3.15 and a C++17 compiler';
 let cached: NativeBinding | undefined;

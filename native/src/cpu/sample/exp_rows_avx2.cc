@@ -1,4 +1,4 @@
-// fdlibm's exp four doubles at a time with AVX2 (see exp_rows.h): each lane
+// The row passes with AVX2 (see exp_rows.h); fdlibm's exp four doubles at a time: each lane
 // runs the operations of jsmath::exp for its branch (|x| < 2^-28, |x| <= ln2 / 2,
 // |x| < 1.5 ln2, larger), so it gives the scalar's bits; the lanes of the rare
 // branches (|x| >= 704, NaN, x == 1) are redone with the scalar exp. Built with
@@ -92,6 +92,44 @@ float row_max_avx2(const float* row, int32_t n) {
   return max;
 }
 
+bool finite_row_max_avx2(const float* row, int32_t n, float* max) {
+  // A float is NaN or infinite iff its exponent bits are all set.
+  const __m256i exponent = _mm256_set1_epi32(0x7F800000);
+  __m256 m0 = _mm256_set1_ps(-__builtin_inff()), m1 = m0;
+  __m256i bad = _mm256_setzero_si256();
+  int32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 a = _mm256_loadu_ps(row + i), b = _mm256_loadu_ps(row + i + 8);
+    m0 = _mm256_max_ps(m0, a);
+    m1 = _mm256_max_ps(m1, b);
+    const __m256i ea = _mm256_and_si256(_mm256_castps_si256(a), exponent), eb = _mm256_and_si256(_mm256_castps_si256(b), exponent);
+    bad = _mm256_or_si256(bad, _mm256_or_si256(_mm256_cmpeq_epi32(ea, exponent), _mm256_cmpeq_epi32(eb, exponent)));
+  }
+  bool finite = _mm256_testz_si256(bad, bad) != 0;
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_max_ps(m0, m1));
+  float m = lanes[0];
+  for (int l = 1; l < 8; ++l)
+    if (lanes[l] > m) m = lanes[l];
+  for (; i < n; ++i) {
+    finite &= __builtin_isfinite(row[i]);
+    if (row[i] > m) m = row[i];
+  }
+  *max = m;
+  return finite;
+}
+
+int32_t next_at_least_avx2(const float* row, int32_t from, int32_t n, float at_least) {
+  const __m256 t = _mm256_set1_ps(at_least);
+  int32_t i = from;
+  for (; i + 8 <= n; i += 8) {
+    const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(row + i), t, _CMP_GE_OQ));
+    if (hit != 0) return i + __builtin_ctz(static_cast<unsigned>(hit));
+  }
+  while (i < n && row[i] < at_least) ++i;
+  return i;
+}
+
 void exp_avx2(const double* x, double* out, int32_t n) {
   int32_t i = 0;
   for (; i + 4 <= n; i += 4) {
@@ -127,9 +165,10 @@ double sum_exp_minus_avx2(const float* row, int32_t n, double max) {
 }
 
 int32_t collect_candidates_avx2(const float* row, int32_t n, double max, double temperature, double floor, double min_p,
-                                SamplerScratch::Candidate* out) {
+                                SamplerScratch::Candidate* out, double* total) {
   const __m256d m = _mm256_set1_pd(max), f = _mm256_set1_pd(floor), temp = _mm256_set1_pd(temperature), mp = _mm256_set1_pd(min_p);
   int32_t count = 0;
+  double sum = 0;  // the kept weights in order, one add at a time: the JS total's rounding
   alignas(32) double w[4];
   int32_t i = 0;
   for (; i + 4 <= n; i += 4) {
@@ -151,6 +190,7 @@ int32_t collect_candidates_avx2(const float* row, int32_t n, double max, double 
       out[count].weight = value;
       out[count].id = i + l;
       ++count;
+      sum += value;
     }
   }
   for (; i < n; ++i) {
@@ -161,7 +201,9 @@ int32_t collect_candidates_avx2(const float* row, int32_t n, double max, double 
     out[count].weight = weight;
     out[count].id = i;
     ++count;
+    sum += weight;
   }
+  *total = sum;
   return count;
 }
 

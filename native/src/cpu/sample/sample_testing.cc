@@ -1,6 +1,6 @@
 // Test hooks of the native sampler (see sampler.h, js_math.h):
 //   sampleRow(kernel, values, params, seen, counted, counts, mask?)
-//     -> {token, flags, max, sum, top: Int32Array} or null when `kernel` ('baseline' | 'avx2') cannot run here;
+//     -> {token, flags, max, sum, top: Int32Array} or null when `kernel` ('baseline' | 'avx2' | 'avx512') cannot run here;
 //        values (Float32Array, one logits row) is sampled in place and put back as it was (masked, with a mask).
 //   jsExp(kernel, x: Float64Array) -> Float64Array or null; jsLog(x: Float64Array) -> Float64Array.
 #include "sample/sample_testing.h"
@@ -16,20 +16,14 @@
 namespace weft {
 namespace {
 
-// Whether `kernel` names a set this process can run: false for avx2 on a CPU or build without it.
-bool kernel_runs(const Napi::CallbackInfo& info, bool& simd) {
+// Whether `kernel` names a set of row passes this process can run: false for avx2 or avx512 on a CPU or build without it.
+bool kernel_runs(const Napi::CallbackInfo& info, SampleKernels& kernels) {
   const std::string k = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
-  if (k == "baseline") {
-    simd = false;
-    return true;
-  }
-  if (k != "avx2") throw Napi::TypeError::New(info.Env(), "kernel must be 'baseline' or 'avx2'");
-  simd = true;
-#if defined(WEFT_AVX2_KERNELS)
-  return cpu_supports(KernelSet::Avx2);
-#else
-  return false;
-#endif
+  if (k == "baseline") kernels = SampleKernels::Scalar;
+  else if (k == "avx2") kernels = SampleKernels::Avx2;
+  else if (k == "avx512") kernels = SampleKernels::Avx512;
+  else throw Napi::TypeError::New(info.Env(), "kernel must be 'baseline', 'avx2' or 'avx512'");
+  return sample_kernels_run(kernels);
 }
 
 template <class Array>
@@ -41,8 +35,8 @@ Array typed(const Napi::CallbackInfo& info, size_t i, napi_typedarray_type type,
 
 Napi::Value sample_row_js(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  bool simd = false;
-  if (!kernel_runs(info, simd)) return env.Null();
+  SampleKernels kernels = SampleKernels::Scalar;
+  if (!kernel_runs(info, kernels)) return env.Null();
   Napi::Float32Array values = typed<Napi::Float32Array>(info, 1, napi_float32_array, "values");
   Napi::Float64Array params = typed<Napi::Float64Array>(info, 2, napi_float64_array, "params");
   Napi::Int32Array seen = typed<Napi::Int32Array>(info, 3, napi_int32_array, "seen");
@@ -67,12 +61,15 @@ Napi::Value sample_row_js(const Napi::CallbackInfo& info) {
   in.counted_begins = {0, static_cast<int32_t>(in.counted.size())};
   const std::string problem = validate_sampling(in, 1, static_cast<int32_t>(n));
   if (!problem.empty()) throw Napi::RangeError::New(env, problem);
-  SamplerScratch scratch;
+  // Kept across calls, as each step's thread keeps its own (SamplerScratchPool): a row then costs
+  // what it costs in a step, without first touching megabytes of buffers (bench/sampling-rows.bench.ts).
+  // The hooks run on the JavaScript thread only.
+  static SamplerScratch scratch;
   int32_t token = -1;
   uint8_t flags = 0;
   double stats[2] = {0, 0};
   std::vector<int32_t> top(static_cast<size_t>(in.params[kLogprobs]), -1);
-  sample_row(simd, values.Data(), static_cast<int32_t>(n), in.params.data(), in.seen.data(), in.seen.size(), in.counted.data(),
+  sample_row(kernels, values.Data(), static_cast<int32_t>(n), in.params.data(), in.seen.data(), in.seen.size(), in.counted.data(),
              in.counts.data(), in.counted.size(), scratch, token, flags, stats, top.data(), mask);
   Napi::Object out = Napi::Object::New(env);
   out.Set("token", Napi::Number::New(env, token));
@@ -87,12 +84,18 @@ Napi::Value sample_row_js(const Napi::CallbackInfo& info) {
 
 Napi::Value js_exp(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  bool simd = false;
-  if (!kernel_runs(info, simd)) return env.Null();
+  SampleKernels kernels = SampleKernels::Scalar;
+  if (!kernel_runs(info, kernels)) return env.Null();
   Napi::Float64Array x = typed<Napi::Float64Array>(info, 1, napi_float64_array, "x");
   Napi::Float64Array out = Napi::Float64Array::New(env, x.ElementLength());
+#if defined(WEFT_AVX512_SAMPLE_KERNELS)
+  if (kernels == SampleKernels::Avx512) {
+    exp_avx512(x.Data(), out.Data(), static_cast<int32_t>(x.ElementLength()));
+    return out;
+  }
+#endif
 #if defined(WEFT_AVX2_KERNELS)
-  if (simd) {
+  if (kernels == SampleKernels::Avx2) {
     exp_avx2(x.Data(), out.Data(), static_cast<int32_t>(x.ElementLength()));
     return out;
   }

@@ -4,136 +4,27 @@
 
 #include <chrono>
 #include <cmath>
-#include <thread>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 #include <limits>
+#include <thread>
 
 #include "kernels/argmax/argmax.h"
 #include "sample/exp_rows.h"
 #include "sample/js_math.h"
+#include "sample/selection.h"
 
 namespace weft {
 namespace {
 
 using Candidate = SamplerScratch::Candidate;
 
-// ---- selection.ts -------------------------------------------------------
-
-// Pivot stream: xorshift32 restarted at every selection (PIVOT_SEED).
-constexpr uint32_t kPivotSeed = 0x9e3779b9u;
-inline uint32_t next_pivot(uint32_t& state) {
-  state ^= state << 13;
-  state ^= state >> 17;
-  state ^= state << 5;
-  return state;
-}
-
-// "Higher weight first, lower id on ties".
-// Bitwise, not ||: the comparison is a coin toss for the branch predictor.
-inline bool before(const Candidate& a, double pw, int32_t pid) {
-  return static_cast<bool>(static_cast<int>(a.weight > pw) | (static_cast<int>(a.weight == pw) & static_cast<int>(a.id < pid)));
-}
-
-// partition(): Lomuto around a pivot drawn from the stream, with the very
-// arrangement the JS loop leaves, computed without its chain of dependent
-// swaps. What that loop leaves, for the entries a[lo .. hi - 1) it scans:
-//  - the entries ordered before the pivot ("before"), in their order, at [lo, S);
-//  - at each position p >= S, f(p): what position p held right after the loop's
-//    step p. That is a[p] when a[p] is not "before", and otherwise what position
-//    s(p) = lo + (the number of "before" entries in [lo, p)) held, which is
-//    f(s(p)) (untouched since its own step, s(p) < p);
-//  then its last swap puts the pivot at S and f(S) at hi - 1.
-// So one pass computes f into `tmp` (each read of tmp an earlier entry) and
-// compacts the "before" entries in place; the tail is copied from tmp.
-// `before_sum` (may be null): the weights of the "before" entries added in
-// their order, which is selectMass's sum over [lo, at) after the partition
-// (adding +0.0 for the others changes no bit of a sum of positive weights).
-int32_t partition(Candidate* c, int32_t lo, int32_t hi, uint32_t& state, Candidate* tmp, double* before_sum = nullptr) {
-  const int32_t p = lo + static_cast<int32_t>(next_pivot(state) % static_cast<uint32_t>(hi - lo));
-  std::swap(c[p], c[hi - 1]);
-  const Candidate pivot = c[hi - 1];
-  const double pw = pivot.weight;
-  const int32_t pid = pivot.id;
-  const int32_t end = hi - 1;
-  int32_t store = lo;
-  Candidate* f = tmp - lo;  // f[q] for q in [lo, end)
-  double sum = 0;
-  for (int32_t q = lo; q < end; ++q) {
-    const Candidate x = c[q];
-    const bool b = before(x, pw, pid);
-    // store == q: every entry so far was "before", the loop swaps x with itself, f[q] is x.
-    const bool moved = b & (store < q);
-#if defined(__SSE2__)
-    const __m128i xv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c + q));
-    const __m128i fv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(f + store));
-    const __m128i m = _mm_set1_epi32(-static_cast<int32_t>(moved));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(f + q), _mm_or_si128(_mm_and_si128(m, fv), _mm_andnot_si128(m, xv)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(c + store), xv);
-#else
-    f[q] = moved ? f[store] : x;
-    c[store] = x;
-#endif
-    store += b;
-    sum += x.weight * static_cast<double>(b);  // w * 1 or w * 0: exact, and no branch
-  }
-  if (before_sum != nullptr) *before_sum = sum;
-  for (int32_t q = store + 1; q < end; ++q) c[q] = f[q];
-  if (store < end) c[end] = f[store];
-  c[store] = pivot;
-  return store;
-}
-
-// selectBest(): the best k (k < n).
-int32_t select_best(Candidate* c, int32_t n, int32_t k, Candidate* tmp) {
-  uint32_t state = kPivotSeed;
-  int32_t lo = 0, hi = n;
-  while (hi - lo > 1) {
-    const int32_t at = partition(c, lo, hi, state, tmp);
-    if (at + 1 == k) return k;
-    if (at + 1 > k) hi = at;
-    else lo = at + 1;
-  }
-  return k;
-}
-
-// selectMass(): the shortest best prefix weighing at least `mass`.
-int32_t select_mass(Candidate* c, int32_t n, double mass, Candidate* tmp) {
-  uint32_t state = kPivotSeed;
-  int32_t lo = 0, hi = n;
-  double need = mass;
-  while (hi > lo) {
-    double sum_before;
-    const int32_t at = partition(c, lo, hi, state, tmp, &sum_before);
-    if (sum_before >= need) {
-      hi = at;
-      continue;
-    }
-    need -= sum_before;
-    if (c[at].weight >= need) return at + 1;
-    need -= c[at].weight;
-    lo = at + 1;
-  }
-  return lo > 1 ? lo : 1;
-}
-
 // ---- sampler.ts ---------------------------------------------------------
 
-// allFinite(): no NaN, no infinity.
-bool all_finite(const float* row, int32_t n) {
-  bool ok = true;
-  for (int32_t i = 0; i < n; ++i) ok &= std::isfinite(row[i]);
-  return ok;
-}
-
-// topLogprobs(): max, sum of exp(value - max) in index order, and the best
+// topLogprobs(): max (the row's, given), sum of exp(value - max) in index order, and the best
 // `n` by value - logSumExp with the insertion list of the JS (ties keep the
 // lower id first). logSumExp uses fdlibm's log (js_math.h); JavaScript
 // computes the reported values from stats with its own Math.log.
-void top_logprobs(bool simd, const float* row, int32_t vocab, int32_t n, double* stats, int32_t* top) {
-  const double max = row_max(simd, row, vocab);
-  const double sum = sum_exp_minus(simd, row, vocab, max);
+void top_logprobs(SampleKernels kernels, const float* row, int32_t vocab, int32_t n, double max, double* stats, int32_t* top) {
+  const double sum = sum_exp_minus(kernels, row, vocab, max);
   const double log_sum_exp = max + jsmath::log(sum);
   stats[0] = max;
   stats[1] = sum;
@@ -143,9 +34,12 @@ void top_logprobs(bool simd, const float* row, int32_t vocab, int32_t n, double*
   float best_value[32];
   int32_t size = 0;
   for (int32_t token = 0; token < vocab; ++token) {
+    // logprob is non-decreasing in value: a value below the last kept one cannot enter (skipped a vector at a time).
+    if (size == n) {
+      token = next_at_least(kernels, row, token, vocab, best_value[n - 1]);
+      if (token == vocab) break;
+    }
     const float value = row[token];
-    // logprob is non-decreasing in value: a value below the last kept one cannot enter.
-    if (size == n && value < best_value[n - 1]) continue;
     const double logprob = static_cast<double>(value) - log_sum_exp;
     if (size == n && logprob <= best_lp[n - 1]) continue;
     int32_t at = size;
@@ -191,26 +85,39 @@ void apply_penalties(float* row, int32_t vocab, const double* p, const int32_t* 
   }
 }
 
-// draw(): returns the token; sets drew when the random number was used.
-int32_t draw(bool simd, const float* row, int32_t vocab, const double* p, SamplerScratch& scratch, bool& drew) {
+// The penalised row's max as draw()'s scan finds it, from the row's max before the
+// penalties (`max`): the penalties changed only the saved tokens, so unless one of
+// them held that max, it is the larger of `max` and their new values; else a pass.
+double penalised_max(SampleKernels kernels, const float* row, int32_t vocab, double max,
+                     const std::vector<std::pair<int32_t, float>>& saved) {
+  for (const auto& [token, before] : saved)
+    if (static_cast<double>(before) == max) return row_max(kernels, row, vocab);
+  float m = static_cast<float>(max);
+  for (const auto& [token, before] : saved)
+    if (row[token] > m) m = row[token];
+  return m;
+}
+
+// draw(): returns the token; sets drew when the random number was used. max: the row's (row_max).
+int32_t draw(SampleKernels kernels, const float* row, int32_t vocab, double max, const double* p, SamplerScratch& scratch, bool& drew) {
   const double temperature = p[kTemperature], top_p = p[kTopP], min_p = p[kMinP];
   const int32_t top_k = static_cast<int32_t>(p[kTopK]);
-  const double max = row_max(simd, row, vocab);
   if (!std::isfinite(max)) return argmax_kernel()(row, vocab);
   const double floor = p[kLogFloor] * temperature + max;
-  if (scratch.candidates.size() < static_cast<size_t>(vocab)) scratch.candidates.resize(static_cast<size_t>(vocab));
-  if (scratch.partitioned.size() < static_cast<size_t>(vocab)) scratch.partitioned.resize(static_cast<size_t>(vocab));
+  const size_t room = static_cast<size_t>(vocab) + 8;  // gather_before's full-vector stores
+  if (scratch.candidates.size() < room) scratch.candidates.resize(room);
+  if (scratch.partitioned.size() < room) scratch.partitioned.resize(room);
   Candidate* c = scratch.candidates.data();
-  int32_t n = collect_candidates(simd, row, vocab, max, temperature, floor, min_p, c);
+  const SelectionBuffer work = scratch.partitioned.data();
+  double total;  // c[0..n)'s weights added in order from 0, as the JS total
+  int32_t n = collect_candidates(kernels, row, vocab, max, temperature, floor, min_p, c, &total);
   if (n == 0) return argmax_kernel()(row, vocab);
-  if (top_k > 0 && n > top_k) n = select_best(c, n, top_k, scratch.partitioned.data());
-  double total = 0;
-  for (int32_t i = 0; i < n; ++i) total += c[i].weight;
-  if (top_p < 1) {
-    n = select_mass(c, n, top_p * total, scratch.partitioned.data());
+  if (top_k > 0 && n > top_k) {
+    n = select_best(kernels, c, n, top_k, work);
     total = 0;
     for (int32_t i = 0; i < n; ++i) total += c[i].weight;
   }
+  if (top_p < 1) n = select_mass(kernels, c, n, top_p * total, work, &total);
   if (!(total > 0)) return argmax_kernel()(row, vocab);
   drew = true;
   double threshold = p[kRandom] * total;
@@ -223,12 +130,13 @@ int32_t draw(bool simd, const float* row, int32_t vocab, const double* p, Sample
 
 }  // namespace
 
-void sample_row(bool simd, float* row, int32_t vocab, const double* p, const int32_t* seen, size_t num_seen, const int32_t* counted,
+void sample_row(SampleKernels kernels, float* row, int32_t vocab, const double* p, const int32_t* seen, size_t num_seen, const int32_t* counted,
                 const int32_t* counts, size_t num_counted, SamplerScratch& scratch, int32_t& token, uint8_t& flags, double* stats,
                 int32_t* top, const uint32_t* mask) {
   token = -1;
   flags = kSampled;
-  if (!all_finite(row, vocab)) {
+  double max;  // the row's, as the JS scan finds it (exp_rows.h)
+  if (!finite_row_max(kernels, row, vocab, &max)) {
     flags |= kNonFinite;
     return;
   }
@@ -241,13 +149,15 @@ void sample_row(bool simd, float* row, int32_t vocab, const double* p, const int
       for (int32_t b = 0; b < end; ++b)
         if ((word & (1u << b)) == 0) row[w * 32 + b] = -std::numeric_limits<float>::infinity();
     }
+  if (mask != nullptr) max = row_max(kernels, row, vocab);
   const int32_t logprobs = static_cast<int32_t>(p[kLogprobs]);
-  if (logprobs > 0) top_logprobs(simd, row, vocab, logprobs, stats, top);
+  if (logprobs > 0) top_logprobs(kernels, row, vocab, logprobs, max, stats, top);
   scratch.saved.clear();
   apply_penalties(row, vocab, p, seen, num_seen, counted, counts, num_counted, scratch.saved);
   const bool greedy = p[kTemperature] == 0 || p[kTopK] == 1;
   bool drew = false;
-  token = greedy ? argmax_kernel()(row, vocab) : draw(simd, row, vocab, p, scratch, drew);
+  token = greedy ? argmax_kernel()(row, vocab)
+                 : draw(kernels, row, vocab, scratch.saved.empty() ? max : penalised_max(kernels, row, vocab, max, scratch.saved), p, scratch, drew);
   if (drew) flags |= kDrew;
   // The logits go back to JavaScript as the model gave them.
   for (size_t i = scratch.saved.size(); i-- > 0;) row[scratch.saved[i].first] = scratch.saved[i].second;
@@ -312,7 +222,7 @@ void sample_rows(const SamplingInput& in, float* logits, size_t rows, int32_t vo
   out.top_width = width;
   out.top.assign(rows * static_cast<size_t>(width), -1);
   scratch.ensure(pool.size());
-  const bool simd = exp_rows_simd();
+  const SampleKernels kernels = sample_kernels();
   // Masked rows wait for their masks; without them (a timeout) they are left to the engine.
   bool masks_ready = true;
   if (!in.masks.empty()) masks_ready = wait_for_masks(in.masks_ready, 10000);
@@ -323,7 +233,7 @@ void sample_rows(const SamplingInput& in, float* logits, size_t rows, int32_t vo
       const uint32_t* mask = in.masks.empty() ? nullptr : in.masks[r];
       if (mask != nullptr && !masks_ready) continue;
       const size_t seen_at = static_cast<size_t>(in.seen_begins[r]), counted_at = static_cast<size_t>(in.counted_begins[r]);
-      sample_row(simd, logits + r * static_cast<size_t>(vocab), vocab, in.params.data() + r * kSamplingParams, in.seen.data() + seen_at,
+      sample_row(kernels, logits + r * static_cast<size_t>(vocab), vocab, in.params.data() + r * kSamplingParams, in.seen.data() + seen_at,
                  static_cast<size_t>(in.seen_begins[r + 1]) - seen_at, in.counted.data() + counted_at, in.counts.data() + counted_at,
                  static_cast<size_t>(in.counted_begins[r + 1]) - counted_at, s, out.tokens[r], out.flags[r], out.stats.data() + r * 2,
                  out.top.data() + r * static_cast<size_t>(width), mask);

@@ -13,10 +13,14 @@
 //      presence / frequency over its output counts), in double, stored as float;
 //   4. temperature 0 or top-k 1: the penalised row's argmax; otherwise the
 //      candidates exp((l - max) / T) above the floor and min-p, top-k and top-p
-//      by the same quickselect (same pivot stream) as src/sampling/selection.ts,
+//      by the same quickselect (same pivot stream) as src/sampling/selection.ts
+//      (selection.h),
 //      and the draw with the request's next random number (computed by its Rng
 //      in JavaScript and sent in the batch: flag kDrew says it was used).
 // exp is fdlibm's, as V8's Math.exp (js_math.h); sums are sequential, as in JS.
+// Fewer passes over the row than the JS makes, each giving the JS value: the
+// finite check finds the row's max too, the penalised row's max comes from it
+// and the few penalised tokens, the candidates' pass adds up their total.
 // The penalties are undone afterwards: the logits JavaScript gets are the model's.
 #pragma once
 #include <cstdint>
@@ -27,6 +31,8 @@
 #include "base/thread_pool.h"
 
 namespace weft {
+
+enum class SampleKernels : uint8_t;  // exp_rows.h
 
 // The per-row parameters, kSamplingParams doubles a row, in this order
 // (SAMPLING_PARAMS in src/backends/backend.ts).
@@ -84,7 +90,7 @@ class SamplerScratch {
     int32_t id;
   };
   std::vector<Candidate> candidates;
-  std::vector<Candidate> partitioned;  // partition()'s f (sampler.cc)
+  std::vector<Candidate> partitioned;  // the selections' work buffer (selection.h)
   std::vector<std::pair<int32_t, float>> saved;  // (token, value before a penalty)
 };
 class SamplerScratchPool {
@@ -108,9 +114,9 @@ bool wait_for_masks(const int32_t* masks_ready, int timeout_ms);
 void sample_rows(const SamplingInput& in, float* logits, size_t rows, int32_t vocab, ThreadPool& pool, SamplerScratchPool& scratch,
                  SamplingOutput& out);
 
-// One row (the test hook and sample_rows; simd: the AVX2 exp passes, exp_rows.h): writes token, flags, stats[2], top[params[kLogprobs]].
-// mask: null, or the row's grammar mask (applied after the finite check, as the engine's guided path).
-void sample_row(bool simd, float* row, int32_t vocab, const double* params, const int32_t* seen, size_t num_seen, const int32_t* counted,
+// One row (the test hook and sample_rows; kernels: which row passes, exp_rows.h): writes token, flags, stats[2],
+// top[params[kLogprobs]]. mask: null, or the row's grammar mask (applied after the finite check, as the engine's guided path).
+void sample_row(SampleKernels kernels, float* row, int32_t vocab, const double* params, const int32_t* seen, size_t num_seen, const int32_t* counted,
                 const int32_t* counts, size_t num_counted, SamplerScratch& scratch, int32_t& token, uint8_t& flags, double* stats,
                 int32_t* top, const uint32_t* mask = nullptr);
 
