@@ -38,8 +38,9 @@
  *  S7. Drafting pays only where verifying is cheap (a step of few rows reads
  *      each weight once for all of them). A request whose draft was rejected
  *      whole drafts again only after a pause of 1 decode step, doubling with
- *      each further whole rejection in a row (at most MAX_DRAFT_PAUSE), and
- *      none once any draft token is accepted; a step verifies drafts only
+ *      each further whole rejection in a row (at most MAX_DRAFT_PAUSE); a
+ *      draft with any token accepted sets the next pause back to 1 (DraftPace).
+ *      And a step verifies drafts only
  *      while its rows (one per running request, plus the draft tokens) stay
  *      within scheduler.speculativeRows (the scheduler, S4's order). Like S5,
  *      this changes which steps verify, never which tokens are output.
