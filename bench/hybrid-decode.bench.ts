@@ -7,17 +7,19 @@
  * attention layers the same heads as Qwen3's (bench/hybrid-shape.ts). Random F16
  * weights, written once to the temp folder (1.2 GB each), quantized to Q8_0 at load.
  *
- *   npm run bench:hybrid-decode [-- --threads N --runs N --steps N]
+ *   npm run bench:hybrid-decode [-- --threads N --runs N --steps N --only qwen35]
  *
  * One-stream decode step time at 256 and at 4096 tokens of context (the cache
  * slots already hold that many positions; their content does not change the
  * cost), both models in alternating rounds, medians. The last line is one JSON
- * object with each model's step times and its ratio 4096 / 256.
+ * object with each model's step times and its ratio 4096 / 256. `--only qwen35`
+ * runs the hybrid alone (for `perf record`: bench/perf-control.ts).
  */
 import { cpus, loadavg } from 'node:os';
 import { CpuBackend, LINEAR_STATE_POOL } from '../src/backends/cpu/cpu-backend.js';
 import { buildBatch } from '../test/native/helpers.js';
-import { benchModelFolder } from './hybrid-shape.js';
+import { perfDisable, perfEnable } from './perf-control.js';
+import { type BenchModelName, benchModelFolder } from './hybrid-shape.js';
 
 const args = process.argv.slice(2);
 const value = (name: string, fallback: string) => {
@@ -28,6 +30,8 @@ const threads = Number(value('threads', '2'));
 const runs = Number(value('runs', '3'));
 const steps = Number(value('steps', '16'));
 const CONTEXTS = [256, 4096];
+const only = value('only', '');
+const names: BenchModelName[] = only === 'qwen35' || only === 'qwen3' ? [only] : ['qwen3', 'qwen35'];
 const BLOCK_SIZE = 16;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -48,7 +52,7 @@ async function stepMs(backend: CpuBackend, context: number): Promise<number> {
 async function main(): Promise<void> {
   const longest = Math.max(...CONTEXTS) + steps;
   const models: Array<{ name: string; backend: CpuBackend; ms: Record<number, number[]> }> = [];
-  for (const name of ['qwen3', 'qwen35'] as const) {
+  for (const name of names) {
     const backend = await CpuBackend.load(benchModelFolder(name), { threads, quantize: 'q8_0' });
     await backend.allocateCache({
       numBlocks: Math.ceil(longest / BLOCK_SIZE) + 1, blockSize: BLOCK_SIZE, precision: 'f16',
@@ -57,11 +61,13 @@ async function main(): Promise<void> {
     models.push({ name, backend, ms: Object.fromEntries(CONTEXTS.map((c) => [c, [] as number[]])) });
   }
   for (const m of models) await stepMs(m.backend, CONTEXTS[0]!); // warm-up
+  perfEnable();
   for (let r = 0; r < runs; r++)
     for (let i = 0; i < models.length; i++) {
       const m = models[(i + r) % models.length]!;
       for (const c of r % 2 === 0 ? CONTEXTS : [...CONTEXTS].reverse()) m.ms[c]!.push(await stepMs(m.backend, c));
     }
+  perfDisable();
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   console.log(`weft decode step vs context: Qwen3-0.6B shape, pure attention vs hybrid (21 Gated DeltaNet + 7 attention layers), random weights as Q8_0`);

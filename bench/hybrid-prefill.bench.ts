@@ -11,11 +11,13 @@
  * the same state), the prompt in one step or in steps of --step tokens as the
  * engine would split it. Both models in alternating rounds, medians. The last
  * line is one JSON object with each model's tokens/s and the hybrid / Qwen3
- * ratio per length. `--only qwen35` runs the hybrid alone (for `perf record`).
+ * ratio per length. `--only qwen35` runs the hybrid alone (for `perf record`:
+ * bench/perf-control.ts).
  */
 import { cpus, loadavg } from 'node:os';
 import { CpuBackend, LINEAR_STATE_POOL } from '../src/backends/cpu/cpu-backend.js';
 import { buildBatch } from '../test/native/helpers.js';
+import { perfDisable, perfEnable } from './perf-control.js';
 import { type BenchModelName, benchModelFolder } from './hybrid-shape.js';
 
 const args = process.argv.slice(2);
@@ -59,11 +61,13 @@ async function main(): Promise<void> {
     models.push({ name, backend, s: Object.fromEntries(LENGTHS.map((n) => [n, [] as number[]])) });
   }
   for (const m of models) await prefillSeconds(m.backend, Math.min(...LENGTHS)); // warm-up
+  perfEnable();
   for (let r = 0; r < runs; r++)
     for (let i = 0; i < models.length; i++) {
       const m = models[(i + r) % models.length]!;
       for (const n of r % 2 === 0 ? LENGTHS : [...LENGTHS].reverse()) m.s[n]!.push(await prefillSeconds(m.backend, n));
     }
+  perfDisable();
 
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const steps = stepTokens === Infinity ? 'the prompt in one step' : `steps of ${stepTokens} tokens`;
