@@ -23,15 +23,13 @@ inline Vec16 vsilu(Vec16 x) { return vdiv(x, vadd(vset1(1.0f), exp_clamped(vmul(
 // a - b, exactly rounded (b * 1 is exact, so one rounding, as a subtraction).
 inline Vec16 vsub(Vec16 a, Vec16 b) { return vfnma(b, vset1(1.0f), a); }
 
-// The delta rule on G vectors of columns from j (G * 16 columns), one token.
-// Each column's state entries and sums are independent of every other column's.
+// The first pass of token t on G vectors of columns from j, over the rows of S:
+// S *= e^g; returns in acc S^T k (each column's sum over the rows in order).
 template <int G>
-inline void delta_columns(float* S, int dk, int dv, int j, const float* q, const float* k, const float* v, float decay,
-                          float beta, float* out) {
-  Vec16 acc[G];
+inline void decay_and_project(float* S, int dk, int dv, int j, const float* k, float decay, Vec16 (&acc)[G]) {
   for (int g = 0; g < G; ++g) acc[g] = vzero();
   const Vec16 d = vset1(decay);
-  for (int i = 0; i < dk; ++i) {  // S *= e^g; acc = S^T k
+  for (int i = 0; i < dk; ++i) {
     float* row = S + static_cast<size_t>(i) * dv + j;
     const Vec16 ki = vset1(k[i]);
     for (int g = 0; g < G; ++g) {
@@ -40,23 +38,51 @@ inline void delta_columns(float* S, int dk, int dv, int j, const float* q, const
       acc[g] = vfma(s, ki, acc[g]);
     }
   }
-  const Vec16 b = vset1(beta);
-  for (int g = 0; g < G; ++g) acc[g] = vmul(b, vsub(vload(v + j + 16 * g), acc[g]));  // now delta
-  Vec16 o[G];
-  for (int g = 0; g < G; ++g) o[g] = vzero();
-  for (int i = 0; i < dk; ++i) {  // S += k (x) delta; o = S^T q
-    float* row = S + static_cast<size_t>(i) * dv + j;
-    const Vec16 ki = vset1(k[i]), qi = vset1(q[i]);
-    for (int g = 0; g < G; ++g) {
-      const Vec16 s = vfma(ki, acc[g], vload(row + 16 * g));
-      vstore(row + 16 * g, s);
-      o[g] = vfma(s, qi, o[g]);
-    }
-  }
-  for (int g = 0; g < G; ++g) vstore(out + j + 16 * g, o[g]);
 }
 
-// One column as one lane of delta_columns: the same operations in the same order.
+// The delta rule on G vectors of columns from j (G * 16 columns), over the
+// run's tokens in order. Token t's second pass (S += k (x) delta; o = S^T q)
+// and token t + 1's first pass share one sweep over the rows: each state entry
+// goes through the same operations in the same order as in two sweeps (so the
+// bits do not depend on how many tokens a run has), loaded and stored once a
+// token instead of twice. Each column is independent of every other.
+template <int G>
+inline void delta_columns(const DeltaRuleRun& r, int j) {
+  const int dk = r.dk, dv = r.dv;
+  Vec16 acc[G], next[G], o[G];
+  decay_and_project<G>(r.state, dk, dv, j, r.k, std::exp(r.log_decay[0]), acc);
+  for (int t = 0; t < r.tokens; ++t) {
+    const float* q = r.q + t * r.qkv_stride;
+    const float* k = r.k + t * r.qkv_stride;
+    const float* v = r.v + t * r.qkv_stride;
+    const Vec16 beta = vset1(r.beta[t * r.gate_stride]);
+    for (int g = 0; g < G; ++g) acc[g] = vmul(beta, vsub(vload(v + j + 16 * g), acc[g]));  // now delta
+    for (int g = 0; g < G; ++g) o[g] = next[g] = vzero();
+    const bool more = t + 1 < r.tokens;
+    const float* k_next = more ? k + r.qkv_stride : k;
+    const Vec16 d_next = vset1(more ? std::exp(r.log_decay[(t + 1) * r.gate_stride]) : 1.0f);
+    for (int i = 0; i < dk; ++i) {
+      float* row = r.state + static_cast<size_t>(i) * dv + j;
+      const Vec16 ki = vset1(k[i]), qi = vset1(q[i]), kn = vset1(k_next[i]);
+      for (int g = 0; g < G; ++g) {
+        Vec16 s = vfma(ki, acc[g], vload(row + 16 * g));
+        o[g] = vfma(s, qi, o[g]);
+        if (more) {  // token t + 1's first pass
+          s = vmul(s, d_next);
+          next[g] = vfma(s, kn, next[g]);
+        }
+        vstore(row + 16 * g, s);
+      }
+    }
+    float* out = r.out + t * r.out_stride + j;
+    for (int g = 0; g < G; ++g) {
+      vstore(out + 16 * g, o[g]);
+      acc[g] = next[g];
+    }
+  }
+}
+
+// One column, one token, as one lane of delta_columns: the same operations in the same order.
 inline void delta_column(float* S, int dk, int dv, int j, const float* q, const float* k, const float* v, float decay, float beta,
                          float* out) {
   float acc = 0;
@@ -77,29 +103,18 @@ inline void delta_column(float* S, int dk, int dv, int j, const float* q, const 
 
 inline void delta_rule_vec(const DeltaRuleRun& r) {
   // The tokens inside the column loop: a group's Dk x G*16 slice of the state
-  // (32 KB for 128 rows of 64 columns) stays in L1 across the call's tokens.
+  // (32 KB for 128 rows of 64 columns) stays in L1 across the run's tokens.
   // G: half the attention kernel's output vectors (AVX-512 4, AVX2 2), so the
-  // second pass's delta and output sums stay in registers.
+  // sweep's delta, output and next sums stay in registers (AVX-512; AVX2 spills a few).
   constexpr int G = kOutVectors / 2;
-  auto run_tokens = [&](auto columns, int j) {
+  int j = r.col_begin;
+  for (; j + 16 * G <= r.col_end; j += 16 * G) delta_columns<G>(r, j);
+  for (; j + 16 <= r.col_end; j += 16) delta_columns<1>(r, j);
+  for (; j < r.col_end; ++j)
     for (int t = 0; t < r.tokens; ++t) {
       const size_t x = t * r.qkv_stride, gt = t * r.gate_stride;
-      columns(j, r.q + x, r.k + x, r.v + x, std::exp(r.log_decay[gt]), r.beta[gt], r.out + t * r.out_stride);
+      delta_column(r.state, r.dk, r.dv, j, r.q + x, r.k + x, r.v + x, std::exp(r.log_decay[gt]), r.beta[gt], r.out + t * r.out_stride);
     }
-  };
-  int j = r.col_begin;
-  for (; j + 16 * G <= r.col_end; j += 16 * G)
-    run_tokens([&](int j0, const float* q, const float* k, const float* v, float d, float b, float* o) {
-      delta_columns<G>(r.state, r.dk, r.dv, j0, q, k, v, d, b, o);
-    }, j);
-  for (; j + 16 <= r.col_end; j += 16)
-    run_tokens([&](int j0, const float* q, const float* k, const float* v, float d, float b, float* o) {
-      delta_columns<1>(r.state, r.dk, r.dv, j0, q, k, v, d, b, o);
-    }, j);
-  for (; j < r.col_end; ++j)
-    run_tokens([&](int j0, const float* q, const float* k, const float* v, float d, float b, float* o) {
-      delta_column(r.state, r.dk, r.dv, j0, q, k, v, d, b, o);
-    }, j);
 }
 
 // n <= 16 floats from p, zero-padded to 16.
