@@ -5,14 +5,14 @@
  * which depend on nothing else that the split could change) and gives the same
  * logits. The Gated DeltaNet kernels run a sequence's tokens in order, one at
  * a time (kernels/linear/gated_delta.h), so the engine may cut a prompt
- * anywhere. Run by hybrid-split.test.ts in the process's own kernel set and by
+ * anywhere. And in each set the greedy ids and first logits stay transformers'. Run by hybrid-split.test.ts in the process's own kernel set and by
  * the forked -avx2 / -baseline files with the set forced.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend } from '../../src/backends/cpu/index.js';
 import { LINEAR_STATE_POOL } from '../../src/backends/cpu/cpu-backend.js';
-import { argmax, buildBatch, contiguousBlocks, readReference, REPO_ROOT } from './helpers.js';
+import { argmax, buildBatch, contiguousBlocks, maxAbsDiff, readReference, REPO_ROOT } from './helpers.js';
 
 const FIXTURES = ['qwen35-tiny', 'qwen3next-tiny'];
 const BLOCK_SIZE = 16;
@@ -43,8 +43,9 @@ async function prefillThenDecode(backend: CpuBackend, prompt: readonly number[],
 export function hybridSplitChecks(expectKernels: (kernels: string | undefined) => void): void {
   describe.each(FIXTURES)('%s', (name) => {
     const dir = join(REPO_ROOT, 'test', 'fixtures', name);
-    const cases = (readReference(dir) as unknown as { cases: Array<{ prompt_ids: number[] }> }).cases;
-    const prompt = cases.reduce((a, c) => (c.prompt_ids.length > a.length ? c.prompt_ids : a), [] as number[]);
+    const cases = (readReference(dir) as unknown as { cases: Array<{ prompt_ids: number[]; greedy_ids: number[]; first_logits: number[] }> }).cases;
+    const longest = cases.reduce((a, c) => (c.prompt_ids.length > a.prompt_ids.length ? c : a));
+    const prompt = longest.prompt_ids;
     const blocks = contiguousBlocks(1, Math.ceil((prompt.length + DECODE_STEPS) / BLOCK_SIZE));
     let backend: CpuBackend;
     let whole: Float32Array;
@@ -55,6 +56,13 @@ export function hybridSplitChecks(expectKernels: (kernels: string | undefined) =
       whole = await prefillThenDecode(backend, prompt, Infinity, blocks);
     });
     afterAll(async () => backend.dispose());
+
+    it(`in this kernel set, transformers' greedy ids and first logits (within 3e-4, hybrid-model.test.ts's widest bound)`, () => {
+      const vocab = backend.shape.vocabSize;
+      const ids = Array.from({ length: 1 + DECODE_STEPS }, (_, i) => argmax(whole.subarray(i * vocab, (i + 1) * vocab)));
+      expect(ids).toEqual(longest.greedy_ids.slice(0, 1 + DECODE_STEPS));
+      expect(maxAbsDiff(whole.subarray(0, vocab), longest.first_logits)).toBeLessThan(3e-4);
+    });
 
     it.each([1, 7, 64])(`a ${prompt.length}-token prompt in steps of %i tokens: the same logits, bit for bit, after it and ${DECODE_STEPS} decode steps`, async (chunk) => {
       expect(prompt.length).toBeGreaterThan(64);
