@@ -115,3 +115,15 @@ describe('the hooks refuse bad input', () => {
     expect(() => testing.convSilu('baseline', { channels: 4, K: 17, tokens: 1, rows: new Float32Array(4), taps: new Float32Array(68), window: new Float32Array(64), split: 1, columns: 4 })).toThrow(RangeError);
   });
 });
+
+// The AVX2 and AVX-512 builds are one source on Vec16, whose two headers match lane for lane (vec16_avx2.h).
+describe.skipIf(!sets.includes('avx2') || !sets.includes('avx512vnni'))('the AVX2 and AVX-512 builds', () => {
+  it('give the same bits', () => {
+    const delta = deltaInputs(128, 40, 20, 5);
+    const [a, b] = (['avx2', 'avx512vnni'] as const).map((set) => testing.deltaRule(set, { ...delta, split: 20, columns: 40 })!);
+    expect(bitsEqual(a!.state, b!.state) && bitsEqual(a!.out, b!.out)).toBe(true);
+    const conv = { channels: 40, K: 4, tokens: 20, rows: uniform(800, 11, -3, 3), taps: uniform(160, 12), window: uniform(120, 13), split: 20, columns: 40 };
+    const [c, d] = (['avx2', 'avx512vnni'] as const).map((set) => testing.convSilu(set, conv)!);
+    expect(bitsEqual(c!.rows, d!.rows) && bitsEqual(c!.window, d!.window)).toBe(true);
+  });
+});
