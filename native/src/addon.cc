@@ -5,7 +5,7 @@
 #include "cpu/binding/testing.h"
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  exports.Set("abiVersion", Napi::Number::New(env, 8));
+  exports.Set("abiVersion", Napi::Number::New(env, 9));
   weft::register_cpu_model(env, exports);
   weft::register_testing(env, exports);
   return exports;

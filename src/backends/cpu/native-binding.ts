@@ -175,6 +175,19 @@ export interface NativeTesting {
    * once beforehand, as the loader does (else the projection packs them per call).
    */
   project(set: KernelSetName, parts: ReadonlyArray<{ dtype: string; weights: Float32Array | Uint16Array | Uint8Array; N: number; bias?: Float32Array; packTail?: boolean }>, input: Float32Array, T: number, K: number, threads: number): Float32Array[];
+  /**
+   * One value head's Gated DeltaNet delta rule with one kernel set's kernel (native/src/cpu/kernels/linear/gated_delta.h):
+   * state [dk][dv], qkv [tokens][dk + dk + dv] (each token's q | k | v), logDecay and beta [tokens]; the tokens given
+   * to the kernel in calls of `split`, its columns in ranges of `columns`. Null when this CPU or build cannot run the set.
+   */
+  deltaRule(set: KernelSetName, args: {
+    dk: number; dv: number; tokens: number; state: Float32Array; qkv: Float32Array; logDecay: Float32Array; beta: Float32Array;
+    split: number; columns: number;
+  }): { state: Float32Array; out: Float32Array } | null;
+  /** The causal depthwise conv + SiLU the same way: rows [tokens][channels] (in place on a copy), taps [channels][K], window [K-1][channels]. */
+  convSilu(set: KernelSetName, args: {
+    channels: number; K: number; tokens: number; rows: Float32Array; taps: Float32Array; window: Float32Array; split: number; columns: number;
+  }): { rows: Float32Array; window: Float32Array } | null;
   /** The CPU's instruction-set flags from CPUID (AMX, AVX512-FP16 included), /proc/cpuinfo's names. */
   cpuFlags(): string[];
   /** Whether the AMX-INT8 kernels can run here (CPUID, build, OS permission), and why not. quantMatmul('amx', 'Q8_0', ...) runs them. */
@@ -219,7 +232,7 @@ export interface NativeBinding {
   readonly testing: NativeTesting;
 }
 
-const ABI_VERSION = 8;
+const ABI_VERSION = 9;
 const REBUILD =
   'run `npm rebuild weft` (with WEFT_BUILD_FROM_SOURCE=1 to compile even where a prebuilt binary exists), or `npm run build:native` in the weft package folder; compiling needs cmake >= 3.15 and a C++17 compiler';
 let cached: NativeBinding | undefined;

@@ -4,6 +4,8 @@
 // the baseline in one process. Not used by weft itself. Every size is checked; a bad one throws a JS error.
 #include "binding/testing.h"
 
+#include "binding/linear_testing.h"
+
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -363,6 +365,7 @@ void register_testing(Napi::Env env, Napi::Object exports) {
   t.Set("argmax", Napi::Function::New(env, argmax_js));
   t.Set("geluErf", Napi::Function::New(env, gelu_erf_js));
   register_sample_testing(env, t);
+  register_linear_testing(env, t);
   exports.Set("testing", t);
 }
 

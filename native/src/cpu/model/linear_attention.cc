@@ -18,28 +18,22 @@
 // chunked_vs_recurrent: 6e-6 on the last position's logits after 300 tokens),
 // and makes a token's result independent of how its prompt was split into
 // steps. A sequence's tokens run in order; sequences and heads run in parallel.
+// The per-token math runs in kernels/linear/gated_delta.h (vector kernels by
+// kernel set, the portable scalar code as the baseline).
 #include "model/linear_attention.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/linear/gated_delta.h"
 #include "model/layer_ops.h"
 
 namespace weft {
 namespace {
 
 inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-inline float silu(float x) { return x * sigmoid(x); }
 // torch.nn.functional.softplus (beta 1, threshold 20).
 inline float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
-
-// x / sqrt(sum(x^2) + 1e-6), in place (transformers' l2norm: eps inside the root).
-void l2_normalise(float* x, int n, float scale) {
-  double sum = 0;
-  for (int i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
-  const float inv = static_cast<float>(1.0 / std::sqrt(sum + 1e-6)) * scale;
-  for (int i = 0; i < n; ++i) x[i] *= inv;
-}
 
 // Qwen3-Next's fused projections into the unfused layout: in_proj_qkvz's rows
 // come per key head j as [q_j | k_j | v of its r value heads | z of them], and
@@ -91,33 +85,47 @@ void linear_attention_block(Model& model, const StepInput& s, StepState& st, int
     project(model, st, st.xb.data(), T, l.lin_qkv, in);
   }
 
-  // Causal depthwise conv + SiLU, in place, channel by channel along each
-  // sequence; the conv state keeps the last K-1 inputs for the next step.
+  // The step's tokens of sequence `seq` in runs that end at a checkpoint
+  // (linear_state.h, L3) or at the sequence's last token: fn(first, count),
+  // then whether the state after the run's last token is kept (its block or 0).
+  // The kernels give the same bits whatever the runs (gated_delta.h), so
+  // cutting at checkpoints changes nothing but where the copies are taken.
+  auto for_each_run = [&](int seq, auto&& fn) {
+    const int end = s.subsequence_begins[seq + 1];
+    for (int t = s.subsequence_begins[seq]; t < end;) {
+      int last = t;
+      while (last + 1 < end && st.checkpoint_at[last] == 0) ++last;
+      fn(t, last - t + 1, st.checkpoint_at[last]);
+      t = last + 1;
+    }
+  };
+  const LinearAttentionKernels& kernels = linear_attention_kernels();
+
+  // Causal depthwise conv + SiLU, in place, 64 channels of one sequence per
+  // item; the conv state keeps the last K-1 inputs for the next step.
   constexpr size_t kChannelsPerItem = 64;
   const size_t channel_items = (C + kChannelsPerItem - 1) / kChannelsPerItem;
   const float* taps = l.lin_conv.data.data();  // [C][K]
   pool.parallel_for(static_cast<size_t>(B) * channel_items, 1, [&](size_t i0, size_t i1, int) {
-    float window[16];  // K - 1 <= 15 (checked in binding.cc)
     for (size_t item = i0; item < i1; ++item) {
       const int seq = static_cast<int>(item / channel_items);
       const size_t c0 = (item % channel_items) * kChannelsPerItem, c1 = std::min(C, c0 + kChannelsPerItem);
       float* conv_state = state.conv(s.state_slots[seq], li);  // [K-1][C], oldest first
-      for (size_t ch = c0; ch < c1; ++ch) {
-        const float* w = taps + ch * K;
-        for (int j = 0; j < K - 1; ++j) window[j] = conv_state[j * C + ch];
-        for (int t = s.subsequence_begins[seq]; t < s.subsequence_begins[seq + 1]; ++t) {
-          float& u = st.lin_qkv[static_cast<size_t>(t) * C + ch];
-          float acc = 0;
-          for (int j = 0; j < K - 1; ++j) acc += w[j] * window[j];
-          acc += w[K - 1] * u;
-          for (int j = 0; j + 1 < K - 1; ++j) window[j] = window[j + 1];
-          if (K > 1) window[K - 2] = u;
-          u = silu(acc);
-          if (const int32_t to = st.checkpoint_at[t]; to != 0)  // the state after this token, kept (linear_state.h, L3)
-            for (int j = 0; j < K - 1; ++j) model.checkpoints.conv(to, li)[j * C + ch] = window[j];
-        }
-        for (int j = 0; j < K - 1; ++j) conv_state[j * C + ch] = window[j];
-      }
+      for_each_run(seq, [&](int first, int count, int32_t checkpoint) {
+        ConvRun run;
+        run.rows = &st.lin_qkv[static_cast<size_t>(first) * C + c0];
+        run.row_stride = C;
+        run.tokens = count;
+        run.taps = taps + c0 * K;
+        run.K = K;
+        run.window = conv_state + c0;
+        run.window_stride = C;
+        run.channels = static_cast<int>(c1 - c0);
+        kernels.conv_silu(run);
+        if (checkpoint != 0)
+          for (int j = 0; j < K - 1; ++j)
+            std::copy(conv_state + j * C + c0, conv_state + j * C + c1, model.checkpoints.conv(checkpoint, li) + j * C + c0);
+      });
     }
   });
 
@@ -127,8 +135,8 @@ void linear_attention_block(Model& model, const StepInput& s, StepState& st, int
     for (size_t t = t0; t < t1; ++t) {
       float* y = &st.lin_qkv[t * C];
       for (int h = 0; h < Hk; ++h) {
-        l2_normalise(y + h * Dk, Dk, q_scale);
-        l2_normalise(y + key_total + h * Dk, Dk, 1.0f);
+        kernels.l2_normalise(y + h * Dk, Dk, q_scale);
+        kernels.l2_normalise(y + key_total + h * Dk, Dk, 1.0f);
       }
       for (int h = 0; h < Hv; ++h) {
         float& b = st.lin_b[t * Hv + h];
@@ -139,42 +147,37 @@ void linear_attention_block(Model& model, const StepInput& s, StepState& st, int
     }
   });
 
-  // The delta rule, per (sequence, value head), token by token; then the gated norm.
+  // The delta rule per (sequence, value head), its tokens in order; then the
+  // gated norm of each of its tokens' outputs.
   pool.parallel_for(static_cast<size_t>(B) * Hv, 1, [&](size_t i0, size_t i1, int) {
-    float kv[512];  // Dv <= 512 (checked in binding.cc)
     for (size_t item = i0; item < i1; ++item) {
       const int seq = static_cast<int>(item / Hv), h = static_cast<int>(item % Hv);
-      float* S = state.delta(s.state_slots[seq], li) + static_cast<size_t>(h) * Dk * Dv;  // [Dk][Dv]
+      const size_t head_state = static_cast<size_t>(h) * Dk * Dv;
+      float* S = state.delta(s.state_slots[seq], li) + head_state;  // [Dk][Dv]
+      for_each_run(seq, [&](int first, int count, int32_t checkpoint) {
+        const float* y = &st.lin_qkv[static_cast<size_t>(first) * C];
+        DeltaRuleRun run;
+        run.state = S;
+        run.dk = Dk;
+        run.dv = Dv;
+        run.col_begin = 0;
+        run.col_end = Dv;
+        run.tokens = count;
+        run.q = y + (h / r) * Dk;
+        run.k = y + key_total + (h / r) * Dk;
+        run.v = y + 2 * key_total + static_cast<size_t>(h) * Dv;
+        run.qkv_stride = C;
+        run.log_decay = &st.lin_a[static_cast<size_t>(first) * Hv + h];
+        run.beta = &st.lin_b[static_cast<size_t>(first) * Hv + h];
+        run.gate_stride = Hv;
+        run.out = &st.lin_out[static_cast<size_t>(first) * value_total + static_cast<size_t>(h) * Dv];
+        run.out_stride = value_total;
+        kernels.delta_rule(run);
+        if (checkpoint != 0) std::copy(S, S + static_cast<size_t>(Dk) * Dv, model.checkpoints.delta(checkpoint, li) + head_state);
+      });
       for (int t = s.subsequence_begins[seq]; t < s.subsequence_begins[seq + 1]; ++t) {
-        const float* y = &st.lin_qkv[static_cast<size_t>(t) * C];
-        const float* q = y + (h / r) * Dk;
-        const float* k = y + key_total + (h / r) * Dk;
-        const float* v = y + 2 * key_total + static_cast<size_t>(h) * Dv;
-        const float decay = std::exp(st.lin_a[static_cast<size_t>(t) * Hv + h]);
-        const float beta = st.lin_b[static_cast<size_t>(t) * Hv + h];
-        std::fill(kv, kv + Dv, 0.0f);
-        for (int i = 0; i < Dk; ++i) {
-          float* row = S + static_cast<size_t>(i) * Dv;
-          for (int j = 0; j < Dv; ++j) {
-            row[j] *= decay;
-            kv[j] += row[j] * k[i];
-          }
-        }
-        for (int j = 0; j < Dv; ++j) kv[j] = beta * (v[j] - kv[j]);  // now delta
-        float* o = &st.lin_out[static_cast<size_t>(t) * value_total + static_cast<size_t>(h) * Dv];
-        std::fill(o, o + Dv, 0.0f);
-        for (int i = 0; i < Dk; ++i) {
-          float* row = S + static_cast<size_t>(i) * Dv;
-          for (int j = 0; j < Dv; ++j) {
-            row[j] += k[i] * kv[j];
-            o[j] += row[j] * q[i];
-          }
-        }
-        const float* z = &st.lin_z[static_cast<size_t>(t) * value_total + static_cast<size_t>(h) * Dv];
-        rmsnorm(o, o, l.lin_norm.data.data(), Dv, c.rms_eps);
-        for (int j = 0; j < Dv; ++j) o[j] *= silu(z[j]);
-        if (const int32_t to = st.checkpoint_at[t]; to != 0)
-          std::copy(S, S + static_cast<size_t>(Dk) * Dv, model.checkpoints.delta(to, li) + static_cast<size_t>(h) * Dk * Dv);
+        const size_t at = static_cast<size_t>(t) * value_total + static_cast<size_t>(h) * Dv;
+        kernels.gated_rmsnorm(&st.lin_out[at], &st.lin_z[at], l.lin_norm.data.data(), Dv, c.rms_eps);
       }
     }
   });
