@@ -2,6 +2,7 @@
 //
 //   abiVersion, openvinoVersion                 numbers / string
 //   availableDevices()                          -> string[] (ov::Core::get_available_devices)
+//   describeDevice(device)                      -> { plugins, properties } (device_report.h; for `weft doctor`)
 //   new OvModel()
 //     load(xmlPath, device, properties)         -> Promise<info>  (read, convert, compile)
 //     allocateCache(numBlocks, stateBlocks?)    -> Promise<void>  (stateBlocks: linear-attention state tables)
@@ -22,6 +23,7 @@
 #include <openvino/core/version.hpp>
 #include <openvino/runtime/core.hpp>
 
+#include "device_report.h"
 #include "promise_job.h"
 #include "runner.h"
 
@@ -30,7 +32,8 @@ namespace {
 
 using weft::rejected;
 
-constexpr int kAbiVersion = 2;
+// 3: describeDevice().
+constexpr int kAbiVersion = 3;
 
 Napi::Object port_list(Napi::Env env, const std::vector<PortInfo>& ports, Napi::Array* out) {
   *out = Napi::Array::New(env, ports.size());
@@ -239,10 +242,44 @@ Napi::Value available_devices(const Napi::CallbackInfo& info) {
   }
 }
 
+// Synchronous: it reads properties, compiles nothing (milliseconds), and only `weft doctor` calls it.
+Napi::Value describe_device_js(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "describeDevice(device: string)");
+  DeviceReport report;
+  try {
+    ov::Core core;
+    report = describe_device(core, info[0].As<Napi::String>().Utf8Value());
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(env, e.what());
+  }
+  Napi::Object out = Napi::Object::New(env);
+  Napi::Array plugins = Napi::Array::New(env, report.plugins.size());
+  for (size_t i = 0; i < report.plugins.size(); ++i) {
+    Napi::Object p = Napi::Object::New(env);
+    p.Set("name", report.plugins[i].name);
+    p.Set("buildNumber", report.plugins[i].build_number);
+    p.Set("description", report.plugins[i].description);
+    plugins.Set(i, p);
+  }
+  Napi::Array properties = Napi::Array::New(env, report.properties.size());
+  for (size_t i = 0; i < report.properties.size(); ++i) {
+    Napi::Object p = Napi::Object::New(env);
+    p.Set("name", report.properties[i].name);
+    if (report.properties[i].error.empty()) p.Set("value", report.properties[i].value);
+    else p.Set("error", report.properties[i].error);
+    properties.Set(i, p);
+  }
+  out.Set("plugins", plugins);
+  out.Set("properties", properties);
+  return out;
+}
+
 Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("abiVersion", Napi::Number::New(env, kAbiVersion));
   exports.Set("openvinoVersion", std::string(ov::get_openvino_version().buildNumber));
   exports.Set("availableDevices", Napi::Function::New(env, available_devices));
+  exports.Set("describeDevice", Napi::Function::New(env, describe_device_js));
   exports.Set("OvModel", OvModel::define(env));
   return exports;
 }

@@ -33,15 +33,32 @@ export interface NativeOvModel {
   dispose(): void;
 }
 
+/** One property of a device as the plugin reports it: a value, or why it could not be read. */
+export interface NativeDeviceProperty {
+  readonly name: string;
+  readonly value?: string;
+  readonly error?: string;
+}
+
+/** What describeDevice() returns (native/openvino/src/device_report.h). */
+export interface NativeDeviceReport {
+  readonly plugins: ReadonlyArray<{ readonly name: string; readonly buildNumber: string; readonly description: string }>;
+  /** The properties that matter to weft, of those the device lists, in a fixed order. */
+  readonly properties: readonly NativeDeviceProperty[];
+}
+
 export interface NativeOpenVinoBinding {
   readonly abiVersion: number;
   /** OpenVINO's build number, e.g. "2026.4.1-22982-...". */
   readonly openvinoVersion: string;
   availableDevices(): string[];
+  /** The plugin's versions and selected properties of one device; throws when OpenVINO knows no such device. */
+  describeDevice(device: string): NativeDeviceReport;
   readonly OvModel: new () => NativeOvModel;
 }
 
-const ABI_VERSION = 2;
+// Kept equal to kAbiVersion in native/openvino/src/binding.cc (3: describeDevice).
+const ABI_VERSION = 3;
 
 /** How a user gets the OpenVINO backend (the text of every "unavailable" error). */
 export const HOW_TO_GET_OPENVINO =
