@@ -42,7 +42,7 @@ export function renderDoctorReport(report: DoctorReport): string {
     lines.push('  not available', ...unavailableLines(cpu, '  '));
   } else {
     lines.push(
-      `  kernels: ${cpu.kernels}${cpu.forcedBy !== undefined ? ` (forced by ${cpu.forcedBy})` : ''}; this CPU and build can run: ${cpu.supportedKernelSets.join(', ')}`,
+      `  kernels: ${cpu.kernels}${cpu.forcedBy !== undefined ? ` (forced by ${cpu.forcedBy})` : ''}; kernel sets this CPU and build can run: ${cpu.supportedKernelSets.join(', ')}`,
       `  CPU features: ${cpu.cpuFeatures.join(' ') || 'none of those the kernels use'}`,
       `  AMX-INT8: ${cpu.amx.usable ? 'usable' : 'not usable'} (${cpu.amx.reason})`,
     );
@@ -74,7 +74,7 @@ function openVinoDeviceLines(ov: OpenVinoReport): string[] {
   for (const device of ov.devices) {
     lines.push('', `  device ${device.name}`);
     for (const plugin of device.plugins) lines.push(`    plugin ${plugin.name} ${plugin.buildNumber} (${plugin.description})`);
-    for (const property of device.properties) lines.push(`    ${property.name}: ${property.error !== undefined ? `unreadable (${property.error.split('\n')[0]})` : property.value}`);
+    for (const property of device.properties) lines.push(`    ${property.name}: ${property.error !== undefined ? `unreadable (${property.error.split('\n')[0]})` : property.value === '' ? '(empty)' : property.value}`);
     for (const layout of device.cacheLayouts) {
       if (isUnavailable(layout)) {
         lines.push(`    kvCache.precision '${layout.kvPrecision}': no layout (${layout.reason.split('\n')[0]})`);

@@ -156,7 +156,7 @@ export interface NativeCpuModel {
   dispose(): void;
 }
 
-/** Test hooks (native/src/cpu/binding/testing.cc); not used by weft itself. */
+/** Test hooks (native/src/cpu/binding/testing.cc); weft itself reads only cpuFlags, supportedKernelSets and amxStatus (`weft doctor`). */
 export interface NativeTesting {
   /** The kernel sets this CPU and build can run. */
   supportedKernelSets(): KernelSetName[];
