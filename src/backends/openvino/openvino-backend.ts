@@ -237,17 +237,32 @@ export class OpenVinoBackend implements Backend {
   execute(batch: StepBatch): Promise<StepResult> {
     return this.#enqueue(async (native) => {
       if (!this.#cacheAllocated) throw new BackendError('execute before allocateCache');
-      let logits: Float32Array;
+      let result: { logits: Float32Array; argmax?: Int32Array };
       try {
-        logits = await native.execute(this.#toInputs(batch), batch.blockCopies);
+        // argmaxRows: the greedy rows are picked on the step's worker thread (greedy_pick.h), not scanned in JS.
+        result = await native.execute(this.#toInputs(batch), batch.blockCopies, batch.argmaxRows);
       } catch (cause) {
         throw new BackendError(`OpenVINO step failed: ${(cause as Error).message}`, { cause });
       }
-      if (logits.length !== batch.logitsIndices.length * this.shape.vocabSize) {
-        throw new BackendError(`OpenVINO returned ${logits.length} logits for ${batch.logitsIndices.length} rows of ${this.shape.vocabSize}`);
+      if (result.logits.length !== batch.logitsIndices.length * this.shape.vocabSize) {
+        native.releaseLogits(result.logits);
+        throw new BackendError(`OpenVINO returned ${result.logits.length} logits for ${batch.logitsIndices.length} rows of ${this.shape.vocabSize}`);
       }
-      return { logits };
+      return { logits: result.logits, ...(result.argmax !== undefined && { argmax: result.argmax }) };
     });
+  }
+
+  /**
+   * Takes a step's logits back: they are detached (read as empty from now on) and the
+   * next step writes into the same memory (as the CPU backend's, docs/performance.md). See Backend.release.
+   */
+  release(result: StepResult): void {
+    this.#queue.native?.releaseLogits(result.logits);
+  }
+
+  /** The native logits buffers: allocated so far, lent to JavaScript now. */
+  get logitsBuffers(): { readonly allocated: number; readonly lent: number } | undefined {
+    return this.#queue.native?.logitsBuffers;
   }
 
   /** Waits for queued work, then frees native memory. Idempotent. */
