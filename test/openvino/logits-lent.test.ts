@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { StepBatch } from '../../src/backends/backend.js';
 import { OpenVinoBackend } from '../../src/backends/openvino/index.js';
+import { loadOpenVinoBinding } from '../../src/backends/openvino/native-binding.js';
 import { argmax } from '../../src/sampling/sampler.js';
 import { describeOpenVino, EXACT, TINY_IR } from './helpers.js';
 
@@ -78,5 +79,22 @@ describeOpenVino('OpenVINO logits lent and greedy rows picked natively', () => {
     const after = await backend.execute(prefill(3, blockSize));
     expect(after.logits.length).toBe(12 * backend.shape.vocabSize);
     backend.release(after);
+  });
+});
+
+describeOpenVino('the worker\'s greedy pick (greedy_pick.h)', () => {
+  it('equals the engine argmax on rows of NaNs, infinities, signed zeros and ties, of every length around its 16-value blocks', () => {
+    const { greedyPick } = loadOpenVinoBinding().testing;
+    const palette = [Number.NaN, -Infinity, Infinity, 0, -0, 1, 2, 2, -3, 7];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let t = 0; t < 3000; t++) {
+      const n = 1 + (next() % 70);
+      const row = Float32Array.from({ length: n }, () => palette[next() % palette.length]!);
+      expect(greedyPick(row), `row ${Array.from(row).join(',')}`).toBe(argmax(row, 0, n));
+    }
+    // The best value in the middle of a block after a NaN that opens it.
+    expect(greedyPick(Float32Array.from([0, Number.NaN, 1, 5, 2, ...new Array(20).fill(0)]))).toBe(3);
+    expect(() => greedyPick(new Float32Array(0))).toThrow(RangeError);
   });
 });

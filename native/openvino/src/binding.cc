@@ -12,6 +12,7 @@
 //     logitsBuffers                             read-only {allocated, lent}: the logits pool (test hook)
 //     lastStepTimings()                         -> { marshalMs, inputsMs, inferMs, logitsMs, pickMs, resultMs } of the last step
 //     dispose()                                 idempotent
+//   testing.greedyPick(values)                  -> number (greedy_pick.h on one row; tests only)
 //
 // Work runs on the libuv thread pool (weft::PromiseJob,
 // native/common/promise_job.h). One operation at a time per model:
@@ -40,7 +41,7 @@ namespace {
 using weft::LogitsBuffers;
 using weft::rejected;
 
-// 3: describeDevice(); OvModel.execute resolves { logits (lent), argmax? }, releaseLogits, logitsBuffers, lastStepTimings.
+// 3: describeDevice(), testing.greedyPick; OvModel.execute resolves { logits (lent), argmax? }, releaseLogits, logitsBuffers, lastStepTimings.
 constexpr int kAbiVersion = 3;
 
 Napi::Object port_list(Napi::Env env, const std::vector<PortInfo>& ports, Napi::Array* out) {
@@ -356,12 +357,26 @@ Napi::Value describe_device_js(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// testing.greedyPick(Float32Array): the worker's pick on one row, so tests can hold it to the
+// engine's argmax on rows a model never produces (NaN, infinities, signed zeros, ties).
+Napi::Value greedy_pick_js(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array)
+    throw Napi::TypeError::New(env, "greedyPick(values: Float32Array)");
+  Napi::Float32Array values = info[0].As<Napi::Float32Array>();
+  if (values.ElementLength() == 0) throw Napi::RangeError::New(env, "greedyPick: an empty row has no pick");
+  return Napi::Number::New(env, greedy_pick(values.Data(), values.ElementLength()));
+}
+
 Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("abiVersion", Napi::Number::New(env, kAbiVersion));
   exports.Set("openvinoVersion", std::string(ov::get_openvino_version().buildNumber));
   exports.Set("availableDevices", Napi::Function::New(env, available_devices));
   exports.Set("describeDevice", Napi::Function::New(env, describe_device_js));
   exports.Set("OvModel", OvModel::define(env));
+  Napi::Object testing = Napi::Object::New(env);
+  testing.Set("greedyPick", Napi::Function::New(env, greedy_pick_js));
+  exports.Set("testing", testing);
   return exports;
 }
 

@@ -81,9 +81,14 @@ export interface NativeOpenVinoBinding {
   /** The plugin's versions and selected properties of one device; throws when OpenVINO knows no such device. */
   describeDevice(device: string): NativeDeviceReport;
   readonly OvModel: new () => NativeOvModel;
+  /** Test hooks; not used by weft itself. */
+  readonly testing: {
+    /** The worker's greedy pick (native/openvino/src/greedy_pick.h) on one row; RangeError for an empty one. */
+    greedyPick(values: Float32Array): number;
+  };
 }
 
-// Kept equal to kAbiVersion in native/openvino/src/binding.cc (3: describeDevice, lastStepTimings).
+// Kept equal to kAbiVersion in native/openvino/src/binding.cc (3: describeDevice, testing.greedyPick, execute's { logits, argmax }, releaseLogits, lastStepTimings).
 const ABI_VERSION = 3;
 
 /** How a user gets the OpenVINO backend (the text of every "unavailable" error). */
