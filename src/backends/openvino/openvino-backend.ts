@@ -231,7 +231,36 @@ export class OpenVinoBackend implements Backend {
       }
       this.#linearLayout = layout;
       this.#cacheAllocated = true;
+      if (layout === undefined) await this.#warmUp(native);
     });
+  }
+
+  /**
+   * One 1-token step into the null block (block 0, which the engine never hands out: block-pool.ts
+   * I1), so that the plugin's first-infer() cost is paid at load and not by the first request's time
+   * to first token: on the CPU plugin, 0.6B shape, the first infer() took about 1.3 s more than the
+   * same step later, whatever its shape (docs/openvino.md, "Where a step's time goes"). Not for
+   * hybrid models: their step would write a linear-attention state into state block 0, the zero
+   * state every sequence starts from.
+   */
+  async #warmUp(native: NativeOvModel): Promise<void> {
+    const one = Int32Array.of(0);
+    const batch: StepBatch = {
+      inputIds: one,
+      positions: one,
+      pastLens: one,
+      subsequenceBegins: Int32Array.of(0, 1),
+      blockIndices: one,
+      blockIndicesBegins: Int32Array.of(0, 1),
+      maxContextLen: 1,
+      logitsIndices: one,
+    };
+    try {
+      const { logits } = await native.execute(this.#toInputs(batch));
+      native.releaseLogits(logits);
+    } catch (cause) {
+      throw new BackendError(`the warm-up step after allocating the KV cache failed: ${(cause as Error).message}`, { cause });
+    }
   }
 
   execute(batch: StepBatch): Promise<StepResult> {
