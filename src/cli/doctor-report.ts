@@ -133,11 +133,12 @@ async function cpuBackendReport(env: DoctorOptions['env']): Promise<CpuBackendRe
   } catch (error) {
     return unavailable(error);
   }
+  if (kernels === undefined) return { available: false, reason: 'the CPU model reported no kernel set' };
   const flags = new Set(binding.testing.cpuFlags());
   const forced = ['WEFT_CPU_KERNELS', 'WEFT_CPU_BASELINE'].filter((name) => env[name] !== undefined).map((name) => `${name}=${env[name]}`);
   return {
     available: true,
-    kernels: kernels ?? 'baseline',
+    kernels,
     supportedKernelSets: binding.testing.supportedKernelSets(),
     cpuFeatures: KERNEL_FLAGS.filter((flag) => flags.has(flag)),
     amx: binding.testing.amxStatus(),
