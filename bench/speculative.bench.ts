@@ -3,14 +3,15 @@
  * decode tokens/s with and without it, and what a verify step costs on a
  * real-size model.
  *
- *   npm run bench:speculative [-- --threads N --turns N --tokens K --ngram N --rounds N --temperature T --no-shape]
+ *   npm run bench:speculative [-- --threads N --turns N --tokens K --ngram N --rounds N --temperature T --no-shape | --verify-only]
  *
  * --temperature T > 0 runs the workloads sampled (top-p 0.95, job i with seed
  * i): the plain run draws on the backend's threads, the speculative one on the
  * JS sampler, one row per verified position (the rejection rule, S6), and the
  * outputs are still checked equal (same seed, same output). It also times the
  * JS draw of one row at the 0.6B vocabulary, the cost each verified row adds.
- * --no-shape skips part 2 (its JSON fields are then null).
+ * --no-shape skips part 2 (its JSON fields are then null); --verify-only runs
+ * part 2 alone (the verify step's cost, for kernel work).
  *
  * 1. Workloads through the Pipeline, one request at a time (maxNumSeqs 1),
  *    greedy; each request runs without and with speculation back to back,
@@ -63,6 +64,7 @@ const NGRAM = Number(value('ngram', '2'));
 const rounds = Number(value('rounds', '3'));
 const temperature = Number(value('temperature', '0'));
 const shape = !args.includes('--no-shape');
+const verifyOnly = args.includes('--verify-only');
 /** The sampling options of job `seed`: greedy by default, else --temperature with top-p 0.95 and the job's own seed. */
 const sampling = (seed: number) => (temperature > 0 ? { temperature, topP: 0.95, seed } : { temperature: 0 });
 const SPECULATIVE = { method: 'prompt-lookup' as const, tokens: K, ngram: NGRAM };
@@ -297,6 +299,13 @@ async function main(): Promise<void> {
   const mode = temperature > 0 ? `sampled at temperature ${temperature}, top-p 0.95` : 'greedy';
   console.log(`weft speculative decoding (prompt lookup, tokens ${K}, ngram ${NGRAM}): one-stream ${mode} decode, with vs without`);
   console.log(`CPU: ${cpu} (${cpus().length} logical cores), ${threads} threads, load average at start ${loadavg()[0]?.toFixed(2)}`);
+  if (verifyOnly) {
+    const [f16, q8] = [await verifyCost(undefined), await verifyCost('q8_0')];
+    printVerifyCosts(f16, q8);
+    console.log(`load average at end ${loadavg()[0]?.toFixed(2)}`);
+    console.log(JSON.stringify({ cpu, threads, tokens: K, verifyCostRatio: round3(q8.ratio), verifyCostRatioF16: round3(f16.ratio) }));
+    return;
+  }
   const results: WorkloadResult[] = [];
   results.push(await workload(`agent (weft-demo, ${turns} held-out turns)`, DEMO, agentJobs()));
   results.push(await workload('copy (weft-demo, repeat/edit code)', DEMO, copyJobs()));
@@ -335,10 +344,7 @@ async function main(): Promise<void> {
   }
   const f16 = await verifyCost(undefined);
   const q8 = await verifyCost('q8_0');
-  for (const [label, v] of [['F16', f16], ['Q8_0', q8]] as [string, typeof f16][]) {
-    console.log(`Qwen3-0.6B shape ${label.padEnd(4)}: 1-token step ${v.oneMs.toFixed(1)} ms, ${K + 1}-token verify step ${v.verifyMs.toFixed(1)} ms: verify cost x${v.ratio.toFixed(2)}, ${((K + 1) / v.ratio).toFixed(2)} tokens per weight pass at full acceptance`);
-    console.log(`  step cost by tokens: ${SIZES.map((size) => `${size}: ${v.bySize[size]!.toFixed(1)} ms (x${(v.bySize[size]! / v.oneMs).toFixed(2)})`).join(', ')}`);
-  }
+  printVerifyCosts(f16, q8);
   const agent = results[0]!;
   // A speculative step verifies drafted / steps draft tokens on average: charge each step the
   // measured cost of a step of 1 + that many tokens (interpolated between the sizes measured).
@@ -370,6 +376,15 @@ async function main(): Promise<void> {
       projectedAgentSpeedup06bQ8: Number(projected(q8).toFixed(3)),
     }),
   );
+}
+
+type VerifyCost = Awaited<ReturnType<typeof verifyCost>>;
+
+function printVerifyCosts(f16: VerifyCost, q8: VerifyCost): void {
+  for (const [label, v] of [['F16', f16], ['Q8_0', q8]] as [string, VerifyCost][]) {
+    console.log(`Qwen3-0.6B shape ${label.padEnd(4)}: 1-token step ${v.oneMs.toFixed(1)} ms, ${K + 1}-token verify step ${v.verifyMs.toFixed(1)} ms: verify cost x${v.ratio.toFixed(2)}, ${((K + 1) / v.ratio).toFixed(2)} tokens per weight pass at full acceptance`);
+    console.log(`  step cost by tokens: ${SIZES.map((size) => `${size}: ${v.bySize[size]!.toFixed(1)} ms (x${(v.bySize[size]! / v.oneMs).toFixed(2)})`).join(', ')}`);
+  }
 }
 
 const round3 = (x: number | null) => (x === null ? null : Number(x.toFixed(3)));

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds and runs bench/float-kernels/harness.cc with the flags native/CMakeLists.txt uses.
-# Arguments go to the harness (--quick: small shapes only).
+# Arguments go to the harness (--quick: small shapes only). HARNESS=file.cc builds another
+# harness against the same objects (bench/few-rows).
 set -e
 cd "$(dirname "$0")/../.."
 CXX=${CXX:-g++}
@@ -26,6 +27,6 @@ for f in $(find $S/kernels/quant -name 'quant*.cc'); do
 done
 wait
 $CXX $F -c $S/base/thread_pool.cc -o $O/t.o
-$CXX $F -c bench/float-kernels/harness.cc -o $O/h.o
+$CXX $F -c ${HARNESS:-bench/float-kernels/harness.cc} -o $O/h.o
 $CXX $O/*.o -o $O/harness -lpthread
 $O/harness "$@"

@@ -28,7 +28,7 @@ import { Request, type FinishReason, type RequestSpec, type StopCriteria } from 
 import { err, ok, type Result } from './result.js';
 import { Scheduler, describe, type SchedulerConfig, type StepPlan } from './scheduler.js';
 import { PendingCopies, choiceSpecs } from './parallel-sampling.js';
-import { lookupDraft, type SpeculativeCounts } from './speculative.js';
+import { DraftPace, lookupDraft, type SpeculativeCounts } from './speculative.js';
 import { TokenChoice, resultProblem } from './token-choice.js';
 
 /** What one step produced for one request. */
@@ -357,17 +357,22 @@ export class Engine {
 
   /**
    * Speculative decoding: each running request that speculates and decodes
-   * (one pending token) gets its prompt-lookup draft for this step, no longer
-   * than its length limit leaves room for (S2); the others none.
+   * (one pending token) gets its prompt-lookup draft for this step, as long
+   * as its pace allows (S5, S7) and no longer than its length limit leaves
+   * room for (S2); the others none.
    */
   private proposeDrafts(): void {
     for (const running of this.scheduler.running) {
       const request = running as LiveRequest;
       if (!request.speculates) continue;
+      if (request.numPending !== 1) {
+        request.draft = [];
+        continue;
+      }
       const config = request.spec.speculative!;
-      const room = request.lengthLimit - request.tokens.length - 1;
-      const limit = request.draftLimit ?? config.tokens;
-      request.draft = request.numPending === 1 ? lookupDraft(request.tokens, config.ngram, Math.min(limit, room)) : [];
+      request.draftPace ??= new DraftPace(config.tokens);
+      const length = Math.min(request.draftPace.draftLength(), request.lengthLimit - request.tokens.length - 1);
+      request.draft = length <= 0 ? [] : lookupDraft(request.tokens, config.ngram, length);
     }
   }
 
@@ -600,9 +605,7 @@ export class Engine {
     }
     request.drafted += numDraft;
     request.accepted += run.length - 1;
-    // S5: longer drafts while they are accepted whole, shorter while they are not.
-    const limit = request.draftLimit ?? request.spec.speculative!.tokens;
-    request.draftLimit = run.length - 1 === numDraft ? Math.min(request.spec.speculative!.tokens, limit + 2) : Math.max(1, limit - 1);
+    request.draftPace?.verified(numDraft, run.length - 1);
     this.drafted += numDraft;
     this.accepted += run.length - 1;
     return run;

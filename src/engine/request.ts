@@ -14,7 +14,7 @@
 import type { GrammarSource } from '../guided/grammar.js';
 import type { EmbeddingSpec } from './embedding.js';
 import type { SamplingParams } from '../sampling/params.js';
-import type { SpeculativeConfig } from './speculative.js';
+import type { DraftPace, SpeculativeConfig } from './speculative.js';
 import { EngineError } from '../errors.js';
 
 export type RequestStatus = 'waiting' | 'running' | 'preempted' | 'finished';
@@ -75,12 +75,8 @@ export class Request {
   /** Draft tokens verified, and of those accepted, over the request's life. */
   drafted = 0;
   accepted = 0;
-  /**
-   * Most draft tokens the next draft may have (speculative.ts, S5): grows by 2
-   * after a draft accepted whole, shrinks by 1 after one that was not.
-   * Undefined: the request's configured maximum.
-   */
-  draftLimit: number | undefined;
+  /** How long its drafts may be and when it drafts (speculative.ts, S5 and S7); undefined until its first decode that may draft. */
+  draftPace: DraftPace | undefined;
 
   constructor(id: number, arrival: number, spec: RequestSpec) {
     this.id = id;

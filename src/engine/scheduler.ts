@@ -33,7 +33,18 @@ export interface SchedulerConfig {
    * The engine sets it from the backend's shape.
    */
   readonly wholeSequences?: boolean;
+  /**
+   * Speculative decoding (speculative.ts, S7): a step verifies draft tokens
+   * only while its rows, one per running request plus the draft tokens, stay
+   * within this many. A step of few rows reads each weight once for all of
+   * them, so verifying costs little; a large batch is compute-bound and gains
+   * nothing. Default DEFAULT_SPECULATIVE_ROWS.
+   */
+  readonly speculativeRows?: number;
 }
+
+/** scheduler.speculativeRows unless set: steps of up to 8 rows cost about 1.1-1.4x a one-row step on a 0.6B model (bench/few-rows). */
+export const DEFAULT_SPECULATIVE_ROWS = 8;
 
 export interface ScheduledRequest {
   readonly request: Request;
@@ -67,6 +78,8 @@ interface Draft {
   readonly preempted: Request[];
   readonly failed: FailedRequest[];
   budget: number;
+  /** Draft tokens this step may still verify (S7). */
+  draftRows: number;
 }
 
 export class Scheduler {
@@ -118,7 +131,8 @@ export class Scheduler {
 
   /** One step's plan: running requests first, then admission (skipped in a step that preempted). */
   schedule(): StepPlan {
-    const draft: Draft = { scheduled: [], preempted: [], failed: [], budget: this.config.maxNumBatchedTokens };
+    const draftRows = Math.max(0, (this.config.speculativeRows ?? DEFAULT_SPECULATIVE_ROWS) - this.running.length);
+    const draft: Draft = { scheduled: [], preempted: [], failed: [], budget: this.config.maxNumBatchedTokens, draftRows };
     this.scheduleRunning(draft);
     // Admitting in a step that had to preempt would only thrash.
     if (draft.preempted.length === 0) this.admitWaiting(draft);
@@ -150,14 +164,16 @@ export class Scheduler {
     // Never part of a whole sequence (E3; admission already ran it whole, so this does not happen).
     if (this.config.wholeSequences === true && numTokens < request.numPending) return true;
     // A decode may verify draft tokens with it, as far as the budget allows (they count in it),
-    // leaving a token for each running request after it: a draft never starves another's decode.
-    const numDraft = request.numPending === 1 ? Math.max(0, Math.min(request.draft.length, draft.budget - 1 - later)) : 0;
+    // leaving a token for each running request after it: a draft never starves another's decode;
+    // and as far as the step's speculative rows allow (S7).
+    const numDraft = request.numPending === 1 ? Math.max(0, Math.min(request.draft.length, draft.budget - 1 - later, draft.draftRows)) : 0;
     if (numDraft > 0 && this.draftFits(request, request.numComputed + numTokens + numDraft, later)) {
       // Speculation never preempts (S4): without room for the draft, the request runs without it.
       const grown = this.kv.appendSlots(request.id, request.numComputed + numTokens + numDraft);
       if (grown.ok) {
         draft.scheduled.push({ request, numTokens: numTokens + numDraft, samples: true, numDraft });
         draft.budget -= numTokens + numDraft;
+        draft.draftRows -= numDraft;
         return true;
       }
     }

@@ -35,6 +35,14 @@
  *      whole, 1 fewer (at least 1) after one that was not, never above
  *      `tokens`. It changes how many tokens a step verifies, never which
  *      tokens are output (S1, S6).
+ *  S7. Drafting pays only where verifying is cheap (a step of few rows reads
+ *      each weight once for all of them). A request whose draft was rejected
+ *      whole drafts again only after a pause of 1 decode step, doubling with
+ *      each further whole rejection in a row (at most MAX_DRAFT_PAUSE), and
+ *      none once any draft token is accepted; a step verifies drafts only
+ *      while its rows (one per running request, plus the draft tokens) stay
+ *      within scheduler.speculativeRows (the scheduler, S4's order). Like S5,
+ *      this changes which steps verify, never which tokens are output.
  *  S6. Sampled exactness (the rejection rule of Leviathan et al. 2023 and
  *      Chen et al. 2023 for a deterministic draft). A sampled request draws
  *      the token at each verified row, in order, with its own sampler (the JS
@@ -81,6 +89,46 @@ export function lookupDraft(tokens: readonly number[], ngram: number, max: numbe
     return tokens.slice(from, Math.min(from + max, length));
   }
   return [];
+}
+
+/** Longest pause (decode steps without a draft) after drafts rejected whole in a row (S7). */
+export const MAX_DRAFT_PAUSE = 16;
+
+/**
+ * How long a request's next draft may be (S5) and whether it drafts at all in
+ * a step (S7), from how its drafts fared. One per speculating request.
+ */
+export class DraftPace {
+  /** Most tokens the next draft may have: grows by 2 after a draft accepted whole, shrinks by 1 (to 1) otherwise. */
+  private limit: number;
+  /** Decode steps left without a draft. */
+  private pauseLeft = 0;
+  /** The pause after the next whole rejection: doubles with each one in a row, back to 1 after an acceptance. */
+  private nextPause = 1;
+
+  constructor(private readonly maxTokens: number) {
+    this.limit = maxTokens;
+  }
+
+  /** The most draft tokens this decode step may propose (0 while paused); call once per decode step. */
+  draftLength(): number {
+    if (this.pauseLeft > 0) {
+      this.pauseLeft--;
+      return 0;
+    }
+    return this.limit;
+  }
+
+  /** A draft of `drafted` tokens was verified and its first `accepted` kept. */
+  verified(drafted: number, accepted: number): void {
+    this.limit = accepted === drafted ? Math.min(this.maxTokens, this.limit + 2) : Math.max(1, this.limit - 1);
+    if (accepted > 0) {
+      this.nextPause = 1;
+      return;
+    }
+    this.pauseLeft = this.nextPause;
+    this.nextPause = Math.min(MAX_DRAFT_PAUSE, 2 * this.nextPause);
+  }
 }
 
 /** Drafted and accepted token counts (a request's, or the engine's in all). */

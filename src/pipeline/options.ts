@@ -8,7 +8,7 @@ import { checkEmbeddingOptions, type EmbeddingOptions } from '../embeddings/embe
 import { checkRerankPipelineOptions, type RerankPipelineOptions } from '../embeddings/rerank-config.js';
 import type { Backend, KvPrecision, LoadProgress } from '../backends/backend.js';
 import { checkQuantization, type WeightQuantization } from '../backends/cpu/quantization.js';
-import type { SchedulingPolicy } from '../engine/scheduler.js';
+import { DEFAULT_SPECULATIVE_ROWS, type SchedulingPolicy } from '../engine/scheduler.js';
 import type { SpeculativeConfig } from '../engine/speculative.js';
 import { InvalidOptionError } from '../errors.js';
 import { reasoningParserNames } from '../parsers/registry.js';
@@ -53,6 +53,13 @@ export interface SchedulerOptions {
   prefixCaching?: boolean;
   /** "fcfs" (default) or "priority" (higher `priority` first; the lowest is preempted first). */
   policy?: SchedulingPolicy;
+  /**
+   * Speculative decoding: a step verifies draft tokens only while its rows (one
+   * per running request, plus the draft tokens) stay within this many; larger
+   * batches decode without drafts, where verifying them costs more than it
+   * saves. Default 8. See docs/speculative.md.
+   */
+  speculativeRows?: number;
 }
 
 /**
@@ -273,7 +280,7 @@ const SPECULATIVE_KEYS = keysOf<SpeculativeOptions>({ method: true, tokens: true
 const TEXT_SANDBOX_KEYS = keysOf<TextSandboxOptions>({ timeoutMs: true, maxHeapMb: true });
 const OPENVINO_KEYS = keysOf<OpenVinoOptions>({ inferencePrecision: true, properties: true });
 const KV_CACHE_KEYS = keysOf<KvCacheOptions>({ size: true, precision: true, blockSize: true, checkpointInterval: true });
-const SCHEDULER_KEYS = keysOf<SchedulerOptions>({ maxNumSeqs: true, maxNumBatchedTokens: true, prefixCaching: true, policy: true });
+const SCHEDULER_KEYS = keysOf<SchedulerOptions>({ maxNumSeqs: true, maxNumBatchedTokens: true, prefixCaching: true, policy: true, speculativeRows: true });
 const PARSER_KEYS = keysOf<ParserOptions>({ tool: true, reasoning: true });
 const GENERATE_KEYS = keysOf<GenerateOptions>({
   maxTokens: true,
@@ -311,6 +318,7 @@ export interface ResolvedPipelineOptions {
   readonly maxNumBatchedTokens: number;
   readonly prefixCaching: boolean;
   readonly policy: SchedulingPolicy;
+  readonly speculativeRows: number;
   readonly threads: number | undefined;
   readonly quantize: WeightQuantization | undefined;
   readonly mmap: boolean | undefined;
@@ -383,6 +391,7 @@ export function resolvePipelineOptions(options: PipelineOptions): ResolvedPipeli
     maxNumBatchedTokens,
     prefixCaching,
     policy,
+    speculativeRows: integer('scheduler.speculativeRows', scheduler.speculativeRows, DEFAULT_SPECULATIVE_ROWS, { min: 1, max: 1 << 24 }),
     threads: options.threads === undefined ? undefined : integer('threads', options.threads, 1, { min: 1, max: 1024 }),
     quantize: checkQuantization(options.quantize),
     mmap: boolean('mmap', options.mmap),

@@ -85,7 +85,7 @@ export class InProcessPipeline extends PipelineFace<PipelineEvents> implements M
     return {
       model,
       options: { ...options, parsers },
-      scheduler: { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: model.maxNumBatchedTokens, policy: resolved.policy },
+      scheduler: { maxNumSeqs: resolved.maxNumSeqs, maxNumBatchedTokens: model.maxNumBatchedTokens, policy: resolved.policy, speculativeRows: resolved.speculativeRows },
       ...(resolved.speculative !== undefined && { speculative: resolved.speculative }),
     };
   }

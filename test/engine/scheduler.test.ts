@@ -155,6 +155,23 @@ describe('Scheduler with draft tokens (speculative decoding)', () => {
     expect(plan.numTokens).toBe(6);
   });
 
+  it('verifies drafts only while the step stays within speculativeRows rows (S7)', () => {
+    const rows = (speculativeRows: number | undefined, running: number, drafts: number[][]) => {
+      const { scheduler: s } = scheduler(200, { maxNumSeqs: 16, maxNumBatchedTokens: 256, ...(speculativeRows !== undefined && { speculativeRows }) });
+      const requests = Array.from({ length: running }, () => request(4));
+      for (const r of requests) s.add(r);
+      advance(s.schedule()); // every prompt
+      requests.forEach((r, i) => (r.draft = drafts[i] ?? []));
+      return s.schedule().scheduled.map((e) => e.numDraft ?? 0);
+    };
+    // Default 8: 2 decodes leave 6 draft rows, taken in order; 8 decodes leave none.
+    expect(rows(undefined, 2, [[1, 2, 3, 4], [1, 2, 3, 4]])).toEqual([4, 2]);
+    expect(rows(undefined, 8, Array.from({ length: 8 }, () => [1, 2, 3]))).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+    // Raised, a large batch verifies every draft; at 1, none ever.
+    expect(rows(64, 8, Array.from({ length: 8 }, () => [1, 2, 3]))).toEqual([3, 3, 3, 3, 3, 3, 3, 3]);
+    expect(rows(1, 1, [[1, 2, 3]])).toEqual([0]);
+  });
+
   it('drops a draft rather than preempting anyone (S4)', () => {
     // 4 blocks of 4: a and b hold 2 each once their 8-token prompts are in, and each decode fits its last block.
     const { scheduler: s, kv } = scheduler(4);

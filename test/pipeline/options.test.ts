@@ -111,7 +111,9 @@ describe('option values', () => {
     expect(resolveRequestOptions({ maxTokens: 3 }, { maxNewTokens: 12 }, false).maxTokens).toBe(3);
     expect(resolveRequestOptions({}, {}, false).maxTokens).toBeUndefined();
     const pipeline = resolvePipelineOptions({ model: 'm', kvCache: { size: '1KiB', precision: 'u8' }, scheduler: { maxNumBatchedTokens: 32 } });
-    expect(pipeline).toMatchObject({ kvBytes: 1024, precision: 'u8', maxNumBatchedTokens: 32, maxNumSeqs: 32, prefixCaching: true, policy: 'fcfs' });
+    expect(pipeline).toMatchObject({ kvBytes: 1024, precision: 'u8', maxNumBatchedTokens: 32, maxNumSeqs: 32, prefixCaching: true, policy: 'fcfs', speculativeRows: 8 });
+    expect(resolvePipelineOptions({ model: 'm', scheduler: { speculativeRows: 64 } }).speculativeRows).toBe(64);
+    expect(() => resolvePipelineOptions({ model: 'm', scheduler: { speculativeRows: 0 } })).toThrow('scheduler.speculativeRows: expected an integer in [1, 16777216], got 0');
   });
 });
 

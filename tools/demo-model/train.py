@@ -23,8 +23,15 @@ import chat_format
 import datagen
 from tool_impl import TOOLS
 
-MODEL_SHAPE = dict(hidden_size=192, intermediate_size=512, num_hidden_layers=5, num_attention_heads=4,
-                   num_key_value_heads=2, head_dim=48)
+# --shape demo: models/weft-demo (~2.3M parameters). --shape target: its larger sibling (~10M), trained
+# on the same data with the same tokenizer, the target of the draft-model pair (weft-demo drafts for it).
+MODEL_SHAPES = {
+    "demo": dict(hidden_size=192, intermediate_size=512, num_hidden_layers=5, num_attention_heads=4,
+                 num_key_value_heads=2, head_dim=48),
+    "target": dict(hidden_size=384, intermediate_size=1024, num_hidden_layers=6, num_attention_heads=6,
+                   num_key_value_heads=2, head_dim=64),
+}
+MODEL_SHAPE = MODEL_SHAPES["demo"]
 
 
 def build_config(vocab_size, eos_id, pad_id):
@@ -109,7 +116,11 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--max-minutes", type=float, default=6.0, help="stop early (logged) past this")
+    ap.add_argument("--shape", choices=sorted(MODEL_SHAPES), default="demo")
+    ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32", help="of the saved weights")
     args = ap.parse_args()
+    global MODEL_SHAPE
+    MODEL_SHAPE = MODEL_SHAPES[args.shape]
     t_start = time.time()
     random.seed(args.seed)
     torch.manual_seed(args.seed)
@@ -176,13 +187,13 @@ def main():
                 break
 
     model.eval()
-    model.to(torch.float32).save_pretrained(args.out, safe_serialization=True)
+    model.to(getattr(torch, args.dtype)).save_pretrained(args.out, safe_serialization=True)
     gen = {"eos_token_id": [eos_id, pad_id], "pad_token_id": pad_id, "do_sample": False,
            "max_new_tokens": 512, "transformers_version": transformers.__version__}
     json.dump(gen, open(os.path.join(args.out, "generation_config.json"), "w"), indent=2)
     summary = {"seed": args.seed, "conversations": len(data), "tokens": n_tokens, "trained_tokens": n_trained,
                "steps": args.steps, "stopped_early_at": stopped_at, "batch": args.batch, "lr": args.lr, "parameters": n_params,
-               "shape": MODEL_SHAPE, "vocab_size": vocab_size,
+               "shape": MODEL_SHAPE, "shape_name": args.shape, "dtype": args.dtype, "vocab_size": vocab_size,
                "train_seconds": round(time.time() - t_train, 1), "total_seconds": round(time.time() - t_start, 1),
                "torch": torch.__version__, "transformers": transformers.__version__,
                "device": torch.cuda.get_device_name(), "curve": log}

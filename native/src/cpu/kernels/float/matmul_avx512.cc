@@ -178,11 +178,13 @@ template <class P, class W>
 WEFT_INLINE void rows512(float* out, const float* in, const typename P::Element* w, const float* bias, int T, int N, int K,
                          size_t n0, size_t n1) {
   using E = typename P::Element;
-  // 1-3 tokens (decode) go through the AVX2 kernels' 1 token x 8 rows tile
+  // One token (decode) goes through the AVX2 kernels' 1 token x 8 rows tile
   // (matmul_kernels.h, compiled here): with weights streaming from memory it
   // was 6-15% faster than 512-bit row pairs (bench/float-kernels), and it is
-  // the same arithmetic.
-  if (T <= 3) return rows<W>(out, in, w, bias, T, N, K, n0, n1, nullptr);
+  // the same arithmetic. From 2 tokens (a verify step) one tile over all of
+  // them reads and widens each weight once: the AVX2 tile, a token at a
+  // time, made 3 tokens cost more than 4 (bench/few-rows).
+  if (T == 1) return rows<W>(out, in, w, bias, T, N, K, n0, n1, nullptr);
   auto pairs_at = [](size_t, const E* const* row, bool) { return RowPairs<P>{row}; };
   blocks512<W>(out, in, w, bias, T, N, K, n0, n1, pairs_at);
 }
@@ -213,14 +215,14 @@ struct SextetPairs {
 
 // rows512() for a 16-bit matrix kept in sextets: a sextet is one block (K % 8
 // == 0, so no tail columns); the first token tile over each sextet asks for
-// the next one's lines. 1-3 tokens take the AVX2 kernels' sextet tile (one
-// token x one sextet). Rows after the last whole sextet are row-major and go
+// the next one's lines. One token takes the AVX2 kernels' sextet tile (one
+// token x one sextet), as in rows512(). Rows after the last whole sextet are row-major and go
 // through rows512(). n0 is a multiple of 6.
 template <class P, class W>
 WEFT_INLINE void sextet_rows512(float* out, const float* in, const typename P::Element* w, const float* bias, int T, int N,
                                 int K, size_t n0, size_t n1) {
   static_assert(kSextetRows == kBlockRows, "a sextet is one block");
-  if (T <= 3) return sextet_rows<W>(out, in, w, bias, T, N, K, n0, n1, nullptr);
+  if (T == 1) return sextet_rows<W>(out, in, w, bias, T, N, K, n0, n1, nullptr);
   using E = typename P::Element;
   const size_t whole_rows = static_cast<size_t>(N) - static_cast<size_t>(N) % kSextetRows;
   const size_t n6 = n1 < whole_rows ? n1 : whole_rows;
