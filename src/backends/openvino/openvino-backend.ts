@@ -239,7 +239,7 @@ export class OpenVinoBackend implements Backend {
    * One 1-token step into the null block (block 0, which the engine never hands out: block-pool.ts
    * I1), so that the plugin's first-infer() cost is paid at load and not by the first request's time
    * to first token: on the CPU plugin, 0.6B shape, the first infer() took about 1.3 s more than the
-   * same step later, whatever its shape (docs/openvino.md, "Where a step's time goes"). Not for
+   * same step later, whatever its shape (docs/openvino.md, "At real size"). Not for
    * hybrid models: their step would write a linear-attention state into state block 0, the zero
    * state every sequence starts from.
    */
