@@ -31,10 +31,12 @@ export type Command =
   // The documents are `texts`, read as embed's are.
   | ({ name: 'rerank'; query: string; texts: string[]; file?: string; topN?: number; instruction?: string; truncate: boolean } & LoadFlags)
   // serve parses its own flags (src/serve/command-line.ts).
-  | { name: 'serve'; args: string[] };
+  | { name: 'serve'; args: string[] }
+  // model: an OpenVINO IR folder whose cache layout to report (src/cli/doctor.ts).
+  | { name: 'doctor'; json: boolean; model?: string };
 
-export type CommandName = 'generate' | 'chat' | 'embed' | 'rerank' | 'demo' | 'serve';
-const COMMANDS: readonly CommandName[] = ['generate', 'chat', 'embed', 'rerank', 'demo', 'serve'];
+export type CommandName = 'generate' | 'chat' | 'embed' | 'rerank' | 'demo' | 'serve' | 'doctor';
+const COMMANDS: readonly CommandName[] = ['generate', 'chat', 'embed', 'rerank', 'demo', 'serve', 'doctor'];
 
 /** Parsers and tools for chat. `reasoningParser: 'none'` turns off the automatic reasoning parser. */
 export interface ToolFlags {
@@ -86,6 +88,7 @@ export const COMMAND_OPTIONS = {
   embed: { ...loadOptions, file: { type: 'string', short: 'f' }, 'prompt-name': { type: 'string' }, dimensions: { type: 'string' }, truncate: { type: 'boolean' } },
   rerank: { ...loadOptions, query: { type: 'string' }, file: { type: 'string', short: 'f' }, 'top-n': { type: 'string' }, instruction: { type: 'string' }, truncate: { type: 'boolean' } },
   demo: { model: loadOptions.model, threads: loadOptions.threads, quiet: loadOptions.quiet, help: loadOptions.help },
+  doctor: { json: { type: 'boolean' }, model: loadOptions.model, help: loadOptions.help },
 } satisfies Record<Exclude<CommandName, 'serve'>, Options>;
 
 /** Turns argv (without node and the script) into a command, or throws UsageError. */
@@ -105,6 +108,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (name === 'embed') return parseEmbed(rest);
   if (name === 'rerank') return parseRerank(rest);
   if (name === 'serve') return { name: 'serve', args: rest };
+  if (name === 'doctor') return parseDoctor(rest);
   return parseDemo(rest);
 }
 
@@ -224,6 +228,15 @@ function parseDemo(args: string[]): Command {
     ...(model !== undefined ? { model } : {}),
     ...(threads !== undefined ? { threads } : {}),
   };
+}
+
+function parseDoctor(args: string[]): Command {
+  const { values, positionals } = parse('doctor', args, COMMAND_OPTIONS.doctor);
+  if (values.help) return { name: 'help', topic: 'doctor' };
+  if (positionals.length > 0) throw new UsageError(`doctor takes no arguments (got ${JSON.stringify(positionals[0])})`, 'doctor');
+  const model = stringValue(values.model);
+  if (model === '') throw new UsageError('--model needs an OpenVINO IR folder', 'doctor');
+  return { name: 'doctor', json: values.json === true, ...(model !== undefined ? { model } : {}) };
 }
 
 type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;

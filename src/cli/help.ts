@@ -29,6 +29,7 @@ Usage:
   weft rerank --model <dir> --query <q> "doc" ...   score documents against a query, best first, one JSON line each
   weft demo                                         the built-in demo: a tiny agent that reasons and calls tools
   weft serve --model <dir> [options]                an OpenAI-compatible HTTP server (/v1/chat/completions, /metrics)
+  weft doctor [--json]                              versions, CPU kernels, OpenVINO devices and cache layouts, to report
   weft help <command>                               options of one command
   weft --version
 
@@ -142,6 +143,20 @@ Options:
   -m, --model <dir>        another demo model folder (default: ${demo})
       --threads <n>        CPU threads
   -q, --quiet              less output
+  -h, --help               this help
+`,
+  doctor: `Usage: weft doctor [options]
+
+Reports what weft finds on this machine, to paste into an issue: weft, node and
+platform versions; the CPU backend's CPU features and kernel set; whether the
+OpenVINO addon loaded (and if not, why and what to do); OpenVINO's runtime and
+plugin versions; each device OpenVINO lists with its full name, precisions and
+cache precisions; and the paged KV cache layout weft would use there, per
+kvCache.precision. Works without OpenVINO. Nothing here needs a GPU to run.
+
+Options:
+      --json               the same report as one JSON object
+  -m, --model <dir>        an OpenVINO IR folder whose cache layout to compile (default: weft's demo IR, in a clone)
   -h, --help               this help
 `,
 });

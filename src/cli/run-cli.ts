@@ -4,6 +4,7 @@ import { parseCommandLine } from './args.js';
 import { describeError, runChat } from './chat.js';
 import { runServe } from '../serve/run-serve.js';
 import { runDemo } from './demo.js';
+import { runDoctor } from './doctor.js';
 import { runEmbed } from './embed.js';
 import { runRerank } from './rerank.js';
 import { runGenerate } from './generate.js';
@@ -41,6 +42,8 @@ export async function runCli(argv: readonly string[], io: CliIo, deps: CliDepend
         return await runRerank(command, io, openPipeline);
       case 'serve':
         return await runServe(command.args, { stdout: io.stdout, stderr: io.stderr, env: io.env });
+      case 'doctor':
+        return await runDoctor(command, io);
       case 'demo':
         return await runDemo({
           io,

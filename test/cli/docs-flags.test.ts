@@ -83,6 +83,14 @@ describe('docs/cli.md, the help and the parser list the same flags', () => {
   });
 });
 
+describe('docs/cli.md, the help and the parser list the same doctor flags', () => {
+  it('doctor', () => {
+    const parsed = Object.keys(COMMAND_OPTIONS.doctor);
+    expect(sorted(helpFlags(helpText('doctor')))).toEqual(sorted(parsed));
+    expect(sorted(tableFlags(section(docs('cli.md'), '`weft doctor`')))).toEqual(sorted(parsed));
+  });
+});
+
 describe('docs/serve.md, the help and the parser list the same flags', () => {
   it('serve', () => {
     const parsed = Object.keys(SERVE_OPTIONS);

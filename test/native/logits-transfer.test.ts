@@ -1,5 +1,5 @@
 // A step's logits are lent to JavaScript (native memory, no zero fill, no
-// copy) and taken back on release; native/src/cpu/binding/logits_transfer.h.
+// copy) and taken back on release; native/common/logits_transfer.h.
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CpuBackend } from '../../src/backends/cpu/index.js';

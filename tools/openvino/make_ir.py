@@ -3,6 +3,11 @@
     python3 tools/openvino/make_ir.py --model models/weft-demo --out models/weft-demo-openvino/f32
     python3 tools/openvino/make_ir.py --model models/weft-demo --out models/weft-demo-openvino/int8 --weights int8
     python3 tools/openvino/make_ir.py --model models/weft-demo --out models/weft-demo-openvino/int4 --weights int4
+    python3 tools/openvino/make_ir.py --random qwen3-0.6b --out /tmp/qwen3-0.6b-int8 --weights int8
+
+--random SHAPE builds a benchmark IR without a checkpoint: the named architecture's config.json with
+seeded random weights (normal, std 0.02; norms 1) and a word-level tokenizer.json of one token per id
+("t0", "t1", ...), so weft and openvino.genai load the folder and run token ids; its text is meaningless.
 
 Needs only the pinned `openvino` wheel and numpy (no PyTorch, no optimum, no nncf), so CI can
 check that the committed IR is exactly what this script makes (test/openvino/ir-recipe.test.ts).
@@ -55,6 +60,58 @@ def read_safetensors(path):
         a, b = info['data_offsets']
         out[name] = np.frombuffer(data[a:b], dtype=np.float32).reshape(info['shape'])
     return out
+
+
+# Hugging Face config.json of the shapes --random builds (the published configs' sizes).
+RANDOM_SHAPES = {
+    'qwen3-0.6b': {
+        'architectures': ['Qwen3ForCausalLM'], 'model_type': 'qwen3', 'hidden_size': 1024, 'intermediate_size': 3072,
+        'num_hidden_layers': 28, 'num_attention_heads': 16, 'num_key_value_heads': 8, 'head_dim': 128,
+        'vocab_size': 151936, 'max_position_embeddings': 40960, 'rms_norm_eps': 1e-6, 'rope_theta': 1000000.0,
+        'tie_word_embeddings': True, 'hidden_act': 'silu', 'torch_dtype': 'float32',
+        'bos_token_id': 151643, 'eos_token_id': 151645,
+    },
+}
+
+
+def random_checkpoint(shape, seed=0):
+    """(config, tensors) of `shape` with seeded random weights, named as a Hugging Face Qwen3 checkpoint."""
+    cfg = dict(RANDOM_SHAPES[shape])
+    rng = np.random.default_rng(seed)
+    hidden, inter, head_dim = cfg['hidden_size'], cfg['intermediate_size'], cfg['head_dim']
+    heads, kv_heads = cfg['num_attention_heads'], cfg['num_key_value_heads']
+
+    def matrix(rows, cols):
+        return (rng.standard_normal((rows, cols), dtype=np.float32) * np.float32(0.02))
+
+    t = {'model.embed_tokens.weight': matrix(cfg['vocab_size'], hidden), 'model.norm.weight': np.ones(hidden, np.float32)}
+    for i in range(cfg['num_hidden_layers']):
+        p = f'model.layers.{i}.'
+        t[p + 'input_layernorm.weight'] = np.ones(hidden, np.float32)
+        t[p + 'post_attention_layernorm.weight'] = np.ones(hidden, np.float32)
+        t[p + 'self_attn.q_norm.weight'] = np.ones(head_dim, np.float32)
+        t[p + 'self_attn.k_norm.weight'] = np.ones(head_dim, np.float32)
+        t[p + 'self_attn.q_proj.weight'] = matrix(heads * head_dim, hidden)
+        t[p + 'self_attn.k_proj.weight'] = matrix(kv_heads * head_dim, hidden)
+        t[p + 'self_attn.v_proj.weight'] = matrix(kv_heads * head_dim, hidden)
+        t[p + 'self_attn.o_proj.weight'] = matrix(hidden, heads * head_dim)
+        t[p + 'mlp.gate_proj.weight'] = matrix(inter, hidden)
+        t[p + 'mlp.up_proj.weight'] = matrix(inter, hidden)
+        t[p + 'mlp.down_proj.weight'] = matrix(hidden, inter)
+    return cfg, t
+
+
+def write_random_text_files(cfg, out):
+    """config.json, generation_config.json and a word-level tokenizer.json of one token per id."""
+    vocab = {f't{i}': i for i in range(cfg['vocab_size'])}
+    tokenizer = {'version': '1.0', 'truncation': None, 'padding': None, 'added_tokens': [], 'normalizer': None,
+                 'pre_tokenizer': {'type': 'WhitespaceSplit'}, 'post_processor': None,
+                 'decoder': None, 'model': {'type': 'WordLevel', 'vocab': vocab, 'unk_token': 't0'}}
+    files = {'config.json': cfg, 'tokenizer.json': tokenizer, 'tokenizer_config.json': {},
+             'generation_config.json': {'eos_token_id': cfg['eos_token_id'], 'bos_token_id': cfg['bos_token_id']}}
+    for name, value in files.items():
+        with open(os.path.join(out, name), 'w') as f:
+            json.dump(value, f)
 
 
 def const(array):
@@ -225,20 +282,27 @@ def build(cfg, t, mode):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--model', required=True, help='Hugging Face Qwen3 folder (config.json, model.safetensors)')
+    source = ap.add_mutually_exclusive_group(required=True)
+    source.add_argument('--model', help='Hugging Face Qwen3 folder (config.json, model.safetensors)')
+    source.add_argument('--random', choices=sorted(RANDOM_SHAPES), help='a benchmark IR of this shape, random weights')
     ap.add_argument('--out', required=True)
     ap.add_argument('--weights', choices=['f32', 'int8', 'int4'], default='f32')
     args = ap.parse_args()
-    with open(os.path.join(args.model, 'config.json')) as f:
-        cfg = json.load(f)
-    if cfg.get('model_type') != 'qwen3':
-        raise SystemExit(f'{args.model}: model_type {cfg.get("model_type")}; this recipe builds qwen3')
-    tensors = read_safetensors(os.path.join(args.model, 'model.safetensors'))
+    if args.random:
+        cfg, tensors = random_checkpoint(args.random)
+    else:
+        with open(os.path.join(args.model, 'config.json')) as f:
+            cfg = json.load(f)
+        if cfg.get('model_type') != 'qwen3':
+            raise SystemExit(f'{args.model}: model_type {cfg.get("model_type")}; this recipe builds qwen3')
+        tensors = read_safetensors(os.path.join(args.model, 'model.safetensors'))
     model = build(cfg, tensors, args.weights)
     os.makedirs(args.out, exist_ok=True)
+    if args.random:
+        write_random_text_files(cfg, args.out)
     # compress_to_fp16=False: f32 stays f32 (the reference); the compressed modes are already low-bit.
     ov.save_model(model, os.path.join(args.out, 'openvino_model.xml'), compress_to_fp16=False)
-    for name in COPIED:
+    for name in COPIED if args.model else []:
         src = os.path.join(args.model, name)
         if os.path.exists(src):
             shutil.copyfile(src, os.path.join(args.out, name))

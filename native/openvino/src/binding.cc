@@ -2,11 +2,17 @@
 //
 //   abiVersion, openvinoVersion                 numbers / string
 //   availableDevices()                          -> string[] (ov::Core::get_available_devices)
+//   describeDevice(device)                      -> { plugins, properties } (device_report.h; for `weft doctor`)
 //   new OvModel()
 //     load(xmlPath, device, properties)         -> Promise<info>  (read, convert, compile)
 //     allocateCache(numBlocks, stateBlocks?)    -> Promise<void>  (stateBlocks: linear-attention state tables)
-//     execute(inputs, blockCopies?)             -> Promise<Float32Array>  (rows x vocab logits)
+//     execute(inputs, blockCopies?, argmaxRows?) -> Promise<{ logits, argmax? }>  (rows x vocab logits, lent:
+//                                                  logits_transfer.h; argmax: greedy_pick of the rows asked for, -1 elsewhere)
+//     releaseLogits(array)                      sync; hands a step's logits back for reuse
+//     logitsBuffers                             read-only {allocated, lent}: the logits pool (test hook)
+//     lastStepTimings()                         -> { marshalMs, inputsMs, inferMs, logitsMs, pickMs, resultMs } of the last step
 //     dispose()                                 idempotent
+//   testing.greedyPick(values)                  -> number (greedy_pick.h on one row; tests only)
 //
 // Work runs on the libuv thread pool (weft::PromiseJob,
 // native/common/promise_job.h). One operation at a time per model:
@@ -16,21 +22,27 @@
 // every other std::exception become rejections.
 #include <napi.h>
 
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 
 #include <openvino/core/version.hpp>
 #include <openvino/runtime/core.hpp>
 
+#include "device_report.h"
+#include "greedy_pick.h"
+#include "logits_transfer.h"
 #include "promise_job.h"
 #include "runner.h"
 
 namespace weft_ov {
 namespace {
 
+using weft::LogitsBuffers;
 using weft::rejected;
 
-constexpr int kAbiVersion = 2;
+// 3: describeDevice(), testing.greedyPick; OvModel.execute resolves { logits (lent), argmax? }, releaseLogits, logitsBuffers, lastStepTimings.
+constexpr int kAbiVersion = 3;
 
 Napi::Object port_list(Napi::Env env, const std::vector<PortInfo>& ports, Napi::Array* out) {
   *out = Napi::Array::New(env, ports.size());
@@ -62,7 +74,9 @@ class OvModel : public Napi::ObjectWrap<OvModel> {
   static Napi::Function define(Napi::Env env) {
     return DefineClass(env, "OvModel",
                        {InstanceMethod("load", &OvModel::load), InstanceMethod("allocateCache", &OvModel::allocate_cache),
-                        InstanceMethod("execute", &OvModel::execute), InstanceMethod("dispose", &OvModel::dispose)});
+                        InstanceMethod("execute", &OvModel::execute), InstanceMethod("lastStepTimings", &OvModel::last_step_timings),
+                        InstanceMethod("releaseLogits", &OvModel::release_logits),
+                        InstanceAccessor("logitsBuffers", &OvModel::logits_buffers, nullptr), InstanceMethod("dispose", &OvModel::dispose)});
   }
   explicit OvModel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<OvModel>(info) {}
 
@@ -146,8 +160,10 @@ class OvModel : public Napi::ObjectWrap<OvModel> {
     if (busy_) return rejected(env, "another operation is in flight on this model");
     if (!runner_) return rejected(env, disposed_ ? "the model has been disposed" : "the model is not loaded");
     if (info.Length() < 1 || !info[0].IsArray()) return rejected(env, "execute(inputs: Array<{name, data, shape}>, blockCopies?)");
+    const auto marshal_start = std::chrono::steady_clock::now();
     std::vector<StepInput> inputs;
     std::vector<int32_t> copies;
+    std::vector<uint8_t> argmax_rows;
     try {
       Napi::Array list = info[0].As<Napi::Array>();
       for (uint32_t i = 0; i < list.Length(); ++i) {
@@ -188,31 +204,96 @@ class OvModel : public Napi::ObjectWrap<OvModel> {
         Napi::Int32Array a = info[1].As<Napi::Int32Array>();
         copies.assign(a.Data(), a.Data() + a.ElementLength());
       }
+      if (info.Length() > 2 && !info[2].IsUndefined()) {
+        if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+          return rejected(env, "argmaxRows must be a Uint8Array");
+        Napi::Uint8Array a = info[2].As<Napi::Uint8Array>();
+        argmax_rows.assign(a.Data(), a.Data() + a.ElementLength());
+      }
     } catch (const Napi::Error& e) {
       return rejected(env, e.Value());
     }
+    marshal_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - marshal_start).count();
     struct StepJob : Job {
-      StepJob(Napi::Env env, std::shared_ptr<Runner> r, bool* busy, Napi::Object self, std::vector<StepInput> in,
-              std::vector<int32_t> copies)
-          : Job(env, std::move(r), busy, self), inputs_(std::move(in)), copies_(std::move(copies)) {}
+      StepJob(Napi::Env env, OvModel* model, std::vector<StepInput> in, std::vector<int32_t> copies, std::vector<uint8_t> argmax_rows)
+          : Job(env, model->runner_, &model->busy_, model->Value()),
+            model_(model),
+            buffers_(model->logits_buffers_),
+            inputs_(std::move(in)),
+            copies_(std::move(copies)),
+            argmax_rows_(std::move(argmax_rows)) {}
       void Execute() override {
         guarded([&] {
           runner_->copy_blocks(copies_);
-          logits_ = runner_->step(inputs_, &rows_, &vocab_);
+          runner_->step(inputs_, &rows_, &vocab_);
+          if (!argmax_rows_.empty() && argmax_rows_.size() != rows_)
+            throw std::runtime_error("argmaxRows has " + std::to_string(argmax_rows_.size()) + " entries for " + std::to_string(rows_) + " logits rows");
+          // Straight from the output tensor into the buffer JavaScript will read: no vector in between,
+          // no zero-fill, no copy on the main thread.
+          logits_ = buffers_->take(rows_ * vocab_);
+          runner_->read_logits(logits_.data.get());
+          const auto pick_start = std::chrono::steady_clock::now();
+          if (!argmax_rows_.empty() && vocab_ > 0) {
+            argmax_.assign(rows_, -1);
+            for (size_t r = 0; r < rows_; ++r)
+              if (argmax_rows_[r] != 0) argmax_[r] = greedy_pick(logits_.data.get() + r * vocab_, vocab_);
+          }
+          pick_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - pick_start).count();
         });
       }
       Napi::Value result(Napi::Env env) override {
-        Napi::Float32Array out = Napi::Float32Array::New(env, logits_.size());
-        std::copy(logits_.begin(), logits_.end(), out.Data());
+        const auto start = std::chrono::steady_clock::now();
+        Napi::Object out = Napi::Object::New(env);
+        out.Set("logits", buffers_->to_js(env, std::move(logits_), rows_ * vocab_, false));
+        if (!argmax_.empty()) {
+          Napi::Int32Array picks = Napi::Int32Array::New(env, argmax_.size());
+          std::copy(argmax_.begin(), argmax_.end(), picks.Data());
+          out.Set("argmax", picks);
+        }
+        model_->timings_ = runner_->last_timings();
+        model_->pick_ms_ = pick_ms_;
+        model_->result_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         return out;
       }
+      OvModel* model_;  // alive: the job holds its JS object (Job)
+      std::shared_ptr<LogitsBuffers> buffers_;
       std::vector<StepInput> inputs_;
       std::vector<int32_t> copies_;
-      std::vector<float> logits_;
+      std::vector<uint8_t> argmax_rows_;
+      LogitsBuffers::Buffer logits_;
+      std::vector<int32_t> argmax_;
       size_t rows_ = 0, vocab_ = 0;
+      double pick_ms_ = 0;
     };
-    auto* job = new StepJob(env, runner_, &busy_, Value(), std::move(inputs), std::move(copies));
+    auto* job = new StepJob(env, this, std::move(inputs), std::move(copies), std::move(argmax_rows));
     return job->queue();
+  }
+
+  // The last finished step's timings: marshalMs (copying the JS arrays, main thread), inputsMs,
+  // inferMs and logitsMs (worker thread, runner.h StepTimings), pickMs (greedy_pick of the argmax
+  // rows, worker thread), resultMs (lending the logits, main thread).
+  Napi::Value last_step_timings(const Napi::CallbackInfo& info) {
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("marshalMs", marshal_ms_);
+    o.Set("inputsMs", timings_.inputs_ms);
+    o.Set("inferMs", timings_.infer_ms);
+    o.Set("logitsMs", timings_.logits_ms);
+    o.Set("pickMs", pick_ms_);
+    o.Set("resultMs", result_ms_);
+    return o;
+  }
+
+  Napi::Value release_logits(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1) throw Napi::TypeError::New(env, "releaseLogits(logits)");
+    return Napi::Boolean::New(env, logits_buffers_->release(env, info[0]));
+  }
+
+  Napi::Value logits_buffers(const Napi::CallbackInfo& info) {
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("allocated", Napi::Number::New(info.Env(), static_cast<double>(logits_buffers_->allocated())));
+    o.Set("lent", Napi::Number::New(info.Env(), static_cast<double>(logits_buffers_->lent())));
+    return o;
   }
 
   Napi::Value dispose(const Napi::CallbackInfo& info) {
@@ -224,6 +305,10 @@ class OvModel : public Napi::ObjectWrap<OvModel> {
   std::shared_ptr<Runner> runner_;
   bool busy_ = false;
   bool disposed_ = false;
+  StepTimings timings_;
+  double marshal_ms_ = 0, pick_ms_ = 0, result_ms_ = 0;
+  // Shared with every lent array, so one finalized after dispose still has a pool to return to.
+  std::shared_ptr<LogitsBuffers> logits_buffers_ = std::make_shared<LogitsBuffers>();
 };
 
 Napi::Value available_devices(const Napi::CallbackInfo& info) {
@@ -239,11 +324,59 @@ Napi::Value available_devices(const Napi::CallbackInfo& info) {
   }
 }
 
+// Synchronous: it reads properties, compiles nothing (milliseconds), and only `weft doctor` calls it.
+Napi::Value describe_device_js(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "describeDevice(device: string)");
+  DeviceReport report;
+  try {
+    ov::Core core;
+    report = describe_device(core, info[0].As<Napi::String>().Utf8Value());
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(env, e.what());
+  }
+  Napi::Object out = Napi::Object::New(env);
+  Napi::Array plugins = Napi::Array::New(env, report.plugins.size());
+  for (size_t i = 0; i < report.plugins.size(); ++i) {
+    Napi::Object p = Napi::Object::New(env);
+    p.Set("name", report.plugins[i].name);
+    p.Set("buildNumber", report.plugins[i].build_number);
+    p.Set("description", report.plugins[i].description);
+    plugins.Set(i, p);
+  }
+  Napi::Array properties = Napi::Array::New(env, report.properties.size());
+  for (size_t i = 0; i < report.properties.size(); ++i) {
+    Napi::Object p = Napi::Object::New(env);
+    p.Set("name", report.properties[i].name);
+    if (report.properties[i].error.empty()) p.Set("value", report.properties[i].value);
+    else p.Set("error", report.properties[i].error);
+    properties.Set(i, p);
+  }
+  out.Set("plugins", plugins);
+  out.Set("properties", properties);
+  return out;
+}
+
+// testing.greedyPick(Float32Array): the worker's pick on one row, so tests can hold it to the
+// engine's argmax on rows a model never produces (NaN, infinities, signed zeros, ties).
+Napi::Value greedy_pick_js(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array)
+    throw Napi::TypeError::New(env, "greedyPick(values: Float32Array)");
+  Napi::Float32Array values = info[0].As<Napi::Float32Array>();
+  if (values.ElementLength() == 0) throw Napi::RangeError::New(env, "greedyPick: an empty row has no pick");
+  return Napi::Number::New(env, greedy_pick(values.Data(), values.ElementLength()));
+}
+
 Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("abiVersion", Napi::Number::New(env, kAbiVersion));
   exports.Set("openvinoVersion", std::string(ov::get_openvino_version().buildNumber));
   exports.Set("availableDevices", Napi::Function::New(env, available_devices));
+  exports.Set("describeDevice", Napi::Function::New(env, describe_device_js));
   exports.Set("OvModel", OvModel::define(env));
+  Napi::Object testing = Napi::Object::New(env);
+  testing.Set("greedyPick", Napi::Function::New(env, greedy_pick_js));
+  exports.Set("testing", testing);
   return exports;
 }
 

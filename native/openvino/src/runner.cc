@@ -1,5 +1,6 @@
 #include "runner.h"
 
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 
@@ -19,6 +20,10 @@ PortInfo port_info(const ov::Output<const ov::Node>& port) {
   info.type = port.get_element_type().to_string();
   for (const auto& dim : port.get_partial_shape()) info.shape.push_back(dim.is_static() ? dim.get_length() : -1);
   return info;
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
 template <typename T>
@@ -149,8 +154,9 @@ void Runner::copy_blocks(const std::vector<int32_t>& pairs) {
   }
 }
 
-std::vector<float> Runner::step(const std::vector<StepInput>& inputs, size_t* rows, size_t* vocab) {
+void Runner::step(const std::vector<StepInput>& inputs, size_t* rows, size_t* vocab) {
   if (!cache_allocated_) throw std::runtime_error("step before allocateCache");
+  auto start = std::chrono::steady_clock::now();
   size_t given = 0;
   for (const auto& port : compiled_.inputs()) {
     const std::string name = port.get_any_name();
@@ -177,26 +183,34 @@ std::vector<float> Runner::step(const std::vector<StepInput>& inputs, size_t* ro
     request_.set_tensor(port, tensor);
   }
   if (given != inputs.size()) throw std::runtime_error("a step input names no model input");
+  timings_.inputs_ms = ms_since(start);
+  start = std::chrono::steady_clock::now();
   request_.infer();
-  const ov::Tensor logits = request_.get_tensor("logits");
-  const ov::Shape shape = logits.get_shape();
+  timings_.infer_ms = ms_since(start);
+  logits_ = request_.get_tensor("logits");
+  const ov::Shape shape = logits_.get_shape();
   if (shape.size() < 2) throw std::runtime_error("logits output of rank " + std::to_string(shape.size()));
-  *vocab = shape.back();
-  *rows = logits.get_size() / (*vocab == 0 ? 1 : *vocab);
-  std::vector<float> out(logits.get_size());
-  const ov::element::Type type = logits.get_element_type();
-  if (type == ov::element::f32) {
-    std::memcpy(out.data(), logits.data<const float>(), out.size() * sizeof(float));
-  } else if (type == ov::element::f16) {
-    const ov::float16* src = logits.data<const ov::float16>();
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(src[i]);
-  } else if (type == ov::element::bf16) {
-    const ov::bfloat16* src = logits.data<const ov::bfloat16>();
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(src[i]);
-  } else {
+  const ov::element::Type type = logits_.get_element_type();
+  if (type != ov::element::f32 && type != ov::element::f16 && type != ov::element::bf16)
     throw std::runtime_error("logits of element type " + type.to_string());
+  *vocab = shape.back();
+  *rows = logits_.get_size() / (*vocab == 0 ? 1 : *vocab);
+}
+
+void Runner::read_logits(float* dst) {
+  const auto start = std::chrono::steady_clock::now();
+  const size_t n = logits_.get_size();
+  const ov::element::Type type = logits_.get_element_type();
+  if (type == ov::element::f32) {
+    std::memcpy(dst, logits_.data<const float>(), n * sizeof(float));
+  } else if (type == ov::element::f16) {
+    const ov::float16* src = logits_.data<const ov::float16>();
+    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+  } else {
+    const ov::bfloat16* src = logits_.data<const ov::bfloat16>();
+    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
   }
-  return out;
+  timings_.logits_ms = ms_since(start);
 }
 
 }  // namespace weft_ov

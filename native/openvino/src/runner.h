@@ -40,6 +40,15 @@ struct StepInput {
   std::vector<size_t> shape;
 };
 
+// Where the last step's time went on the worker thread, in milliseconds (for
+// bench/openvino/step-profile.bench.ts): converting and binding the inputs,
+// infer(), and reading the logits back into float32 (read_logits).
+struct StepTimings {
+  double inputs_ms = 0;
+  double infer_ms = 0;
+  double logits_ms = 0;
+};
+
 class Runner {
  public:
   // Reads, converts (SDPA -> PagedAttention), adds the logits-rows input, compiles.
@@ -63,8 +72,13 @@ class Runner {
   void allocate_cache(int64_t num_blocks, int64_t num_state_blocks);
   // Copies cache block src to dst in every layer (host caches only).
   void copy_blocks(const std::vector<int32_t>& pairs);
-  // Runs one step; returns rows x vocab logits as float32.
-  std::vector<float> step(const std::vector<StepInput>& inputs, size_t* rows, size_t* vocab);
+  // Runs one step. Its logits stay in the request's output tensor, rows x vocab,
+  // until the next step (read_logits reads them).
+  void step(const std::vector<StepInput>& inputs, size_t* rows, size_t* vocab);
+  // Writes the last step's rows x vocab logits into dst as float32 (the one
+  // copy they take on their way to JavaScript: dst is the buffer lent there).
+  void read_logits(float* dst);
+  const StepTimings& last_timings() const { return timings_; }
 
  private:
   Runner() = default;
@@ -82,6 +96,8 @@ class Runner {
   std::vector<ov::Output<const ov::Node>> cache_ports_;
   std::vector<ov::Tensor> states_;  // same order as state_ports_
   std::vector<ov::Output<const ov::Node>> state_ports_;
+  StepTimings timings_;
+  ov::Tensor logits_;  // the last step's output (the request's own tensor, rewritten by the next step)
 };
 
 bool is_cache_input(const std::string& name);

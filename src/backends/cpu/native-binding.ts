@@ -137,7 +137,7 @@ export interface NativeCpuModel {
   /** The paged KV cache of the attention layers and, for a hybrid model, its state pools. */
   allocateCache(numBlocks: number, blockSize: number, precision: KvPrecision, hybrid?: NativeHybridCache): Promise<void>;
   /**
-   * The step's logits, in memory the model lends (native/src/cpu/binding/logits_transfer.h)
+   * The step's logits, in memory the model lends (native/common/logits_transfer.h)
    * unless external buffers are refused or copyLogits is set, and the argmax of
    * each row `batch.argmaxRows` asks for (native/src/cpu/kernels/argmax/argmax.h).
    */
@@ -156,7 +156,7 @@ export interface NativeCpuModel {
   dispose(): void;
 }
 
-/** Test hooks (native/src/cpu/binding/testing.cc); not used by weft itself. */
+/** Test hooks (native/src/cpu/binding/testing.cc); weft itself reads only cpuFlags, supportedKernelSets and amxStatus (`weft doctor`). */
 export interface NativeTesting {
   /** The kernel sets this CPU and build can run. */
   supportedKernelSets(): KernelSetName[];

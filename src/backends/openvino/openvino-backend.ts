@@ -231,23 +231,67 @@ export class OpenVinoBackend implements Backend {
       }
       this.#linearLayout = layout;
       this.#cacheAllocated = true;
+      if (layout === undefined) await this.#warmUp(native);
     });
+  }
+
+  /**
+   * One 1-token step into the null block (block 0, which the engine never hands out: block-pool.ts
+   * I1), so that the plugin's first-infer() cost is paid at load and not by the first request's time
+   * to first token: on the CPU plugin, 0.6B shape, the first infer() took about 1.3 s more than the
+   * same step later, whatever its shape (docs/openvino.md, "At real size"). Not for
+   * hybrid models: their step would write a linear-attention state into state block 0, the zero
+   * state every sequence starts from.
+   */
+  async #warmUp(native: NativeOvModel): Promise<void> {
+    const one = Int32Array.of(0);
+    const batch: StepBatch = {
+      inputIds: one,
+      positions: one,
+      pastLens: one,
+      subsequenceBegins: Int32Array.of(0, 1),
+      blockIndices: one,
+      blockIndicesBegins: Int32Array.of(0, 1),
+      maxContextLen: 1,
+      logitsIndices: one,
+    };
+    try {
+      const { logits } = await native.execute(this.#toInputs(batch));
+      native.releaseLogits(logits);
+    } catch (cause) {
+      throw new BackendError(`the warm-up step after allocating the KV cache failed: ${(cause as Error).message}`, { cause });
+    }
   }
 
   execute(batch: StepBatch): Promise<StepResult> {
     return this.#enqueue(async (native) => {
       if (!this.#cacheAllocated) throw new BackendError('execute before allocateCache');
-      let logits: Float32Array;
+      let result: { logits: Float32Array; argmax?: Int32Array };
       try {
-        logits = await native.execute(this.#toInputs(batch), batch.blockCopies);
+        // argmaxRows: the greedy rows are picked on the step's worker thread (greedy_pick.h), not scanned in JS.
+        result = await native.execute(this.#toInputs(batch), batch.blockCopies, batch.argmaxRows);
       } catch (cause) {
         throw new BackendError(`OpenVINO step failed: ${(cause as Error).message}`, { cause });
       }
-      if (logits.length !== batch.logitsIndices.length * this.shape.vocabSize) {
-        throw new BackendError(`OpenVINO returned ${logits.length} logits for ${batch.logitsIndices.length} rows of ${this.shape.vocabSize}`);
+      if (result.logits.length !== batch.logitsIndices.length * this.shape.vocabSize) {
+        native.releaseLogits(result.logits);
+        throw new BackendError(`OpenVINO returned ${result.logits.length} logits for ${batch.logitsIndices.length} rows of ${this.shape.vocabSize}`);
       }
-      return { logits };
+      return { logits: result.logits, ...(result.argmax !== undefined && { argmax: result.argmax }) };
     });
+  }
+
+  /**
+   * Takes a step's logits back: they are detached (read as empty from now on) and the
+   * next step writes into the same memory (as the CPU backend's, docs/performance.md). See Backend.release.
+   */
+  release(result: StepResult): void {
+    this.#queue.native?.releaseLogits(result.logits);
+  }
+
+  /** The native logits buffers: allocated so far, lent to JavaScript now. */
+  get logitsBuffers(): { readonly allocated: number; readonly lent: number } | undefined {
+    return this.#queue.native?.logitsBuffers;
   }
 
   /** Waits for queued work, then frees native memory. Idempotent. */

@@ -34,7 +34,7 @@
 #include <thread>
 
 #include "base/cpu_features.h"
-#include "binding/logits_transfer.h"
+#include "logits_transfer.h"
 #include "kernels/argmax/argmax.h"
 #include "model/model.h"
 #include "promise_job.h"

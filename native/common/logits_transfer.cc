@@ -1,5 +1,5 @@
 // Handing logits to JavaScript without a copy (see logits_transfer.h).
-#include "binding/logits_transfer.h"
+#include "logits_transfer.h"
 
 #include <algorithm>
 #include <cstring>
