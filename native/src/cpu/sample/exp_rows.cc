@@ -25,9 +25,16 @@ double sum_exp_minus_scalar(const float* row, int32_t n, double max) {
 
 int32_t collect_candidates_scalar(const float* row, int32_t n, double max, double temperature, double floor, double min_p,
                                   SamplerScratch::Candidate* out, double* total) {
-  int32_t count = 0;
   double sum = 0;
-  for (int32_t i = 0; i < n; ++i) {
+  const int32_t count = collect_candidates_from(row, 0, n, max, temperature, floor, min_p, out, 0, &sum);
+  *total = sum;
+  return count;
+}
+}  // namespace
+
+int32_t collect_candidates_from(const float* row, int32_t from, int32_t n, double max, double temperature, double floor,
+                                double min_p, SamplerScratch::Candidate* out, int32_t count, double* sum) {
+  for (int32_t i = from; i < n; ++i) {
     const double logit = row[i];
     if (logit < floor) continue;
     const double weight = jsmath::exp((logit - max) / temperature);
@@ -35,12 +42,10 @@ int32_t collect_candidates_scalar(const float* row, int32_t n, double max, doubl
     out[count].weight = weight;
     out[count].id = i;
     ++count;
-    sum += weight;
+    *sum += weight;
   }
-  *total = sum;
   return count;
 }
-}  // namespace
 
 SampleKernels sample_kernels() {
   static const SampleKernels kernels = [] {

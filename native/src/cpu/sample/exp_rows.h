@@ -44,6 +44,12 @@ double sum_exp_minus(SampleKernels kernels, const float* row, int32_t n, double 
 int32_t collect_candidates(SampleKernels kernels, const float* row, int32_t n, double max, double temperature, double floor,
                            double min_p, SamplerScratch::Candidate* out, double* total);
 
+// The same for i in [from, n), appended at out[count] with the weights added to *sum in order;
+// returns the new count. The scalar kernel, and the vector kernels' tails (compiled without any
+// SIMD flags, so every build may call it).
+int32_t collect_candidates_from(const float* row, int32_t from, int32_t n, double max, double temperature, double floor,
+                                double min_p, SamplerScratch::Candidate* out, int32_t count, double* sum);
+
 #if defined(WEFT_AVX2_KERNELS)
 float row_max_avx2(const float* row, int32_t n);
 bool finite_row_max_avx2(const float* row, int32_t n, float* max);

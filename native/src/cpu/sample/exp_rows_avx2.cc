@@ -193,16 +193,7 @@ int32_t collect_candidates_avx2(const float* row, int32_t n, double max, double 
       sum += value;
     }
   }
-  for (; i < n; ++i) {
-    const double logit = row[i];
-    if (logit < floor) continue;
-    const double weight = jsmath::exp((logit - max) / temperature);
-    if (weight < min_p) continue;
-    out[count].weight = weight;
-    out[count].id = i;
-    ++count;
-    sum += weight;
-  }
+  count = collect_candidates_from(row, i, n, max, temperature, floor, min_p, out, count, &sum);
   *total = sum;
   return count;
 }

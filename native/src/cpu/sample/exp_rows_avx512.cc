@@ -189,16 +189,7 @@ int32_t collect_candidates_avx512(const float* row, int32_t n, double max, doubl
       sum += value;
     }
   }
-  for (; i < n; ++i) {
-    const double logit = row[i];
-    if (logit < floor) continue;
-    const double weight = jsmath::exp((logit - max) / temperature);
-    if (weight < min_p) continue;
-    out[count].weight = weight;
-    out[count].id = i;
-    ++count;
-    sum += weight;
-  }
+  count = collect_candidates_from(row, i, n, max, temperature, floor, min_p, out, count, &sum);
   *total = sum;
   return count;
 }
